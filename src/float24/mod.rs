@@ -1,0 +1,309 @@
+//! The float24 value model: the single source of truth for every number rule.
+//!
+//! A PICA200 register component is a float24 (1 sign bit, 7 exponent bits with bias 63, 16 mantissa
+//! bits). This crate stores it as the `f32` whose value is exactly that float24: every float24,
+//! subnormals included, is an f32 normal or zero, so a register is four f32 lanes.
+//!
+//! The rules of `semantics.md` sections 1, 2 and 7 live here, one small function each:
+//!
+//! * [`F24`]: the raw 24-bit pattern and its exact conversion to and from `f32` bits;
+//! * [`Precision`]: how an arithmetic result becomes a register value ([`round`]);
+//! * [`flush_input`]: the input flush of arithmetic instructions;
+//! * [`sanitized_mul`]: the multiply with inf·0 = 0;
+//! * [`convert_f32`]: an f32 entering a register (uniform upload, attributes, JSON input);
+//! * [`pack_uniform`] / [`unpack_uniform`]: the 3-word float24 uniform upload format;
+//! * [`arith`]: the per-instruction arithmetic built from those rules;
+//! * [`transcendental`]: the deterministic pure-Rust EX2 and LG2.
+//!
+//! The JIT lowers these same rules to machine code and is checked against this module.
+
+pub mod arith;
+pub mod transcendental;
+
+use std::fmt;
+
+/// The canonical NaN as f32 bits: every NaN produced by an arithmetic operation has this pattern.
+pub const CANONICAL_NAN_BITS: u32 = 0x7FC0_0000;
+
+/// The canonical NaN as a raw float24 (`0x7F8000`), the f24 image of [`CANONICAL_NAN_BITS`].
+pub const CANONICAL_NAN_F24: u32 = 0x7F_8000;
+
+/// The canonical NaN as an `f32` value.
+pub const CANONICAL_NAN: f32 = f32::from_bits(CANONICAL_NAN_BITS);
+
+/// The smallest positive normal float24, 2^-62. Smaller magnitudes are flushed by the range rules.
+pub const MIN_NORMAL: f32 = f32::from_bits((127 - 62) << 23);
+
+/// The largest finite float24, (2 - 2^-16) · 2^63.
+pub const MAX_FINITE: f32 = f32::from_bits(((63 + 127) << 23) | (0xFFFF << 7));
+
+/// Mask of the f32 mantissa bits that a float24 cannot hold.
+const DROPPED_MANTISSA_BITS: u32 = 0x7F;
+
+/// A raw float24 bit pattern (the low 24 bits of the wrapped `u32`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct F24(u32);
+
+impl F24 {
+    /// Positive zero.
+    pub const ZERO: F24 = F24(0);
+    /// One (`0x3F0000`).
+    pub const ONE: F24 = F24(0x3F_0000);
+
+    /// Wraps a raw pattern; `None` when bits above bit 23 are set.
+    pub const fn from_bits(bits: u32) -> Option<F24> {
+        if bits > 0xFF_FFFF {
+            None
+        } else {
+            Some(F24(bits))
+        }
+    }
+
+    /// Wraps the low 24 bits of `bits`, ignoring the rest (as the upload hardware does).
+    pub const fn from_bits_truncated(bits: u32) -> F24 {
+        F24(bits & 0xFF_FFFF)
+    }
+
+    /// The raw 24-bit pattern.
+    pub const fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// The sign bit.
+    pub const fn sign(self) -> u32 {
+        self.0 >> 23
+    }
+
+    /// The biased 7-bit exponent.
+    pub const fn exponent(self) -> u32 {
+        (self.0 >> 16) & 0x7F
+    }
+
+    /// The 16 explicit mantissa bits.
+    pub const fn mantissa(self) -> u32 {
+        self.0 & 0xFFFF
+    }
+
+    /// The f32 bit pattern whose value is exactly this float24.
+    ///
+    /// Exponent 1..126 maps to f32 exponent +64 and the mantissa shifts left by 7; exponent 0 with a
+    /// non-zero mantissa is the subnormal m·2^-78, kept exactly; exponent 127 is ±inf or NaN.
+    pub const fn to_f32_bits(self) -> u32 {
+        let sign = self.sign() << 31;
+        let exp = self.exponent();
+        let man = self.mantissa();
+        match exp {
+            0 if man == 0 => sign,
+            0 => {
+                // m·2^-78 with m < 2^16: normalise so the leading one becomes the hidden bit.
+                let lead = 31 - man.leading_zeros(); // position of the top set bit, 0..15
+                let f32_exp = lead + 127 - 78;
+                let frac = (man << (23 - lead)) & 0x7F_FFFF;
+                sign | (f32_exp << 23) | frac
+            }
+            127 => sign | (0xFF << 23) | (man << 7),
+            _ => sign | ((exp + 64) << 23) | (man << 7),
+        }
+    }
+
+    /// The `f32` whose value is exactly this float24.
+    pub const fn to_f32(self) -> f32 {
+        f32::from_bits(self.to_f32_bits())
+    }
+
+    /// The float24 whose value is exactly `value`, or `None` when `value` is not a float24
+    /// (too many mantissa bits, outside the exponent range, or a NaN whose payload lives only in
+    /// the 7 low mantissa bits).
+    pub fn from_f32_exact(value: f32) -> Option<F24> {
+        let bits = value.to_bits();
+        let sign = (bits >> 31) << 23;
+        let exp = (bits >> 23) & 0xFF;
+        let frac = bits & 0x7F_FFFF;
+        if exp == 0 {
+            return (frac == 0).then_some(F24(sign));
+        }
+        if exp == 0xFF {
+            // A NaN whose payload sits only in the dropped bits has no float24 image.
+            if frac & DROPPED_MANTISSA_BITS != 0 {
+                return None;
+            }
+            return Some(F24(sign | (0x7F << 16) | (frac >> 7)));
+        }
+        let unbiased = exp as i32 - 127;
+        if (-62..=63).contains(&unbiased) {
+            if frac & DROPPED_MANTISSA_BITS != 0 {
+                return None;
+            }
+            return Some(F24(sign | (((unbiased + 63) as u32) << 16) | (frac >> 7)));
+        }
+        // The subnormal range: m·2^-78 with 1 <= m < 2^16.
+        if (-78..-62).contains(&unbiased) {
+            let shift = (-62 - unbiased) as u32; // 1..=16
+            let full = frac | 0x80_0000; // 24-bit significand, value full·2^(unbiased-23)
+            let drop = 7 + shift;
+            if full & ((1 << drop) - 1) != 0 {
+                return None;
+            }
+            return Some(F24(sign | (full >> drop)));
+        }
+        None
+    }
+}
+
+impl fmt::Debug for F24 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "F24({:#08x} = {:?})", self.0, self.to_f32())
+    }
+}
+
+/// How arithmetic results (and f32 inputs) become register values. Chosen when a program is
+/// compiled; both engines implement all three bit for bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Precision {
+    /// `f24`: truncate the mantissa toward zero to 16 bits, then the range rules (the default and
+    /// best current guess at the hardware).
+    #[default]
+    F24Truncate,
+    /// `f24-rne`: round the mantissa to nearest-even at 16 bits, then the range rules.
+    F24Nearest,
+    /// `f32`: keep the f32 result (only the inf·0 rule and NaN canonicalisation apply).
+    F32,
+}
+
+impl Precision {
+    /// Every mode, in command-line order.
+    pub const ALL: [Precision; 3] = [
+        Precision::F24Truncate,
+        Precision::F24Nearest,
+        Precision::F32,
+    ];
+
+    /// The name used on the command line and in reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Precision::F24Truncate => "f24",
+            Precision::F24Nearest => "f24-rne",
+            Precision::F32 => "f32",
+        }
+    }
+
+    /// Parses a command-line name (`f24`, `f24-rne`, `f32`).
+    pub fn from_name(name: &str) -> Option<Precision> {
+        Precision::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Whether this mode applies the float24 rounding, range rules and input flushing.
+    pub const fn is_f24(self) -> bool {
+        !matches!(self, Precision::F32)
+    }
+}
+
+impl fmt::Display for Precision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Rounds the f32 mantissa toward zero to 16 bits (truncation; sign-magnitude, so toward zero).
+pub const fn truncate_mantissa_bits(bits: u32) -> u32 {
+    bits & !DROPPED_MANTISSA_BITS
+}
+
+/// Rounds the f32 mantissa to nearest-even at 16 bits. A carry may raise the exponent (up to
+/// infinity). The input must not be a NaN.
+pub const fn round_mantissa_nearest_even_bits(bits: u32) -> u32 {
+    let lsb = (bits >> 7) & 1;
+    (bits + 0x3F + lsb) & !DROPPED_MANTISSA_BITS
+}
+
+/// The float24 range rules applied after rounding: |r| < 2^-62 → +0 (removes −0 too),
+/// |r| > the largest finite float24 → ±inf, NaN → the canonical NaN.
+pub fn apply_range_rules(value: f32) -> f32 {
+    if value.is_nan() {
+        CANONICAL_NAN
+    } else if value.abs() < MIN_NORMAL {
+        0.0
+    } else if value.abs() > MAX_FINITE {
+        f32::INFINITY.copysign(value)
+    } else {
+        value
+    }
+}
+
+/// Turns an arithmetic result (an f32) into a register value under `precision`.
+pub fn round(value: f32, precision: Precision) -> f32 {
+    if value.is_nan() {
+        return CANONICAL_NAN;
+    }
+    let bits = value.to_bits();
+    match precision {
+        Precision::F32 => value,
+        Precision::F24Truncate => apply_range_rules(f32::from_bits(truncate_mantissa_bits(bits))),
+        Precision::F24Nearest => {
+            apply_range_rules(f32::from_bits(round_mantissa_nearest_even_bits(bits)))
+        }
+    }
+}
+
+/// Converts an f32 entering a register from outside (a float32-mode uniform, an f32 vertex
+/// attribute, a JSON input value): the mode's rounding and range rules; F32 mode keeps the value
+/// unchanged, NaN payloads included.
+pub fn convert_f32(value: f32, precision: Precision) -> f32 {
+    match precision {
+        Precision::F32 => value,
+        _ => round(value, precision),
+    }
+}
+
+/// The input flush of arithmetic instructions: in the F24 modes a source component with
+/// |x| < 2^-62 (an f24 subnormal, or −0) reads as +0. F32 mode never flushes.
+pub fn flush_input(value: f32, precision: Precision) -> f32 {
+    if precision.is_f24() && value.abs() < MIN_NORMAL {
+        0.0
+    } else {
+        value
+    }
+}
+
+/// The product of every multiplying instruction before rounding: `a*b`, except that a NaN
+/// produced from two non-NaN factors (inf·0) is +0. NaN·0 stays NaN.
+pub fn sanitized_mul(a: f32, b: f32) -> f32 {
+    let product = a * b;
+    if product.is_nan() && !a.is_nan() && !b.is_nan() {
+        0.0
+    } else {
+        product
+    }
+}
+
+/// Packs four float24 values into the 3-word upload format of the float-uniform FIFO (and fixed
+/// attributes): `word0 = w<<8 | z>>16`, `word1 = (z&0xFFFF)<<16 | y>>8`, `word2 = (y&0xFF)<<24 | x`.
+pub const fn pack_uniform(v: [F24; 4]) -> [u32; 3] {
+    let [x, y, z, w] = [v[0].0, v[1].0, v[2].0, v[3].0];
+    [
+        (w << 8) | (z >> 16),
+        ((z & 0xFFFF) << 16) | (y >> 8),
+        ((y & 0xFF) << 24) | x,
+    ]
+}
+
+/// Unpacks the 3-word upload format into x, y, z, w (the inverse of [`pack_uniform`]).
+pub const fn unpack_uniform(words: [u32; 3]) -> [F24; 4] {
+    let [w0, w1, w2] = words;
+    [
+        F24(w2 & 0xFF_FFFF),
+        F24(((w1 & 0xFFFF) << 8) | (w2 >> 24)),
+        F24(((w0 & 0xFF) << 16) | (w1 >> 16)),
+        F24(w0 >> 8),
+    ]
+}
+
+/// Converts a vector uploaded in float32 mode (words in the order the FIFO receives them: w, z,
+/// y, x) to register values under `precision`.
+pub fn unpack_uniform_f32(words: [u32; 4], precision: Precision) -> [f32; 4] {
+    let lane = |i: usize| convert_f32(f32::from_bits(words[3 - i]), precision);
+    [lane(0), lane(1), lane(2), lane(3)]
+}
+
+#[cfg(test)]
+mod tests;

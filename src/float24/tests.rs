@@ -1,0 +1,220 @@
+use super::*;
+
+fn f(bits: u32) -> f32 {
+    f32::from_bits(bits)
+}
+
+#[test]
+fn f24_to_f32_normal_and_special_patterns() {
+    // 1.0: exponent 63, mantissa 0.
+    assert_eq!(F24::ONE.to_f32(), 1.0);
+    // -2.5 = -1.25 * 2^1: exponent 64, mantissa 0.25 * 2^16 = 0x4000.
+    assert_eq!(F24::from_bits(0xC0_4000).unwrap().to_f32(), -2.5);
+    assert_eq!(F24::from_bits(0x7F_0000).unwrap().to_f32(), f32::INFINITY);
+    assert_eq!(
+        F24::from_bits(0xFF_0000).unwrap().to_f32(),
+        f32::NEG_INFINITY
+    );
+    assert_eq!(
+        F24::from_bits(CANONICAL_NAN_F24).unwrap().to_f32_bits(),
+        CANONICAL_NAN_BITS
+    );
+    assert_eq!(
+        F24::from_bits(0x80_0000).unwrap().to_f32_bits(),
+        0x8000_0000
+    );
+    // Smallest normal 2^-62 and the largest finite value.
+    assert_eq!(F24::from_bits(0x01_0000).unwrap().to_f32(), MIN_NORMAL);
+    assert_eq!(MIN_NORMAL, 2f32.powi(-62));
+    assert_eq!(F24::from_bits(0x7E_FFFF).unwrap().to_f32(), MAX_FINITE);
+    assert_eq!(MAX_FINITE as f64, (2.0 - 2f64.powi(-16)) * 2f64.powi(63));
+    assert!(F24::from_bits(0x100_0000).is_none());
+}
+
+#[test]
+fn f24_subnormals_are_exact() {
+    // Exponent 0 with mantissa m has the value m * 2^-78.
+    for m in [1u32, 2, 3, 0x8000, 0xFFFF, 0x1234] {
+        let value = F24::from_bits(m).unwrap().to_f32();
+        assert_eq!(value as f64, m as f64 * 2f64.powi(-78), "mantissa {m:#x}");
+        let negative = F24::from_bits(0x80_0000 | m).unwrap().to_f32();
+        assert_eq!(negative, -value);
+    }
+}
+
+#[test]
+fn every_f24_pattern_round_trips_through_f32() {
+    for bits in 0..=0xFF_FFFFu32 {
+        let value = F24::from_bits(bits).unwrap();
+        let back = F24::from_f32_exact(value.to_f32()).expect("every f24 is an exact f32");
+        assert_eq!(back.bits(), bits, "pattern {bits:#08x}");
+    }
+}
+
+#[test]
+fn from_f32_exact_rejects_values_outside_float24() {
+    assert!(F24::from_f32_exact(1.0 + f32::EPSILON).is_none()); // 23 mantissa bits
+    assert!(F24::from_f32_exact(2f32.powi(64)).is_none()); // exponent too large
+    assert!(F24::from_f32_exact(2f32.powi(-79)).is_none()); // below the subnormals
+    assert!(F24::from_f32_exact(f(0x7F80_0001)).is_none()); // NaN payload only in dropped bits
+    assert!(F24::from_f32_exact(f(0x0000_0001)).is_none()); // f32 subnormal
+}
+
+#[test]
+fn truncation_rounds_toward_zero() {
+    let p = Precision::F24Truncate;
+    // 1 + 2^-17 (half an f24 ulp) and 1 + 3*2^-18 truncate to 1.
+    assert_eq!(round(1.0 + 2f32.powi(-17), p), 1.0);
+    assert_eq!(round(1.0 + 3.0 * 2f32.powi(-18), p), 1.0);
+    assert_eq!(round(-(1.0 + 3.0 * 2f32.powi(-18)), p), -1.0);
+    // 1 - 2^-24 (an f32 mantissa of all ones below 1) truncates to 1 - 2^-17 (no carry).
+    assert_eq!(round(1.0 - 2f32.powi(-24), p), 1.0 - 2f32.powi(-17));
+}
+
+#[test]
+fn nearest_even_ties_and_carry() {
+    let p = Precision::F24Nearest;
+    // Tie at 1 + 2^-17: the f24 lsb of 1.0 is even, so it stays.
+    assert_eq!(round(1.0 + 2f32.powi(-17), p), 1.0);
+    // Tie at 1 + 3*2^-17 (between 1+2^-16 (odd) and 1+2^-15 (even)) goes up.
+    assert_eq!(round(1.0 + 3.0 * 2f32.powi(-17), p), 1.0 + 2f32.powi(-15));
+    // Above the tie goes up.
+    assert_eq!(round(1.0 + 3.0 * 2f32.powi(-18), p), 1.0 + 2f32.powi(-16));
+    // Carry into the exponent: 2 - 2^-24 rounds to 2.0.
+    assert_eq!(round(2.0 - 2f32.powi(-24), p), 2.0);
+    assert_eq!(round(-(2.0 - 2f32.powi(-24)), p), -2.0);
+}
+
+#[test]
+fn largest_finite_and_overflow() {
+    let just_above = f(MAX_FINITE.to_bits() + 1); // more bits than f24 holds, still below 2^64
+    assert_eq!(round(just_above, Precision::F24Truncate), MAX_FINITE);
+    assert_eq!(round(-just_above, Precision::F24Truncate), -MAX_FINITE);
+    // Round to nearest: the tie above MAX_FINITE carries into 2^64, which is infinite in f24.
+    let tie = f(MAX_FINITE.to_bits() + 0x40);
+    assert_eq!(round(tie, Precision::F24Nearest), f32::INFINITY);
+    assert_eq!(round(just_above, Precision::F24Nearest), MAX_FINITE);
+    assert_eq!(round(2f32.powi(64), Precision::F24Truncate), f32::INFINITY);
+    assert_eq!(round(-1.0e30, Precision::F24Truncate), f32::NEG_INFINITY);
+    assert_eq!(round(f32::MAX, Precision::F24Nearest), f32::INFINITY);
+    assert_eq!(round(1.0e30, Precision::F32), 1.0e30);
+}
+
+#[test]
+fn small_values_flush_to_positive_zero() {
+    for p in [Precision::F24Truncate, Precision::F24Nearest] {
+        assert_eq!(round(2f32.powi(-62), p), 2f32.powi(-62));
+        assert_eq!(round(2f32.powi(-63), p).to_bits(), 0);
+        assert_eq!(round(-2f32.powi(-63), p).to_bits(), 0, "no negative zero");
+        assert_eq!(round(-0.0, p).to_bits(), 0);
+        // Subnormal f24 patterns are flushed on output.
+        assert_eq!(
+            round(F24::from_bits(0xFFFF).unwrap().to_f32(), p).to_bits(),
+            0
+        );
+    }
+    // Round to nearest may lift a value just below 2^-62 up to it before the range check.
+    assert_eq!(
+        round(
+            2f32.powi(-62) * (1.0 - 2f32.powi(-20)),
+            Precision::F24Nearest
+        ),
+        MIN_NORMAL
+    );
+    assert_eq!(
+        round(
+            2f32.powi(-62) * (1.0 - 2f32.powi(-20)),
+            Precision::F24Truncate
+        ),
+        0.0
+    );
+    // F32 keeps small values and negative zero.
+    assert_eq!(round(-0.0, Precision::F32).to_bits(), 0x8000_0000);
+    assert_eq!(round(2f32.powi(-63), Precision::F32), 2f32.powi(-63));
+}
+
+#[test]
+fn nan_payloads_become_canonical() {
+    for payload in [0x7F80_0001, 0xFFC0_0000, 0x7FFF_FFFF, 0xFF80_1234] {
+        for p in Precision::ALL {
+            assert_eq!(
+                round(f(payload), p).to_bits(),
+                CANONICAL_NAN_BITS,
+                "{p} {payload:#x}"
+            );
+        }
+        // Conversion keeps F32 payloads, canonicalises in F24 modes.
+        assert_eq!(convert_f32(f(payload), Precision::F32).to_bits(), payload);
+        assert_eq!(
+            convert_f32(f(payload), Precision::F24Nearest).to_bits(),
+            CANONICAL_NAN_BITS
+        );
+    }
+}
+
+#[test]
+fn input_flush_only_in_f24_modes() {
+    let sub = F24::from_bits(0x00_8000).unwrap().to_f32();
+    for p in [Precision::F24Truncate, Precision::F24Nearest] {
+        assert_eq!(flush_input(sub, p).to_bits(), 0);
+        assert_eq!(flush_input(-sub, p).to_bits(), 0);
+        assert_eq!(flush_input(-0.0, p).to_bits(), 0);
+        assert_eq!(flush_input(MIN_NORMAL, p), MIN_NORMAL);
+        assert!(flush_input(f32::NAN, p).is_nan());
+    }
+    assert_eq!(flush_input(-0.0, Precision::F32).to_bits(), 0x8000_0000);
+    assert_eq!(flush_input(sub, Precision::F32), sub);
+}
+
+#[test]
+fn sanitized_multiply() {
+    assert_eq!(sanitized_mul(f32::INFINITY, 0.0).to_bits(), 0);
+    assert_eq!(sanitized_mul(0.0, f32::NEG_INFINITY).to_bits(), 0);
+    assert!(sanitized_mul(f32::NAN, 0.0).is_nan());
+    assert!(sanitized_mul(0.0, f32::NAN).is_nan());
+    assert_eq!(sanitized_mul(-2.0, 3.0), -6.0);
+    assert_eq!(sanitized_mul(f32::INFINITY, -1.0), f32::NEG_INFINITY);
+}
+
+#[test]
+fn uniform_packing_matches_the_documented_layout() {
+    let v = [0x3F_0000, 0x40_0000, 0xC0_8000, 0x12_3456].map(|b| F24::from_bits(b).unwrap());
+    let words = pack_uniform(v);
+    // word0 = w<<8 | z>>16; word1 = (z & 0xFFFF)<<16 | y>>8; word2 = (y & 0xFF)<<24 | x.
+    assert_eq!(words, [0x1234_56C0, 0x8000_4000, 0x003F_0000]);
+    assert_eq!(unpack_uniform(words), v);
+    // Decoding random words and re-encoding gives the words back (all 96 bits are used).
+    let mut state = 0x1234_5678_9ABC_DEF0u64;
+    for _ in 0..10_000 {
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u32
+        };
+        let words = [next(), next(), next()];
+        assert_eq!(pack_uniform(unpack_uniform(words)), words);
+    }
+}
+
+#[test]
+fn f32_upload_converts_with_the_mode_and_reverses_lane_order() {
+    let words = [4.0f32, 3.0, 2.0, 1.0 + 2f32.powi(-20)].map(f32::to_bits); // w z y x
+    assert_eq!(
+        unpack_uniform_f32(words, Precision::F24Truncate),
+        [1.0, 2.0, 3.0, 4.0]
+    );
+    assert_eq!(
+        unpack_uniform_f32(words, Precision::F32)[0],
+        1.0 + 2f32.powi(-20)
+    );
+}
+
+#[test]
+fn precision_names() {
+    for p in Precision::ALL {
+        assert_eq!(Precision::from_name(p.name()), Some(p));
+    }
+    assert_eq!(Precision::from_name("f16"), None);
+    assert_eq!(Precision::default(), Precision::F24Truncate);
+}

@@ -1,0 +1,18 @@
+//! picajit: exact float24 execution of PICA200 (Nintendo 3DS) vertex and geometry shaders.
+//!
+//! Data flows one way through the modules:
+//!
+//! * [`float24`]: the value model, the single source of truth for rounding and flushing;
+//! * [`isa`]: instruction decode, encode and disassembly;
+//! * [`shbin`]: the SHBIN (DVLB/DVLP/DVLE) container;
+//! * [`program`]: a loaded shader program, its uniforms and inputs;
+//! * [`interp`]: the reference interpreter (the oracle every other engine is checked against);
+//! * [`validate`]: static checks for what the hardware cannot do or does unreliably;
+//! * [`cli`]: the `picajit` command line.
+//!
+//! The execution model is `semantics.md` of the project's specification; where it had to choose
+//! (nothing being known about the hardware), the choice is documented at the function that makes it.
+#![warn(missing_docs)]
+
+pub mod float24;
+pub mod isa;
