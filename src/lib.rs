@@ -15,4 +15,6 @@
 #![warn(missing_docs)]
 
 pub mod float24;
+pub mod interp;
 pub mod isa;
+pub mod program;

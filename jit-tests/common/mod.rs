@@ -1,0 +1,518 @@
+//! Shared helpers of the integration tests: a one-line-per-instruction program builder whose
+//! syntax is exactly what `isa::disasm::format_instruction` prints (so the two check each other),
+//! and shortcuts to run programs.
+#![allow(dead_code)]
+
+use picajit::float24::{F24, Precision};
+use picajit::interp::{
+    ExecConfig, ExecError, GeometryResult, GeometryState, Interpreter, VertexResult,
+};
+use picajit::isa::{
+    BinaryOp, BoolFlowOp, CompareOp, CondCombine, CondFlowOp, Condition, DestMask, DstReg,
+    Instruction, OperandDescriptor, RelIndex, SimpleOp, SrcReg, Swizzle, UnaryOp, encode,
+};
+use picajit::program::{InputRegisters, ShaderProgram, ShaderStage, Uniforms, Vec4};
+
+/// Builds program memory from instruction text, allocating operand descriptors.
+#[derive(Default, Clone)]
+pub struct Builder {
+    pub code: Vec<u32>,
+    pub opdescs: Vec<u32>,
+}
+
+fn number(text: &str) -> u32 {
+    let text = text.trim();
+    match text.strip_prefix("0x") {
+        Some(hex) => u32::from_str_radix(hex, 16),
+        None => text.parse(),
+    }
+    .unwrap_or_else(|_| panic!("bad number {text:?}"))
+}
+
+fn lanes(text: &str) -> Vec<usize> {
+    text.chars()
+        .map(|c| match c {
+            'x' => 0,
+            'y' => 1,
+            'z' => 2,
+            'w' => 3,
+            _ => panic!("bad lane {c:?} in {text:?}"),
+        })
+        .collect()
+}
+
+fn mask(text: Option<&str>) -> DestMask {
+    match text {
+        None => DestMask::ALL,
+        Some(letters) => DestMask(lanes(letters).iter().fold(0, |m, &l| m | (8 >> l))),
+    }
+}
+
+fn swizzle(text: Option<&str>) -> Swizzle {
+    match text {
+        None => Swizzle::IDENTITY,
+        Some(letters) => {
+            let mut c = lanes(letters);
+            while c.len() < 4 {
+                c.push(*c.last().unwrap());
+            }
+            Swizzle::from_components([c[0], c[1], c[2], c[3]])
+        }
+    }
+}
+
+fn register_index(text: &str, prefix: char, limit: u8) -> u8 {
+    let n: u8 = text
+        .strip_prefix(prefix)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("bad register {text:?}"));
+    assert!(n < limit, "register {text:?} out of range");
+    n
+}
+
+struct Source {
+    reg: SrcReg,
+    rel: RelIndex,
+    negate: bool,
+    swizzle: Swizzle,
+}
+
+fn source(text: &str) -> Source {
+    let text = text.trim();
+    let (negate, text) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (body, swz) = match text.rsplit_once('.') {
+        Some((body, swz)) if !swz.contains(']') => (body, Some(swz)),
+        _ => (text, None),
+    };
+    let (name, rel) = match body.split_once('[') {
+        Some((name, rel)) => {
+            let rel = match rel.trim_end_matches(']') {
+                "a0.x" => RelIndex::A0X,
+                "a0.y" => RelIndex::A0Y,
+                "aL" => RelIndex::AL,
+                other => panic!("bad index register {other:?}"),
+            };
+            (name, rel)
+        }
+        None => (body, RelIndex::None),
+    };
+    let reg = match name.chars().next() {
+        Some('v') => SrcReg::input(register_index(name, 'v', 16)),
+        Some('r') => SrcReg::temp(register_index(name, 'r', 16)),
+        Some('c') => SrcReg::uniform(register_index(name, 'c', 96)),
+        _ => panic!("bad source {name:?}"),
+    };
+    Source {
+        reg,
+        rel,
+        negate,
+        swizzle: swizzle(swz),
+    }
+}
+
+fn destination(text: &str) -> (DstReg, DestMask) {
+    let (name, letters) = match text.trim().split_once('.') {
+        Some((name, letters)) => (name, Some(letters)),
+        None => (text.trim(), None),
+    };
+    let reg = match name.chars().next() {
+        Some('o') => DstReg::output(register_index(name, 'o', 16)),
+        Some('r') => DstReg::temp(register_index(name, 'r', 16)),
+        _ => panic!("bad destination {name:?}"),
+    };
+    (reg, mask(letters))
+}
+
+fn condition(text: &str) -> Condition {
+    let flag = |t: &str| -> (bool, char) {
+        let t = t.trim();
+        let (reference, t) = match t.strip_prefix('!') {
+            Some(rest) => (false, rest),
+            None => (true, t),
+        };
+        match t {
+            "cmp.x" => (reference, 'x'),
+            "cmp.y" => (reference, 'y'),
+            _ => panic!("bad condition {t:?}"),
+        }
+    };
+    let pair = |a: &str, b: &str, combine| {
+        let (rx, _) = flag(a);
+        let (ry, _) = flag(b);
+        Condition {
+            ref_x: rx,
+            ref_y: ry,
+            combine,
+        }
+    };
+    if let Some((a, b)) = text.split_once("&&") {
+        pair(a, b, CondCombine::And)
+    } else if let Some((a, b)) = text.split_once("||") {
+        pair(a, b, CondCombine::Or)
+    } else {
+        let (reference, name) = flag(text);
+        // The unused reference bit defaults to 1, as picasso encodes it.
+        match name {
+            'x' => Condition {
+                ref_x: reference,
+                ref_y: true,
+                combine: CondCombine::X,
+            },
+            _ => Condition {
+                ref_x: true,
+                ref_y: reference,
+                combine: CondCombine::Y,
+            },
+        }
+    }
+}
+
+fn compare_op(text: &str) -> CompareOp {
+    match text.trim() {
+        "eq" => CompareOp::Eq,
+        "ne" => CompareOp::Ne,
+        "lt" => CompareOp::Lt,
+        "le" => CompareOp::Le,
+        "gt" => CompareOp::Gt,
+        "ge" => CompareOp::Ge,
+        "op6" => CompareOp::True(6),
+        "op7" => CompareOp::True(7),
+        other => panic!("bad comparison {other:?}"),
+    }
+}
+
+impl Builder {
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// The address the next instruction goes to.
+    pub fn here(&self) -> u16 {
+        self.code.len() as u16
+    }
+
+    /// Adds an operand descriptor (reusing an identical one) and returns its index.
+    pub fn desc(&mut self, desc: OperandDescriptor) -> u8 {
+        if let Some(i) = self.opdescs.iter().position(|&d| d == desc.0) {
+            return i as u8;
+        }
+        self.opdescs.push(desc.0);
+        (self.opdescs.len() - 1) as u8
+    }
+
+    /// Parses one instruction line (the disassembler's syntax) into a typed instruction.
+    pub fn parse(&mut self, line: &str) -> Instruction {
+        let line = line.trim();
+        let (mnemonic, rest) = line.split_once(' ').unwrap_or((line, ""));
+        let args: Vec<&str> = if rest.is_empty() {
+            vec![]
+        } else {
+            rest.split(',').map(str::trim).collect()
+        };
+        let descriptor = |b: &mut Builder, m: DestMask, srcs: &[&Source]| {
+            let mut slots = [(false, Swizzle::IDENTITY); 3];
+            for (slot, s) in srcs.iter().enumerate() {
+                slots[slot] = (s.negate, s.swizzle);
+            }
+            b.desc(OperandDescriptor::new(m, slots))
+        };
+        let binary = |name: &str| -> Option<BinaryOp> {
+            Some(match name {
+                "add" => BinaryOp::Add,
+                "dp3" => BinaryOp::Dp3,
+                "dp4" => BinaryOp::Dp4,
+                "dph" => BinaryOp::Dph,
+                "dst" => BinaryOp::Dst,
+                "mul" => BinaryOp::Mul,
+                "sge" => BinaryOp::Sge,
+                "slt" => BinaryOp::Slt,
+                "max" => BinaryOp::Max,
+                "min" => BinaryOp::Min,
+                "dphi" => BinaryOp::Dphi,
+                "dsti" => BinaryOp::Dsti,
+                "sgei" => BinaryOp::Sgei,
+                "slti" => BinaryOp::Slti,
+                _ => return None,
+            })
+        };
+        let unary = |name: &str| -> Option<UnaryOp> {
+            Some(match name {
+                "ex2" => UnaryOp::Ex2,
+                "lg2" => UnaryOp::Lg2,
+                "litp" => UnaryOp::Litp,
+                "flr" => UnaryOp::Flr,
+                "rcp" => UnaryOp::Rcp,
+                "rsq" => UnaryOp::Rsq,
+                "mov" => UnaryOp::Mov,
+                _ => return None,
+            })
+        };
+        if let Some(op) = binary(mnemonic) {
+            let (dst, m) = destination(args[0]);
+            let (a, b) = (source(args[1]), source(args[2]));
+            let desc = descriptor(self, m, &[&a, &b]);
+            let rel = if op.is_inverted() { b.rel } else { a.rel };
+            return Instruction::Binary {
+                op,
+                dst,
+                src1: a.reg,
+                src2: b.reg,
+                rel,
+                desc,
+            };
+        }
+        if let Some(op) = unary(mnemonic) {
+            let (dst, m) = destination(args[0]);
+            let a = source(args[1]);
+            let desc = descriptor(self, m, &[&a]);
+            return Instruction::Unary {
+                op,
+                dst,
+                src1: a.reg,
+                rel: a.rel,
+                desc,
+                ignored: 0,
+            };
+        }
+        let flow_target = |t: &str| number(t) as u16;
+        match mnemonic {
+            "mova" => {
+                let m = mask(args[0].strip_prefix("a0.").or(Some("xy")));
+                let a = source(args[1]);
+                let desc = descriptor(self, m, &[&a]);
+                Instruction::Mova {
+                    src1: a.reg,
+                    rel: a.rel,
+                    desc,
+                    ignored: 0,
+                }
+            }
+            "cmp" => {
+                let (a, b) = (source(args[0]), source(args[3]));
+                let desc = descriptor(self, DestMask::ALL, &[&a, &b]);
+                Instruction::Cmp {
+                    src1: a.reg,
+                    src2: b.reg,
+                    rel: a.rel,
+                    desc,
+                    cmp_x: compare_op(args[1]),
+                    cmp_y: compare_op(args[2]),
+                }
+            }
+            "mad" | "madi" => {
+                let (dst, m) = destination(args[0]);
+                let (a, b, c) = (source(args[1]), source(args[2]), source(args[3]));
+                let desc = descriptor(self, m, &[&a, &b, &c]);
+                let inverted = mnemonic == "madi";
+                let rel = if inverted { c.rel } else { b.rel };
+                Instruction::Mad {
+                    inverted,
+                    dst,
+                    src1: a.reg,
+                    src2: b.reg,
+                    src3: c.reg,
+                    rel,
+                    desc,
+                }
+            }
+            "nop" | "end" | "emit" | "break" => {
+                let op = match mnemonic {
+                    "nop" => SimpleOp::Nop,
+                    "end" => SimpleOp::End,
+                    "emit" => SimpleOp::Emit,
+                    _ => SimpleOp::Break,
+                };
+                Instruction::Simple { op, ignored: 0 }
+            }
+            "breakc" | "jmpc" | "call" | "callc" | "ifc" => {
+                let always = Condition {
+                    ref_x: true,
+                    ref_y: true,
+                    combine: CondCombine::Or,
+                };
+                let (op, cond, target, count) = match mnemonic {
+                    "breakc" => (CondFlowOp::Breakc, condition(args[0]), 0, 0),
+                    "jmpc" => (
+                        CondFlowOp::Jmpc,
+                        condition(args[0]),
+                        flow_target(args[1]),
+                        0,
+                    ),
+                    "call" => (
+                        CondFlowOp::Call,
+                        always,
+                        flow_target(args[0]),
+                        number(args[1]),
+                    ),
+                    "callc" => (
+                        CondFlowOp::Callc,
+                        condition(args[0]),
+                        flow_target(args[1]),
+                        number(args[2]),
+                    ),
+                    _ => (
+                        CondFlowOp::Ifc,
+                        condition(args[0]),
+                        flow_target(args[1]),
+                        number(args[2]),
+                    ),
+                };
+                Instruction::CondFlow {
+                    op,
+                    cond,
+                    target,
+                    count: count as u8,
+                    ignored: 0,
+                }
+            }
+            "callu" | "ifu" | "jmpu" => {
+                let (inverted, b) = match args[0].strip_prefix('!') {
+                    Some(rest) => (true, rest),
+                    None => (false, args[0]),
+                };
+                let bool_id = register_index(b, 'b', 16);
+                let target = flow_target(args[1]);
+                let (op, count) = match mnemonic {
+                    "callu" => (BoolFlowOp::Callu, number(args[2])),
+                    "ifu" => (BoolFlowOp::Ifu, number(args[2])),
+                    _ => (BoolFlowOp::Jmpu, inverted as u32),
+                };
+                Instruction::BoolFlow {
+                    op,
+                    bool_id,
+                    target,
+                    count: count as u8,
+                    ignored: 0,
+                }
+            }
+            "loop" => Instruction::Loop {
+                int_id: register_index(args[0], 'i', 4),
+                target: flow_target(args[1]),
+                count: 0,
+                ignored: 0,
+            },
+            "setemit" => {
+                let flags = args.get(1).copied().unwrap_or("");
+                Instruction::SetEmit {
+                    vertex: number(args[0]) as u8,
+                    primitive: flags.contains("prim"),
+                    winding: flags.contains("inv"),
+                    ignored: 0,
+                }
+            }
+            other => panic!("unknown mnemonic {other:?} in {line:?}"),
+        }
+    }
+
+    /// Appends one instruction line; returns its address.
+    pub fn op(&mut self, line: &str) -> u16 {
+        let inst = self.parse(line);
+        self.code
+            .push(encode(&inst).unwrap_or_else(|e| panic!("{line:?}: {e}")));
+        self.here() - 1
+    }
+
+    /// Appends several lines (separated by newlines or `;`); `#` starts a comment.
+    pub fn ops(&mut self, text: &str) -> &mut Builder {
+        for line in text.lines().flat_map(|l| l.split(';')) {
+            let line = line.split('#').next().unwrap().trim();
+            if !line.is_empty() {
+                self.op(line);
+            }
+        }
+        self
+    }
+
+    /// Appends a raw word.
+    pub fn word(&mut self, word: u32) -> u16 {
+        self.code.push(word);
+        self.here() - 1
+    }
+
+    /// The program, entry 0.
+    pub fn program(&self, stage: ShaderStage) -> ShaderProgram {
+        self.program_at(0, stage)
+    }
+
+    /// The program with another entry point.
+    pub fn program_at(&self, entry: u32, stage: ShaderStage) -> ShaderProgram {
+        let mask = if stage == ShaderStage::Vertex {
+            0xFFFF
+        } else {
+            0x7F
+        };
+        ShaderProgram::new(&self.code, &self.opdescs, entry, stage, mask).unwrap()
+    }
+}
+
+/// An input set from a few registers, the rest (0, 0, 0, 1).
+pub fn inputs(values: &[(usize, Vec4)]) -> InputRegisters {
+    let mut regs = [[0.0, 0.0, 0.0, 1.0]; 16];
+    for &(n, v) in values {
+        regs[n] = v;
+    }
+    regs
+}
+
+/// Uniforms from a few float registers.
+pub fn uniforms(values: &[(usize, Vec4)]) -> Uniforms {
+    let mut u = Uniforms::default();
+    for &(n, v) in values {
+        u.float[n] = v;
+    }
+    u
+}
+
+/// Runs a vertex shader in one precision mode.
+pub fn run_vs(
+    b: &Builder,
+    p: Precision,
+    u: &Uniforms,
+    v: &InputRegisters,
+) -> Result<VertexResult, ExecError> {
+    let config = ExecConfig {
+        precision: p,
+        ..ExecConfig::default()
+    };
+    Interpreter::new(b.program(ShaderStage::Vertex), config).run_vertex(u, v)
+}
+
+/// Runs a vertex shader in the default precision with no inputs and returns o0.
+pub fn o0(b: &Builder, u: &Uniforms, v: &InputRegisters) -> Vec4 {
+    run_vs(b, Precision::F24Truncate, u, v)
+        .expect("invocation succeeds")
+        .outputs[0]
+}
+
+/// Runs a geometry shader over several invocations.
+pub fn run_gs(
+    b: &Builder,
+    u: &Uniforms,
+    invocations: &[InputRegisters],
+) -> (GeometryState, Vec<Result<GeometryResult, ExecError>>) {
+    let interp = Interpreter::new(b.program(ShaderStage::Geometry), ExecConfig::default());
+    let mut state = GeometryState::default();
+    let results = invocations
+        .iter()
+        .map(|v| interp.run_geometry(&mut state, u, v))
+        .collect();
+    (state, results)
+}
+
+/// An f32 from a raw float24 pattern.
+pub fn f24(bits: u32) -> f32 {
+    F24::from_bits(bits).unwrap().to_f32()
+}
+
+/// Asserts two vectors have the same bit patterns.
+#[track_caller]
+pub fn assert_bits(actual: Vec4, expected: Vec4) {
+    assert_eq!(
+        actual.map(f32::to_bits),
+        expected.map(f32::to_bits),
+        "{actual:?} vs {expected:?}"
+    );
+}

@@ -1,0 +1,636 @@
+//! The reference interpreter: the oracle every other engine is checked against.
+//!
+//! Clarity first. Each step decodes one instruction, reads its sources (relative addressing,
+//! swizzle, negate), computes with [`crate::float24::arith`], writes the enabled lanes, and lets
+//! [`flow::FlowStacks`] resolve the next PC. Hangs are errors: BREAK on an empty loop stack and
+//! the instruction budget stop the invocation with an [`ExecError`]; the host always returns.
+//!
+//! Vertex shaders start every invocation from zeroed registers ([`Interpreter::run_vertex`]).
+//! Geometry shaders run sequentially on a persistent [`GeometryState`]
+//! ([`Interpreter::run_geometry`]): registers, the two output banks and the emit state carry over,
+//! and b15 reads true after the first invocation.
+
+pub mod flow;
+
+use std::fmt;
+
+use crate::float24::{Precision, arith};
+use crate::isa::{
+    BinaryOp, BoolFlowOp, CondFlowOp, DstReg, Instruction, OperandDescriptor, PROGRAM_WORDS,
+    RegisterFile, RelIndex, SimpleOp, SrcReg, UnaryOp, decode,
+};
+use crate::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
+use flow::{CallScope, FlowStacks, IfScope, LoopScope, StepRequest, wrap};
+
+/// The default instruction budget of one invocation (2^20 executed instructions).
+pub const DEFAULT_INSTRUCTION_BUDGET: u64 = 1 << 20;
+
+/// Settings fixed when a program is prepared for running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExecConfig {
+    /// How arithmetic results become register values.
+    pub precision: Precision,
+    /// The most instructions one invocation may execute before it fails.
+    pub instruction_budget: u64,
+}
+
+impl Default for ExecConfig {
+    fn default() -> ExecConfig {
+        ExecConfig {
+            precision: Precision::default(),
+            instruction_budget: DEFAULT_INSTRUCTION_BUDGET,
+        }
+    }
+}
+
+/// Why an invocation stopped without reaching END. Both engines report the same kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExecError {
+    /// BREAK or a taken BREAKC with an empty loop stack (the hardware hangs).
+    BreakOutsideLoop {
+        /// Address of the BREAK.
+        pc: u16,
+    },
+    /// The invocation executed more instructions than the budget allows.
+    InstructionBudget {
+        /// The budget.
+        budget: u64,
+        /// Address of the instruction that exceeded it.
+        pc: u16,
+    },
+    /// EMIT with vertex id 3 (SETEMIT's 2-bit field allows it; there are only 3 slots).
+    InvalidEmitVertex {
+        /// Address of the EMIT.
+        pc: u16,
+    },
+}
+
+impl ExecError {
+    /// A stable machine-readable name of the error kind (used in JSON output and engine
+    /// comparison).
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            ExecError::BreakOutsideLoop { .. } => "break-outside-loop",
+            ExecError::InstructionBudget { .. } => "instruction-budget",
+            ExecError::InvalidEmitVertex { .. } => "invalid-emit-vertex",
+        }
+    }
+}
+
+impl fmt::Display for ExecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExecError::BreakOutsideLoop { pc } => {
+                write!(
+                    f,
+                    "BREAK at {pc:#05x} with an empty loop stack (the GPU would hang)"
+                )
+            }
+            ExecError::InstructionBudget { budget, pc } => write!(
+                f,
+                "instruction budget of {budget} exceeded at {pc:#05x} (the program does not reach END)"
+            ),
+            ExecError::InvalidEmitVertex { pc } => {
+                write!(
+                    f,
+                    "EMIT at {pc:#05x} with vertex id 3 (only slots 0-2 exist)"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for ExecError {}
+
+/// The registers of one invocation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Registers {
+    /// r0-r15.
+    pub temp: [Vec4; 16],
+    /// o0-o15 (a geometry shader writes the current bank of [`GeometryState`] instead).
+    pub output: [Vec4; 16],
+    /// a0, aL and cmp.
+    pub flow: FlowRegisters,
+}
+
+impl Default for Registers {
+    fn default() -> Registers {
+        Registers {
+            temp: [[0.0; 4]; 16],
+            output: [[0.0; 4]; 16],
+            flow: FlowRegisters::default(),
+        }
+    }
+}
+
+/// What a vertex-shader invocation leaves behind.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VertexResult {
+    /// o0-o15 (all of them; [`ShaderProgram::output_mask`] says which are sent on).
+    pub outputs: [Vec4; 16],
+    /// a0, aL and cmp at END.
+    pub flow: FlowRegisters,
+}
+
+/// The SETEMIT state: where and how the next EMIT sends its vertex.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EmitConfig {
+    /// The vertex slot (0-2; 3 makes EMIT fail).
+    pub vertex: u8,
+    /// Emit a triangle after the vertex.
+    pub primitive: bool,
+    /// Invert that triangle's winding.
+    pub winding: bool,
+}
+
+/// One vertex sent by EMIT.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EmittedVertex {
+    /// The SETEMIT state at the EMIT.
+    pub config: EmitConfig,
+    /// The emitting bank's o-registers (only those in the output mask are meaningful).
+    pub outputs: [Vec4; 16],
+}
+
+/// A triangle sent by an EMIT with the primitive flag: the three vertex slots, in slot order.
+/// When `winding` is set, the primitive assembler takes them as (slot 1, slot 0, slot 2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Primitive {
+    /// The winding flag of the emitting SETEMIT.
+    pub winding: bool,
+    /// Slots 0, 1, 2.
+    pub vertices: [[Vec4; 16]; 3],
+}
+
+/// The state a geometry shader keeps across the invocations of one draw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GeometryState {
+    /// r0-r15, a0, aL, cmp (the `output` field is unused: outputs live in `banks`).
+    pub registers: Registers,
+    /// The two output banks; writes go to `banks[bank]`.
+    pub banks: [[Vec4; 16]; 2],
+    /// The bank written now; EMIT switches it.
+    pub bank: usize,
+    /// The SETEMIT state (not reset by EMIT).
+    pub emit: EmitConfig,
+    /// The three vertex slots (never cleared, so strips re-emit into them).
+    pub slots: [[Vec4; 16]; 3],
+    /// Whether an invocation has run (b15 then reads true).
+    pub invoked: bool,
+}
+
+impl Default for GeometryState {
+    fn default() -> GeometryState {
+        GeometryState {
+            registers: Registers::default(),
+            banks: [[[0.0; 4]; 16]; 2],
+            bank: 0,
+            emit: EmitConfig::default(),
+            slots: [[[0.0; 4]; 16]; 3],
+            invoked: false,
+        }
+    }
+}
+
+/// What one geometry-shader invocation sent.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GeometryResult {
+    /// Every EMIT, in order.
+    pub vertices: Vec<EmittedVertex>,
+    /// Every triangle, in order.
+    pub primitives: Vec<Primitive>,
+}
+
+/// A program prepared for interpretation.
+#[derive(Clone, Debug)]
+pub struct Interpreter {
+    program: ShaderProgram,
+    decoded: Box<[Instruction]>,
+    config: ExecConfig,
+}
+
+impl Interpreter {
+    /// Prepares `program` (decodes all of program memory once).
+    pub fn new(program: ShaderProgram, config: ExecConfig) -> Interpreter {
+        let decoded = program.code.iter().map(|&word| decode(word)).collect();
+        Interpreter {
+            program,
+            decoded,
+            config,
+        }
+    }
+
+    /// The program.
+    pub fn program(&self) -> &ShaderProgram {
+        &self.program
+    }
+
+    /// The settings.
+    pub fn config(&self) -> ExecConfig {
+        self.config
+    }
+
+    /// Runs one vertex-shader invocation from zeroed registers.
+    pub fn run_vertex(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+    ) -> Result<VertexResult, ExecError> {
+        let mut registers = Registers::default();
+        let mut invocation = Invocation {
+            interp: self,
+            uniforms,
+            bools: uniforms.bools,
+            inputs,
+            registers: &mut registers,
+            geometry: None,
+        };
+        invocation.run()?;
+        Ok(VertexResult {
+            outputs: registers.output,
+            flow: registers.flow,
+        })
+    }
+
+    /// Runs one geometry-shader invocation on the persistent `state`. b15 reads true when an
+    /// earlier invocation has run; after this one (even a failed one) it will.
+    pub fn run_geometry(
+        &self,
+        state: &mut GeometryState,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+    ) -> Result<GeometryResult, ExecError> {
+        let bools = if state.invoked {
+            uniforms.bools | 1 << 15
+        } else {
+            uniforms.bools
+        };
+        let mut registers = std::mem::take(&mut state.registers);
+        let mut emitted = GeometryResult::default();
+        let outcome = Invocation {
+            interp: self,
+            uniforms,
+            bools,
+            inputs,
+            registers: &mut registers,
+            geometry: Some((state, &mut emitted)),
+        }
+        .run();
+        state.registers = registers;
+        state.invoked = true;
+        outcome.map(|()| emitted)
+    }
+}
+
+/// One running invocation.
+struct Invocation<'a> {
+    interp: &'a Interpreter,
+    uniforms: &'a Uniforms,
+    /// The bool uniforms as this invocation sees them (b15 forced for later GS invocations).
+    bools: u16,
+    inputs: &'a InputRegisters,
+    registers: &'a mut Registers,
+    geometry: Option<(&'a mut GeometryState, &'a mut GeometryResult)>,
+}
+
+impl Invocation<'_> {
+    fn precision(&self) -> Precision {
+        self.interp.config.precision
+    }
+
+    fn run(&mut self) -> Result<(), ExecError> {
+        let mut stacks = FlowStacks::default();
+        let mut pc = self.interp.program.entry;
+        let mut executed: u64 = 0;
+        loop {
+            executed += 1;
+            if executed > self.interp.config.instruction_budget {
+                let budget = self.interp.config.instruction_budget;
+                return Err(ExecError::InstructionBudget { budget, pc });
+            }
+            let inst = self.interp.decoded[pc as usize];
+            let request = match self.step(pc, &inst, &mut stacks)? {
+                Some(request) => request,
+                None => return Ok(()), // END
+            };
+            pc = stacks.after_instruction(pc, request, &mut self.registers.flow.al);
+            debug_assert!((pc as usize) < PROGRAM_WORDS);
+        }
+    }
+
+    /// Executes one instruction; `None` means END.
+    fn step(
+        &mut self,
+        pc: u16,
+        inst: &Instruction,
+        stacks: &mut FlowStacks,
+    ) -> Result<Option<StepRequest>, ExecError> {
+        let mut request = StepRequest::default();
+        let flags = self.registers.flow.cmp;
+        match *inst {
+            Instruction::Binary {
+                op,
+                dst,
+                src1,
+                src2,
+                rel,
+                desc,
+            } => {
+                let d = self.descriptor(desc);
+                let (rel1, rel2) = if op.is_inverted() {
+                    (RelIndex::None, rel)
+                } else {
+                    (rel, RelIndex::None)
+                };
+                let a = self.read(src1, rel1, d, 0);
+                let b = self.read(src2, rel2, d, 1);
+                let result = self.binary(op.base(), &a, &b);
+                self.write(dst, d, result);
+            }
+            Instruction::Unary {
+                op,
+                dst,
+                src1,
+                rel,
+                desc,
+                ..
+            } => {
+                let d = self.descriptor(desc);
+                let a = self.read(src1, rel, d, 0);
+                let result = self.unary(op, &a);
+                self.write(dst, d, result);
+            }
+            Instruction::Mova {
+                src1, rel, desc, ..
+            } => {
+                let d = self.descriptor(desc);
+                let a = self.read(src1, rel, d, 0);
+                for lane in 0..2 {
+                    if d.dest_mask().lane(lane) {
+                        self.registers.flow.a0[lane] = arith::mova(a[lane]);
+                    }
+                }
+            }
+            Instruction::Cmp {
+                src1,
+                src2,
+                rel,
+                desc,
+                cmp_x,
+                cmp_y,
+            } => {
+                let d = self.descriptor(desc);
+                let a = self.read(src1, rel, d, 0);
+                let b = self.read(src2, RelIndex::None, d, 1);
+                self.registers.flow.cmp = [cmp_x.compare(a[0], b[0]), cmp_y.compare(a[1], b[1])];
+            }
+            Instruction::Mad {
+                inverted,
+                dst,
+                src1,
+                src2,
+                src3,
+                rel,
+                desc,
+            } => {
+                let d = self.descriptor(desc);
+                let (rel2, rel3) = if inverted {
+                    (RelIndex::None, rel)
+                } else {
+                    (rel, RelIndex::None)
+                };
+                let a = self.read(src1, RelIndex::None, d, 0);
+                let b = self.read(src2, rel2, d, 1);
+                let c = self.read(src3, rel3, d, 2);
+                let p = self.precision();
+                let result = std::array::from_fn(|i| arith::mad(a[i], b[i], c[i], p));
+                self.write(dst, d, result);
+            }
+            Instruction::Simple { op, .. } => match op {
+                SimpleOp::Nop => {}
+                SimpleOp::End => return Ok(None),
+                SimpleOp::Break => {
+                    if stacks.loops.is_empty() {
+                        return Err(ExecError::BreakOutsideLoop { pc });
+                    }
+                    request.is_break = true;
+                }
+                SimpleOp::Emit => self.emit(pc)?,
+            },
+            Instruction::CondFlow {
+                op,
+                cond,
+                target,
+                count,
+                ..
+            } => {
+                let taken = op == CondFlowOp::Call || cond.eval(flags);
+                match op {
+                    CondFlowOp::Breakc if taken => {
+                        if stacks.loops.is_empty() {
+                            return Err(ExecError::BreakOutsideLoop { pc });
+                        }
+                        request.is_break = true;
+                    }
+                    CondFlowOp::Breakc => {}
+                    CondFlowOp::Call | CondFlowOp::Callc => {
+                        if taken {
+                            request.jump = Some(call(stacks, pc, target, count));
+                        }
+                    }
+                    CondFlowOp::Ifc => request.jump = branch_if(stacks, taken, target, count),
+                    CondFlowOp::Jmpc => request.jump = taken.then_some(target),
+                }
+            }
+            Instruction::BoolFlow {
+                op,
+                bool_id,
+                target,
+                count,
+                ..
+            } => {
+                let value = self.bools & (1 << bool_id) != 0;
+                match op {
+                    BoolFlowOp::Callu => {
+                        if value {
+                            request.jump = Some(call(stacks, pc, target, count));
+                        }
+                    }
+                    BoolFlowOp::Ifu => request.jump = branch_if(stacks, value, target, count),
+                    BoolFlowOp::Jmpu => {
+                        let inverted = count & 1 != 0;
+                        request.jump = (value != inverted).then_some(target);
+                    }
+                }
+            }
+            Instruction::Loop { int_id, target, .. } => {
+                let [count, start, increment, _] = self.uniforms.int[int_id as usize];
+                let al = &mut self.registers.flow.al;
+                stacks.loops.push(LoopScope {
+                    entry: wrap(pc as u32 + 1),
+                    end: wrap(target as u32 + 1),
+                    remaining: count,
+                    increment,
+                    previous_al: *al,
+                });
+                *al = start as i32;
+            }
+            Instruction::SetEmit {
+                vertex,
+                primitive,
+                winding,
+                ..
+            } => {
+                if let Some((state, _)) = self.geometry.as_mut() {
+                    state.emit = EmitConfig {
+                        vertex,
+                        primitive,
+                        winding,
+                    };
+                }
+            }
+            Instruction::Unknown { .. } => {}
+        }
+        Ok(Some(request))
+    }
+
+    fn descriptor(&self, index: u8) -> OperandDescriptor {
+        OperandDescriptor(self.interp.program.opdescs[index as usize])
+    }
+
+    /// Reads a source: select the register (relative addressing for uniforms), swizzle, negate.
+    fn read(&self, reg: SrcReg, rel: RelIndex, desc: OperandDescriptor, slot: usize) -> Vec4 {
+        let raw = match reg.file_index() {
+            (RegisterFile::Input, n) => self.inputs[n as usize],
+            (RegisterFile::Temporary, n) => self.registers.temp[n as usize],
+            (_, n) => self.uniform(n, rel),
+        };
+        let value = desc.swizzle(slot).apply(raw);
+        if desc.negate(slot) {
+            value.map(|x| f32::from_bits(x.to_bits() ^ 0x8000_0000))
+        } else {
+            value
+        }
+    }
+
+    /// Float uniform `base` offset by `rel` (semantics.md section 4): an offset outside
+    /// −128..127 counts as 0, the index wraps at 7 bits, and an index above 95 reads ones.
+    fn uniform(&self, base: u8, rel: RelIndex) -> Vec4 {
+        let flow = &self.registers.flow;
+        let offset = match rel {
+            RelIndex::None => 0,
+            RelIndex::A0X => flow.a0[0],
+            RelIndex::A0Y => flow.a0[1],
+            RelIndex::AL => flow.al,
+        };
+        let offset = if (-128..=127).contains(&offset) {
+            offset
+        } else {
+            0
+        };
+        let index = (base as i32 + offset) & 0x7F;
+        self.uniforms
+            .float
+            .get(index as usize)
+            .copied()
+            .unwrap_or([1.0; 4])
+    }
+
+    /// Writes the lanes of `value` that the destination mask enables.
+    fn write(&mut self, dst: DstReg, desc: OperandDescriptor, value: Vec4) {
+        let target = match dst.file_index() {
+            (RegisterFile::Temporary, n) => &mut self.registers.temp[n as usize],
+            (_, n) => match self.geometry.as_mut() {
+                Some((state, _)) => &mut state.banks[state.bank][n as usize],
+                None => &mut self.registers.output[n as usize],
+            },
+        };
+        for (lane, slot) in target.iter_mut().enumerate() {
+            if desc.dest_mask().lane(lane) {
+                *slot = value[lane];
+            }
+        }
+    }
+
+    fn binary(&self, op: BinaryOp, a: &Vec4, b: &Vec4) -> Vec4 {
+        let p = self.precision();
+        let per_lane = |f: &dyn Fn(f32, f32) -> f32| std::array::from_fn(|i| f(a[i], b[i]));
+        match op {
+            BinaryOp::Add => per_lane(&|x, y| arith::add(x, y, p)),
+            BinaryOp::Mul => per_lane(&|x, y| arith::mul(x, y, p)),
+            BinaryOp::Max => per_lane(&arith::max),
+            BinaryOp::Min => per_lane(&arith::min),
+            BinaryOp::Sge | BinaryOp::Sgei => per_lane(&arith::sge),
+            BinaryOp::Slt | BinaryOp::Slti => per_lane(&arith::slt),
+            BinaryOp::Dp3 => [arith::dp3(a, b, p); 4],
+            BinaryOp::Dp4 => [arith::dp4(a, b, p); 4],
+            BinaryOp::Dph | BinaryOp::Dphi => [arith::dph(a, b, p); 4],
+            BinaryOp::Dst | BinaryOp::Dsti => arith::dst(a, b, p),
+        }
+    }
+
+    fn unary(&mut self, op: UnaryOp, a: &Vec4) -> Vec4 {
+        let p = self.precision();
+        match op {
+            UnaryOp::Mov => *a,
+            UnaryOp::Flr => a.map(|x| arith::flr(x, p)),
+            UnaryOp::Rcp => [arith::rcp(a[0], p); 4],
+            UnaryOp::Rsq => [arith::rsq(a[0], p); 4],
+            UnaryOp::Ex2 => [arith::ex2(a[0], p); 4],
+            UnaryOp::Lg2 => [arith::lg2(a[0], p); 4],
+            UnaryOp::Litp => {
+                let (value, flags) = arith::litp(a);
+                self.registers.flow.cmp = flags;
+                value
+            }
+        }
+    }
+
+    /// EMIT: copy the current bank to the configured slot, send the vertex (and a triangle when
+    /// the primitive flag is set), then switch banks. A vertex shader ignores EMIT.
+    fn emit(&mut self, pc: u16) -> Result<(), ExecError> {
+        let Some((state, result)) = self.geometry.as_mut() else {
+            return Ok(());
+        };
+        let config = state.emit;
+        if config.vertex > 2 {
+            return Err(ExecError::InvalidEmitVertex { pc });
+        }
+        let outputs = state.banks[state.bank];
+        state.slots[config.vertex as usize] = outputs;
+        result.vertices.push(EmittedVertex { config, outputs });
+        if config.primitive {
+            result.primitives.push(Primitive {
+                winding: config.winding,
+                vertices: state.slots,
+            });
+        }
+        state.bank ^= 1;
+        Ok(())
+    }
+}
+
+/// A taken CALL: push the scope and return the jump target.
+fn call(stacks: &mut FlowStacks, pc: u16, target: u16, count: u8) -> u16 {
+    stacks.calls.push(CallScope {
+        end: wrap(target as u32 + count as u32),
+        ret: wrap(pc as u32 + 1),
+    });
+    target
+}
+
+/// IFU/IFC: a true condition pushes the scope and runs on; a false one jumps to the else block.
+fn branch_if(stacks: &mut FlowStacks, condition: bool, target: u16, count: u8) -> Option<u16> {
+    if condition {
+        stacks.ifs.push(IfScope {
+            else_addr: target,
+            end: wrap(target as u32 + count as u32),
+        });
+        None
+    } else {
+        Some(target)
+    }
+}
+
+#[cfg(test)]
+mod tests;

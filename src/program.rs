@@ -1,0 +1,196 @@
+//! A shader program as the engines run it, and the values it runs on.
+//!
+//! [`ShaderProgram`] is program memory (4096 code words, 128 operand descriptors), the entry
+//! point and the stage; [`Uniforms`] the float, int and bool uniforms; [`InputRegisters`] the
+//! v-registers of one invocation. These types are shared by every engine.
+
+use crate::float24::F24;
+use crate::isa::{OPDESC_COUNT, PROGRAM_WORDS};
+
+/// Four register lanes (x, y, z, w), each the f32 holding a float24 value.
+pub type Vec4 = [f32; 4];
+
+/// The value missing input components default to, and the value of an unset attribute.
+pub const DEFAULT_INPUT: Vec4 = [0.0, 0.0, 0.0, 1.0];
+
+/// The 16 input registers v0-v15 of one invocation.
+pub type InputRegisters = [Vec4; 16];
+
+/// Which shader unit a program runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShaderStage {
+    /// A vertex shader: one independent invocation per vertex.
+    Vertex,
+    /// A geometry shader: sequential invocations sharing state, emitting vertices.
+    Geometry,
+}
+
+impl ShaderStage {
+    /// `"vertex"` or `"geometry"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ShaderStage::Vertex => "vertex",
+            ShaderStage::Geometry => "geometry",
+        }
+    }
+
+    /// How many output registers the stage has (o0-o15 for vertex, o0-o6 for geometry shaders).
+    pub const fn output_count(self) -> usize {
+        match self {
+            ShaderStage::Vertex => 16,
+            ShaderStage::Geometry => 7,
+        }
+    }
+}
+
+/// Program memory plus what selects one program in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShaderProgram {
+    /// All 4096 words of program memory. Words past the uploaded code are 0 (the memory model:
+    /// nothing was uploaded there; 0 decodes as `add o0, v0, v0` with descriptor 0).
+    pub code: Box<[u32; PROGRAM_WORDS]>,
+    /// How many words were uploaded (the rest of `code` is 0).
+    pub code_len: usize,
+    /// All 128 operand descriptors (missing ones are 0).
+    pub opdescs: [u32; OPDESC_COUNT],
+    /// How many descriptors were uploaded.
+    pub opdesc_len: usize,
+    /// The word address where invocations start.
+    pub entry: u16,
+    /// Vertex or geometry shader.
+    pub stage: ShaderStage,
+    /// The output registers the stage sends on (bit n = on): a geometry shader's EMIT copies
+    /// these, and outputs report them.
+    pub output_mask: u16,
+}
+
+/// Why code cannot be loaded into program memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProgramError {
+    /// More than 4096 code words.
+    CodeTooLong(usize),
+    /// More than 128 operand descriptors.
+    TooManyOpdescs(usize),
+    /// The entry point is outside program memory.
+    EntryOutOfRange(u32),
+}
+
+impl std::fmt::Display for ProgramError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProgramError::CodeTooLong(n) => {
+                write!(
+                    f,
+                    "{n} code words do not fit program memory ({PROGRAM_WORDS} words)"
+                )
+            }
+            ProgramError::TooManyOpdescs(n) => {
+                write!(
+                    f,
+                    "{n} operand descriptors do not fit descriptor memory ({OPDESC_COUNT})"
+                )
+            }
+            ProgramError::EntryOutOfRange(e) => {
+                write!(
+                    f,
+                    "entry point {e:#x} is outside program memory ({PROGRAM_WORDS} words)"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for ProgramError {}
+
+impl ShaderProgram {
+    /// Loads `code` and `opdescs` into fresh program memory.
+    pub fn new(
+        code: &[u32],
+        opdescs: &[u32],
+        entry: u32,
+        stage: ShaderStage,
+        output_mask: u16,
+    ) -> Result<ShaderProgram, ProgramError> {
+        if code.len() > PROGRAM_WORDS {
+            return Err(ProgramError::CodeTooLong(code.len()));
+        }
+        if opdescs.len() > OPDESC_COUNT {
+            return Err(ProgramError::TooManyOpdescs(opdescs.len()));
+        }
+        if entry as usize >= PROGRAM_WORDS {
+            return Err(ProgramError::EntryOutOfRange(entry));
+        }
+        let mut memory = Box::new([0u32; PROGRAM_WORDS]);
+        memory[..code.len()].copy_from_slice(code);
+        let mut descriptors = [0u32; OPDESC_COUNT];
+        descriptors[..opdescs.len()].copy_from_slice(opdescs);
+        Ok(ShaderProgram {
+            code: memory,
+            code_len: code.len(),
+            opdescs: descriptors,
+            opdesc_len: opdescs.len(),
+            entry: entry as u16,
+            stage,
+            output_mask,
+        })
+    }
+
+    /// The output registers sent on, in register order.
+    pub fn output_registers(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..16).filter(|&n| self.output_mask & (1 << n) != 0)
+    }
+}
+
+/// The uniforms of one shader unit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Uniforms {
+    /// c0-c95.
+    pub float: [Vec4; 96],
+    /// i0-i3: x = iteration count − 1, y = initial aL, z = aL increment, w unused.
+    pub int: [[u8; 4]; 4],
+    /// b0-b15, bit n = bn.
+    pub bools: u16,
+}
+
+impl Default for Uniforms {
+    fn default() -> Uniforms {
+        Uniforms {
+            float: [[0.0; 4]; 96],
+            int: [[0; 4]; 4],
+            bools: 0,
+        }
+    }
+}
+
+impl Uniforms {
+    /// Sets float uniform `index` from raw float24 values (float24 upload mode: kept exactly,
+    /// subnormals included).
+    pub fn set_float_f24(&mut self, index: usize, value: [F24; 4]) {
+        self.float[index] = value.map(F24::to_f32);
+    }
+
+    /// Sets or clears bool uniform `index`.
+    pub fn set_bool(&mut self, index: usize, value: bool) {
+        if value {
+            self.bools |= 1 << index;
+        } else {
+            self.bools &= !(1 << index);
+        }
+    }
+
+    /// Bool uniform `index`.
+    pub const fn bool(&self, index: usize) -> bool {
+        self.bools & (1 << index) != 0
+    }
+}
+
+/// The address and condition registers at the end of an invocation, compared between engines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct FlowRegisters {
+    /// a0.x and a0.y.
+    pub a0: [i32; 2],
+    /// The loop counter aL.
+    pub al: i32,
+    /// cmp.x and cmp.y.
+    pub cmp: [bool; 2],
+}
