@@ -1,0 +1,336 @@
+//! Operand handling through whole programs: relative addressing (semantics.md section 4),
+//! swizzle then negate, destination masks, MOVA, CMP operators, LITP, DST, the invocation state
+//! reset, and each precision mode on rounding edge cases.
+
+mod common;
+
+use common::*;
+use picajit::float24::{CANONICAL_NAN_BITS, MAX_FINITE, MIN_NORMAL, Precision};
+use picajit::program::Uniforms;
+
+/// c_k = (k, k, k, k) for every uniform, so a read tells which register was selected.
+fn indexed_uniforms() -> Uniforms {
+    let mut u = Uniforms::default();
+    for k in 0..96 {
+        u.float[k] = [k as f32; 4];
+    }
+    u
+}
+
+/// Reads c40[a0.x] after `mova a0.x` of `offset`.
+fn read_c40_at(offset: f32) -> f32 {
+    let mut b = Builder::new();
+    b.ops("mova a0.x, v0; nop; mov o0, c40[a0.x]; end");
+    o0(&b, &indexed_uniforms(), &inputs(&[(0, [offset; 4])]))[0]
+}
+
+#[test]
+fn relative_addressing_matches_the_hardware_test_table() {
+    // Citra's "Address Register Offset" test mirrors Steveice10's hardware test (base c40).
+    let ones = f32::NAN; // marker: the operand reads (1, 1, 1, 1)
+    let table = [
+        (0.0, 40.0),
+        (13.0, 53.0),
+        (50.0, 90.0),
+        (60.0, ones),
+        (74.0, ones),
+        (87.0, ones),
+        (88.0, 0.0),
+        (128.0, 40.0), // outside -128..127: offset 0
+        (-40.0, 0.0),
+        (-42.0, ones),
+        (-70.0, ones),
+        (-73.0, 95.0),
+        (-127.0, 41.0),
+        (-129.0, 40.0),
+    ];
+    for (offset, expected) in table {
+        let got = read_c40_at(offset);
+        if expected.is_nan() {
+            // Index above 95 reads ones; c1 = 1 too, so check against a uniform set with no ones.
+            let mut u = indexed_uniforms();
+            u.float[1] = [-1.0; 4];
+            let mut b = Builder::new();
+            b.ops("mova a0.x, v0; nop; mov o0, c40[a0.x]; end");
+            assert_eq!(
+                o0(&b, &u, &inputs(&[(0, [offset; 4])]))[0],
+                1.0,
+                "offset {offset}"
+            );
+        } else {
+            assert_eq!(got, expected, "offset {offset}");
+        }
+    }
+}
+
+#[test]
+fn a0_y_and_al_also_offset_and_the_index_register_is_ignored_on_temporaries() {
+    let mut b = Builder::new();
+    b.ops("mova a0.y, v0; nop; mov o0, c10[a0.y]; mov r3, c7; mov o1, r3; end");
+    let result = run_vs(
+        &b,
+        Precision::F24Truncate,
+        &indexed_uniforms(),
+        &inputs(&[(0, [0.0, 5.0, 0.0, 0.0])]),
+    );
+    let result = result.unwrap();
+    assert_eq!(result.outputs[0][0], 15.0);
+    assert_eq!(result.flow.a0, [0, 5], "only a0.y was written");
+    // An index register on a temporary (the hardware ignores it) reads the register itself.
+    let mut b = Builder::new();
+    b.op("mova a0.x, v0");
+    b.op("nop");
+    b.op("mov r2, c9");
+    let mut inst = b.parse("mov o0, r2");
+    if let picajit::isa::Instruction::Unary { rel, .. } = &mut inst {
+        *rel = picajit::isa::RelIndex::A0X;
+    }
+    b.word(picajit::isa::encode(&inst).unwrap());
+    b.op("end");
+    assert_eq!(
+        o0(&b, &indexed_uniforms(), &inputs(&[(0, [3.0; 4])]))[0],
+        9.0
+    );
+}
+
+#[test]
+fn mova_truncates_toward_zero_and_saturates() {
+    let cases = [
+        (0.9f32, 0),
+        (-0.9, 0),
+        (-1.5, -1),
+        (127.9, 127),
+        (1.0e10, i32::MAX),
+        (-1.0e10, i32::MIN),
+        (f32::INFINITY, i32::MAX),
+        (f32::NAN, 0),
+    ];
+    for (value, expected) in cases {
+        let mut b = Builder::new();
+        b.ops("mova a0.xy, v0; end");
+        let result = run_vs(
+            &b,
+            Precision::F24Truncate,
+            &Uniforms::default(),
+            &inputs(&[(0, [value; 4])]),
+        );
+        assert_eq!(result.unwrap().flow.a0, [expected; 2], "mova {value}");
+    }
+}
+
+#[test]
+fn swizzle_applies_before_negate_and_masks_keep_other_lanes() {
+    let mut b = Builder::new();
+    b.ops("mov o0, c0; mov o0.yw, -c1.wzyx; end");
+    let u = uniforms(&[(0, [9.0; 4]), (1, [1.0, 2.0, 3.0, 4.0])]);
+    assert_bits(o0(&b, &u, &inputs(&[])), [9.0, -3.0, 9.0, -1.0]);
+    // Negation is a raw sign flip: -(+0) is -0 on a MOV (non-arithmetic), NaN keeps its payload.
+    let mut b = Builder::new();
+    b.ops("mov o0, -v0; end");
+    let nan_payload = f32::from_bits(0x7FC1_2300);
+    let v = inputs(&[(0, [0.0, nan_payload, -0.0, 1.0])]);
+    let out = run_vs(&b, Precision::F32, &Uniforms::default(), &v)
+        .unwrap()
+        .outputs[0];
+    assert_eq!(
+        out.map(f32::to_bits),
+        [0x8000_0000, 0xFFC1_2300, 0, 0xBF80_0000]
+    );
+}
+
+#[test]
+fn cmp_operators_and_the_always_true_ones() {
+    let ops = [
+        ("eq", [false, true]),
+        ("ne", [true, false]),
+        ("lt", [true, false]),
+        ("le", [true, true]),
+    ];
+    for (op, expected) in ops {
+        let mut b = Builder::new();
+        b.op(&format!("cmp c0, {op}, {op}, v0"));
+        b.op("end");
+        // c0 = (1, 2), v0 = (2, 2)
+        let u = uniforms(&[(0, [1.0, 2.0, 0.0, 0.0])]);
+        let r = run_vs(
+            &b,
+            Precision::F24Truncate,
+            &u,
+            &inputs(&[(0, [2.0, 2.0, 0.0, 0.0])]),
+        )
+        .unwrap();
+        assert_eq!(r.flow.cmp, expected, "{op}");
+    }
+    for (op, expected) in [
+        ("gt", [false, false]),
+        ("ge", [false, true]),
+        ("op6", [true, true]),
+        ("op7", [true, true]),
+    ] {
+        let mut b = Builder::new();
+        b.op(&format!("cmp c0, {op}, {op}, v0"));
+        b.op("end");
+        let u = uniforms(&[(0, [1.0, 2.0, 0.0, 0.0])]);
+        let v = inputs(&[(0, [f32::NAN, 2.0, 0.0, 0.0])]);
+        let r = run_vs(&b, Precision::F24Truncate, &u, &v).unwrap();
+        let expected = if op.starts_with("op") {
+            expected
+        } else {
+            [false, expected[1]]
+        };
+        assert_eq!(r.flow.cmp, expected, "{op} with a NaN on x");
+    }
+}
+
+#[test]
+fn litp_clamps_and_sets_the_flags() {
+    let mut b = Builder::new();
+    b.ops("litp o0, v0; end");
+    let v = inputs(&[(0, [-2.0, 300.0, 7.0, 0.5])]);
+    let r = run_vs(&b, Precision::F24Truncate, &Uniforms::default(), &v).unwrap();
+    assert_bits(r.outputs[0], [0.0, 127.996_09, 0.0, 0.5]);
+    assert_eq!(r.flow.cmp, [false, true]);
+    let v = inputs(&[(0, [3.0, -300.0, 7.0, -1.0])]);
+    let r = run_vs(&b, Precision::F24Truncate, &Uniforms::default(), &v).unwrap();
+    assert_bits(r.outputs[0], [3.0, -127.996_09, 0.0, 0.0]);
+    assert_eq!(r.flow.cmp, [true, false]);
+}
+
+#[test]
+fn dst_copies_raw_lanes_and_multiplies_y() {
+    let mut b = Builder::new();
+    b.ops("dst o0, v0, v1; end");
+    let sub = f24(0x00_0001);
+    let v = inputs(&[(0, [5.0, 3.0, sub, 6.0]), (1, [7.0, 4.0, 8.0, sub])]);
+    let out = run_vs(&b, Precision::F24Truncate, &Uniforms::default(), &v)
+        .unwrap()
+        .outputs[0];
+    assert_bits(out, [1.0, 12.0, sub, sub]);
+}
+
+#[test]
+fn every_invocation_starts_from_zeroed_state() {
+    let mut b = Builder::new();
+    b.ops("add r0, c0, r0; mov o0, r0; mova a0.x, c0; end");
+    let interp = picajit::interp::Interpreter::new(
+        b.program(picajit::program::ShaderStage::Vertex),
+        picajit::interp::ExecConfig::default(),
+    );
+    let u = uniforms(&[(0, [1.0; 4])]);
+    for _ in 0..3 {
+        let r = interp.run_vertex(&u, &inputs(&[])).unwrap();
+        assert_eq!(r.outputs[0][0], 1.0, "r0 starts at 0 every time");
+        assert_eq!(r.outputs[1], [0.0; 4], "unwritten outputs are 0");
+        assert_eq!(r.flow.a0, [1, 0]);
+    }
+}
+
+/// Runs `add o0, v0, v1` (or `mul`) on one lane in a mode and returns the bits.
+fn binary(op: &str, a: f32, b: f32, p: Precision) -> u32 {
+    let mut builder = Builder::new();
+    builder.op(&format!("{op} o0, v0, v1"));
+    builder.op("end");
+    let v = inputs(&[(0, [a; 4]), (1, [b; 4])]);
+    run_vs(&builder, p, &Uniforms::default(), &v)
+        .unwrap()
+        .outputs[0][0]
+        .to_bits()
+}
+
+#[test]
+fn precision_modes_on_rounding_edges() {
+    use Precision::*;
+    let ulp = 2f32.powi(-16);
+    // A tie: 1 + 2^-17 (half an f24 ulp) -> truncate 1, nearest-even 1, f32 kept.
+    let tie = 2f32.powi(-17);
+    assert_eq!(binary("add", 1.0, tie, F24Truncate), 1f32.to_bits());
+    assert_eq!(binary("add", 1.0, tie, F24Nearest), 1f32.to_bits());
+    assert_eq!(binary("add", 1.0, tie, F32), (1.0 + tie).to_bits());
+    // The tie above an odd mantissa rounds up in nearest-even.
+    assert_eq!(
+        binary("add", 1.0 + ulp, tie, F24Nearest),
+        (1.0 + 2.0 * ulp).to_bits()
+    );
+    assert_eq!(
+        binary("add", 1.0 + ulp, tie, F24Truncate),
+        (1.0 + ulp).to_bits()
+    );
+    // mul(255, f24(1/255)): the f24 of 1/255 truncated is below 1/255, so the product is below 1.
+    let third = picajit::float24::convert_f32(1.0 / 255.0, F24Truncate);
+    let product = 255.0 * third;
+    assert!(product < 1.0);
+    assert_eq!(
+        binary("mul", 255.0, third, F24Truncate),
+        picajit::float24::round(product, F24Truncate).to_bits()
+    );
+    // A carry into the exponent: (2 - 2^-16) + 2^-17 -> nearest-even 2.0, truncate stays.
+    assert_eq!(binary("add", 2.0 - ulp, tie, F24Nearest), 2f32.to_bits());
+    assert_eq!(
+        binary("add", 2.0 - ulp, tie, F24Truncate),
+        (2.0 - ulp).to_bits()
+    );
+    // The largest finite value doubles to infinity in F24 modes, not in F32.
+    for p in [F24Truncate, F24Nearest] {
+        assert_eq!(
+            binary("add", MAX_FINITE, MAX_FINITE, p),
+            f32::INFINITY.to_bits()
+        );
+        assert_eq!(binary("mul", MAX_FINITE, 1.0, p), MAX_FINITE.to_bits());
+    }
+    assert_eq!(
+        binary("add", MAX_FINITE, MAX_FINITE, F32),
+        (2.0 * MAX_FINITE).to_bits()
+    );
+    // 2^-62 survives, 2^-63 flushes to +0 in F24 modes, survives in F32.
+    for p in [F24Truncate, F24Nearest] {
+        assert_eq!(binary("mul", MIN_NORMAL, 1.0, p), MIN_NORMAL.to_bits());
+        assert_eq!(binary("mul", MIN_NORMAL, 0.5, p), 0);
+        assert_eq!(binary("mul", -MIN_NORMAL, 0.5, p), 0, "no -0");
+    }
+    assert_eq!(
+        binary("mul", MIN_NORMAL, 0.5, F32),
+        2f32.powi(-63).to_bits()
+    );
+    assert_eq!(binary("mul", -1.0, 0.0, F32), 0x8000_0000, "F32 keeps -0");
+    // Subnormal f24 inputs read as zero in arithmetic (F24), as themselves in F32.
+    let sub = f24(0x00_4000);
+    for p in [F24Truncate, F24Nearest] {
+        assert_eq!(binary("add", sub, 0.0, p), 0);
+    }
+    assert_eq!(binary("add", sub, 0.0, F32), sub.to_bits());
+    // NaN payloads: every arithmetic NaN is canonical.
+    let payload = f32::from_bits(0x7FC0_1234);
+    for p in Precision::ALL {
+        assert_eq!(binary("add", payload, 1.0, p), CANONICAL_NAN_BITS, "{p}");
+        assert_eq!(binary("mul", payload, 0.0, p), CANONICAL_NAN_BITS, "{p}");
+    }
+}
+
+#[test]
+fn dot_products_round_each_step_and_sum_pairwise() {
+    // [2^20, 1, -2^20, 1]·[1, 1, 1, 1], F24 truncation, pairwise: 2^20 + 1 needs 21 bits and
+    // truncates to 2^20; -2^20 + 1 = -(2^20 - 1) keeps 17 significant bits: -(2^20 - 8).
+    // Their sum is 8. (Sequential summation would give round(round(2^20 + 1) - 2^20) + 1 = 1.)
+    let mut b = Builder::new();
+    b.ops("dp4 o0, v0, v1; end");
+    let big = 2f32.powi(20);
+    let v = inputs(&[(0, [big, 1.0, -big, 1.0]), (1, [1.0; 4])]);
+    let f24t = |x: f32| picajit::float24::round(x, Precision::F24Truncate);
+    let expected = f24t(f24t(big + 1.0) + f24t(-big + 1.0));
+    let got = run_vs(&b, Precision::F24Truncate, &Uniforms::default(), &v)
+        .unwrap()
+        .outputs[0][0];
+    assert_eq!(got, expected);
+    assert_eq!(got, 8.0);
+    // F32 mode sums sequentially from +0: ((2^20 + 1) - 2^20) + 1 = 2.
+    let got = run_vs(&b, Precision::F32, &Uniforms::default(), &v)
+        .unwrap()
+        .outputs[0][0];
+    assert_eq!(got, 2.0);
+    // The sign of a zero dot product in F32 mode: 0 + (-0) = +0.
+    let v = inputs(&[(0, [-1.0, 0.0, 0.0, 0.0]), (1, [0.0, 0.0, 0.0, 0.0])]);
+    let got = run_vs(&b, Precision::F32, &Uniforms::default(), &v)
+        .unwrap()
+        .outputs[0][0];
+    assert_eq!(got.to_bits(), 0);
+}
