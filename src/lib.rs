@@ -18,3 +18,4 @@ pub mod float24;
 pub mod interp;
 pub mod isa;
 pub mod program;
+pub mod shbin;
