@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use picajit::float24::Precision;
 use picajit::interp::{ExecConfig, ExecError, Interpreter, VertexResult};
-use picajit::program::{ShaderStage, Uniforms};
+use picajit::program::{ShaderKind, Uniforms};
 
 /// c0 = 1, c1 = 2, c2 = 4, c3 = 8, ...: distinct powers of two mark which code ran.
 fn marker_uniforms() -> Uniforms {
@@ -408,7 +408,7 @@ fn the_instruction_budget_stops_endless_programs() {
         instruction_budget: 1000,
         ..ExecConfig::default()
     };
-    let interp = Interpreter::new(b.program(ShaderStage::Vertex), config);
+    let interp = Interpreter::new(b.program(ShaderKind::Vertex), config);
     let err = interp
         .run_vertex(&Uniforms::default(), &inputs(&[]))
         .unwrap_err();
@@ -430,7 +430,7 @@ fn the_instruction_budget_stops_endless_programs() {
         b.op("nop");
     }
     b.op("end");
-    let interp = Interpreter::new(b.program(ShaderStage::Vertex), config);
+    let interp = Interpreter::new(b.program(ShaderKind::Vertex), config);
     assert!(
         interp
             .run_vertex(&Uniforms::default(), &inputs(&[]))

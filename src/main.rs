@@ -1,1 +1,5 @@
-fn main() {}
+//! The `picajit` command line; see [`picajit::cli`].
+
+fn main() -> std::process::ExitCode {
+    picajit::cli::main()
+}

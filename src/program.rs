@@ -6,6 +6,8 @@
 
 use crate::float24::F24;
 use crate::isa::{OPDESC_COUNT, PROGRAM_WORDS};
+pub use crate::shbin::ShaderKind;
+use crate::shbin::{Constant, Dvle, Shbin};
 
 /// Four register lanes (x, y, z, w), each the f32 holding a float24 value.
 pub type Vec4 = [f32; 4];
@@ -15,33 +17,6 @@ pub const DEFAULT_INPUT: Vec4 = [0.0, 0.0, 0.0, 1.0];
 
 /// The 16 input registers v0-v15 of one invocation.
 pub type InputRegisters = [Vec4; 16];
-
-/// Which shader unit a program runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ShaderStage {
-    /// A vertex shader: one independent invocation per vertex.
-    Vertex,
-    /// A geometry shader: sequential invocations sharing state, emitting vertices.
-    Geometry,
-}
-
-impl ShaderStage {
-    /// `"vertex"` or `"geometry"`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            ShaderStage::Vertex => "vertex",
-            ShaderStage::Geometry => "geometry",
-        }
-    }
-
-    /// How many output registers the stage has (o0-o15 for vertex, o0-o6 for geometry shaders).
-    pub const fn output_count(self) -> usize {
-        match self {
-            ShaderStage::Vertex => 16,
-            ShaderStage::Geometry => 7,
-        }
-    }
-}
 
 /// Program memory plus what selects one program in it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,7 +33,7 @@ pub struct ShaderProgram {
     /// The word address where invocations start.
     pub entry: u16,
     /// Vertex or geometry shader.
-    pub stage: ShaderStage,
+    pub stage: ShaderKind,
     /// The output registers the stage sends on (bit n = on): a geometry shader's EMIT copies
     /// these, and outputs report them.
     pub output_mask: u16,
@@ -73,6 +48,13 @@ pub enum ProgramError {
     TooManyOpdescs(usize),
     /// The entry point is outside program memory.
     EntryOutOfRange(u32),
+    /// The SHBIN file has no DVLE with this index.
+    NoSuchDvle {
+        /// The index asked for.
+        index: usize,
+        /// How many DVLEs the file has.
+        count: usize,
+    },
 }
 
 impl std::fmt::Display for ProgramError {
@@ -96,6 +78,12 @@ impl std::fmt::Display for ProgramError {
                     "entry point {e:#x} is outside program memory ({PROGRAM_WORDS} words)"
                 )
             }
+            ProgramError::NoSuchDvle { index, count } => {
+                write!(
+                    f,
+                    "there is no DVLE {index}: the file has {count} (numbered from 0)"
+                )
+            }
         }
     }
 }
@@ -108,7 +96,7 @@ impl ShaderProgram {
         code: &[u32],
         opdescs: &[u32],
         entry: u32,
-        stage: ShaderStage,
+        stage: ShaderKind,
         output_mask: u16,
     ) -> Result<ShaderProgram, ProgramError> {
         if code.len() > PROGRAM_WORDS {
@@ -133,6 +121,30 @@ impl ShaderProgram {
             stage,
             output_mask,
         })
+    }
+
+    /// The program of DVLE `index` of a SHBIN file. The output mask is the registers of the
+    /// DVLE's output table, or every output register of the stage when the table is empty.
+    pub fn from_shbin(shbin: &Shbin, index: usize) -> Result<ShaderProgram, ProgramError> {
+        let dvle = shbin.dvles.get(index).ok_or(ProgramError::NoSuchDvle {
+            index,
+            count: shbin.dvles.len(),
+        })?;
+        let registers = dvle.output_registers();
+        let output_mask = if registers.is_empty() {
+            ((1u32 << dvle.kind.output_count()) - 1) as u16
+        } else {
+            registers
+                .iter()
+                .fold(0u16, |mask, &(reg, _)| mask | 1 << reg)
+        };
+        ShaderProgram::new(
+            &shbin.code,
+            &shbin.opdescs,
+            dvle.entry,
+            dvle.kind,
+            output_mask,
+        )
     }
 
     /// The output registers sent on, in register order.
@@ -175,6 +187,25 @@ impl Uniforms {
             self.bools |= 1 << index;
         } else {
             self.bools &= !(1 << index);
+        }
+    }
+
+    /// The uniforms a DVLE's constant table sets (float constants are raw float24 values,
+    /// applied exactly as libctru uploads them in float24 mode); everything else is 0.
+    pub fn from_constants(dvle: &Dvle) -> Uniforms {
+        let mut uniforms = Uniforms::default();
+        uniforms.apply_constants(dvle);
+        uniforms
+    }
+
+    /// Applies a DVLE's constant table over the current values.
+    pub fn apply_constants(&mut self, dvle: &Dvle) {
+        for constant in &dvle.constants {
+            match *constant {
+                Constant::Bool { index, value } => self.set_bool(index as usize, value),
+                Constant::Int { index, value } => self.int[index as usize] = value,
+                Constant::Float { index, value } => self.set_float_f24(index as usize, value),
+            }
         }
     }
 

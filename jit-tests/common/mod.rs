@@ -11,7 +11,7 @@ use picajit::isa::{
     BinaryOp, BoolFlowOp, CompareOp, CondCombine, CondFlowOp, Condition, DestMask, DstReg,
     Instruction, OperandDescriptor, RelIndex, SimpleOp, SrcReg, Swizzle, UnaryOp, encode,
 };
-use picajit::program::{InputRegisters, ShaderProgram, ShaderStage, Uniforms, Vec4};
+use picajit::program::{InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
 
 /// Builds program memory from instruction text, allocating operand descriptors.
 #[derive(Default, Clone)]
@@ -433,13 +433,13 @@ impl Builder {
     }
 
     /// The program, entry 0.
-    pub fn program(&self, stage: ShaderStage) -> ShaderProgram {
+    pub fn program(&self, stage: ShaderKind) -> ShaderProgram {
         self.program_at(0, stage)
     }
 
     /// The program with another entry point.
-    pub fn program_at(&self, entry: u32, stage: ShaderStage) -> ShaderProgram {
-        let mask = if stage == ShaderStage::Vertex {
+    pub fn program_at(&self, entry: u32, stage: ShaderKind) -> ShaderProgram {
+        let mask = if stage == ShaderKind::Vertex {
             0xFFFF
         } else {
             0x7F
@@ -477,7 +477,7 @@ pub fn run_vs(
         precision: p,
         ..ExecConfig::default()
     };
-    Interpreter::new(b.program(ShaderStage::Vertex), config).run_vertex(u, v)
+    Interpreter::new(b.program(ShaderKind::Vertex), config).run_vertex(u, v)
 }
 
 /// Runs a vertex shader in the default precision with no inputs and returns o0.
@@ -493,7 +493,7 @@ pub fn run_gs(
     u: &Uniforms,
     invocations: &[InputRegisters],
 ) -> (GeometryState, Vec<Result<GeometryResult, ExecError>>) {
-    let interp = Interpreter::new(b.program(ShaderStage::Geometry), ExecConfig::default());
+    let interp = Interpreter::new(b.program(ShaderKind::Geometry), ExecConfig::default());
     let mut state = GeometryState::default();
     let results = invocations
         .iter()
@@ -515,4 +515,82 @@ pub fn assert_bits(actual: Vec4, expected: Vec4) {
         expected.map(f32::to_bits),
         "{actual:?} vs {expected:?}"
     );
+}
+
+/// The shipped example `corpus/examples/lit-transform.shbin`: a vertex shader that transforms
+/// v0 by the matrix c0-c3 into o0 (position), lights the color v1 with the normal v2 and the
+/// light direction c4 into o1 (color), and passes v3 through to o2 (texcoord0).
+pub fn lit_transform_example() -> picajit::shbin::Shbin {
+    use picajit::shbin::{
+        Constant, Dvle, GsConfig, GsMode, OutputEntry, OutputSemantic, ShaderKind, Shbin,
+        UniformEntry,
+    };
+    let mut b = Builder::new();
+    b.ops(
+        "dp4 o0.x, c0, v0
+         dp4 o0.y, c1, v0
+         dp4 o0.z, c2, v0
+         dp4 o0.w, c3, v0
+         dp3 r0.x, c4, v2
+         max r0.x, c95.x, r0.x
+         add r0.x, c95.y, r0.x
+         mul o1.xyz, r0.x, v1
+         mov o1.w, v1
+         mov o2.xy, v3
+         end",
+    );
+    let f24 = |x: f32| picajit::float24::F24::from_f32_exact(x).unwrap();
+    let output = |semantic, register, mask| OutputEntry {
+        semantic,
+        register,
+        mask,
+        unknown: 0,
+    };
+    let uniform = |name: &str, first, last| UniformEntry {
+        name: name.to_string(),
+        first,
+        last,
+    };
+    let mut dvle = Dvle {
+        version: picajit::shbin::PICASSO_DVLE_VERSION,
+        kind: ShaderKind::Vertex,
+        merge_outmaps: false,
+        entry: 0,
+        end: b.code.len() as u32,
+        input_mask: 0b1111,
+        output_mask: 0b111,
+        gs: GsConfig {
+            mode: GsMode::Point,
+            fixed_start: 0,
+            variable_vertices: 0,
+            fixed_vertices: 0,
+        },
+        // c95 = (0, 0.25, 0, 0): the clamp at 0 and an ambient term.
+        constants: vec![Constant::Float {
+            index: 95,
+            value: [f24(0.0), f24(0.25), f24(0.0), f24(0.0)],
+        }],
+        labels: vec![],
+        outputs: vec![
+            output(OutputSemantic::Position, 0, 0xF),
+            output(OutputSemantic::Color, 1, 0xF),
+            output(OutputSemantic::TexCoord0, 2, 0x3),
+        ],
+        uniforms: vec![
+            uniform("inpos", 0x00, 0x00),
+            uniform("incolor", 0x01, 0x01),
+            uniform("innormal", 0x02, 0x02),
+            uniform("intex", 0x03, 0x03),
+            uniform("projection", 0x10, 0x13),
+            uniform("lightDir", 0x14, 0x14),
+        ],
+        symbols: vec![],
+    };
+    dvle.rebuild_symbols();
+    Shbin {
+        code: b.code.clone(),
+        opdescs: b.opdescs.clone(),
+        opdesc_extra: vec![0; b.opdescs.len()],
+        dvles: vec![dvle],
+    }
 }

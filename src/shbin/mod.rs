@@ -72,6 +72,22 @@ pub enum ShaderKind {
 }
 
 impl ShaderKind {
+    /// `"vertex"` or `"geometry"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ShaderKind::Vertex => "vertex",
+            ShaderKind::Geometry => "geometry",
+        }
+    }
+
+    /// How many output registers the stage has (o0-o15 for vertex, o0-o6 for geometry shaders).
+    pub const fn output_count(self) -> usize {
+        match self {
+            ShaderKind::Vertex => 16,
+            ShaderKind::Geometry => 7,
+        }
+    }
+
     /// The byte stored in the DVLE header.
     pub fn code(self) -> u8 {
         match self {

@@ -1,0 +1,242 @@
+//! The `picajit` command line.
+//!
+//! * `picajit disasm FILE.shbin`: the DVLEs and a listing of the program.
+//! * `picajit run PROGRAM.shbin --input IN.json [--dvle N] [--engine interp|jit]
+//!   [--precision f24|f24-rne|f32] [--bits] [--state] [--output OUT.json] [--budget N]`.
+//!
+//! Bad files and bad JSON give one line on stderr naming what and where, exit status 2 and
+//! nothing on stdout. A failed invocation is reported in the output and the run goes on.
+
+pub mod input;
+pub mod output;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::float24::Precision;
+use crate::interp::{DEFAULT_INSTRUCTION_BUDGET, ExecConfig, GeometryState, Interpreter};
+use crate::isa::disasm;
+use crate::program::{ShaderKind, ShaderProgram, Uniforms};
+use crate::shbin::{self, Shbin};
+#[cfg(any())]
+use crate::validate;
+
+/// Exact float24 interpreter (and, later, JIT) for PICA200 shaders.
+#[derive(Parser, Debug)]
+#[command(name = "picajit", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print the DVLEs of a SHBIN file and a listing of its program.
+    Disasm {
+        /// The SHBIN file.
+        file: PathBuf,
+    },
+    /// Run a DVLE of a SHBIN file on the vertices of an input file.
+    Run(RunArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// The SHBIN file.
+    program: PathBuf,
+    /// Uniforms and vertices (or geometry-shader invocations), JSON.
+    #[arg(long)]
+    input: PathBuf,
+    /// Which DVLE (entry point) to run.
+    #[arg(long, default_value_t = 0)]
+    dvle: usize,
+    /// The engine.
+    #[arg(long, value_enum, default_value_t = EngineChoice::Interp)]
+    engine: EngineChoice,
+    /// How arithmetic results are rounded: f24 (truncate), f24-rne (nearest even) or f32.
+    #[arg(long, default_value = "f24", value_parser = parse_precision)]
+    precision: Precision,
+    /// Print each value as its f32 bit pattern.
+    #[arg(long)]
+    bits: bool,
+    /// Include a0, aL and cmp in the output.
+    #[arg(long)]
+    state: bool,
+    /// Write the output here instead of stdout.
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// The most instructions one invocation may execute.
+    #[arg(long, default_value_t = DEFAULT_INSTRUCTION_BUDGET)]
+    budget: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum EngineChoice {
+    /// The reference interpreter.
+    Interp,
+    /// The Cranelift JIT.
+    Jit,
+}
+
+fn parse_precision(text: &str) -> Result<Precision, String> {
+    Precision::from_name(text)
+        .ok_or_else(|| format!("unknown precision {text:?} (f24, f24-rne, f32)"))
+}
+
+/// A failure of the command: one line for stderr.
+#[derive(Debug)]
+pub struct CliError(pub String);
+
+fn read(path: &Path) -> Result<Vec<u8>, CliError> {
+    std::fs::read(path).map_err(|e| CliError(format!("{}: cannot read: {e}", path.display())))
+}
+
+fn load_shbin(path: &Path) -> Result<Shbin, CliError> {
+    shbin::parse(&read(path)?).map_err(|e| CliError(format!("{}: {e}", path.display())))
+}
+
+/// Runs the command line; returns the process exit status.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Disasm { file } => disasm_command(&file),
+        Command::Run(args) => run_command(&args),
+    };
+    match outcome {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(CliError(message)) => {
+            eprintln!("picajit: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `picajit disasm`: returns the text to print.
+fn disasm_command(path: &Path) -> Result<String, CliError> {
+    let shbin = load_shbin(path)?;
+    let mut out = format!(
+        "; {}: {} code words, {} operand descriptors, {} DVLE(s)\n",
+        path.display(),
+        shbin.code.len(),
+        shbin.opdescs.len(),
+        shbin.dvles.len()
+    );
+    for (i, dvle) in shbin.dvles.iter().enumerate() {
+        out += &format!(
+            "; DVLE {i}: {} shader, entry {:#05x}, end {:#05x}",
+            dvle.kind.name(),
+            dvle.entry,
+            dvle.end
+        );
+        if dvle.kind == ShaderKind::Geometry {
+            out += &format!(", mode {:?}", dvle.gs.mode);
+        }
+        out.push('\n');
+        for o in &dvle.outputs {
+            out += &format!(
+                ";   .out o{} {} mask {:#x}\n",
+                o.register, o.semantic, o.mask
+            );
+        }
+        for u in &dvle.uniforms {
+            out += &format!(";   uniform {} {}\n", u.name, u.describe());
+        }
+        for c in &dvle.constants {
+            out += &format!(";   constant {c:?}\n");
+        }
+    }
+    for (address, &word) in shbin.code.iter().enumerate() {
+        for (i, dvle) in shbin.dvles.iter().enumerate() {
+            if dvle.entry as usize == address {
+                out += &format!("; entry of DVLE {i}\n");
+            }
+        }
+        let text = disasm::format_instruction(&crate::isa::decode(word), &shbin.opdescs);
+        out += &format!("{address:03x}: {word:08x}    {text}\n");
+    }
+    Ok(out)
+}
+
+/// `picajit run`: returns the output document (or writes it and returns nothing).
+fn run_command(args: &RunArgs) -> Result<String, CliError> {
+    let shbin = load_shbin(&args.program)?;
+    let dvle = shbin.dvles.get(args.dvle).ok_or_else(|| {
+        CliError(format!(
+            "{}: there is no DVLE {} (the file has {})",
+            args.program.display(),
+            args.dvle,
+            shbin.dvles.len()
+        ))
+    })?;
+    let program = ShaderProgram::from_shbin(&shbin, args.dvle)
+        .map_err(|e| CliError(format!("{}: {e}", args.program.display())))?;
+    let text = String::from_utf8(read(&args.input)?)
+        .map_err(|_| CliError(format!("{}: not UTF-8 text", args.input.display())))?;
+    let run_input = input::parse_input(&text, args.precision, dvle.kind)
+        .map_err(|e| CliError(format!("{}: {e}", args.input.display())))?;
+    if args.engine == EngineChoice::Jit {
+        return Err(CliError(
+            "the JIT engine is not implemented yet; use --engine interp".to_string(),
+        ));
+    }
+
+    #[cfg(any())]
+    for diagnostic in validate::validate_program(&program, &dvle.output_registers()) {
+        eprintln!(
+            "warning: {}: DVLE {}: {diagnostic}",
+            args.program.display(),
+            args.dvle
+        );
+    }
+
+    let mut uniforms = Uniforms::from_constants(dvle);
+    run_input.apply_uniforms(&mut uniforms);
+    let config = ExecConfig {
+        precision: args.precision,
+        instruction_budget: args.budget,
+    };
+    let outputs: Vec<usize> = program.output_registers().collect();
+    let interp = Interpreter::new(program, config);
+    let options = output::OutputOptions {
+        bits: args.bits,
+        state: args.state,
+    };
+    let document = match dvle.kind {
+        ShaderKind::Vertex => {
+            let results: Vec<_> = run_input
+                .invocations
+                .iter()
+                .map(|inv| interp.run_vertex(&uniforms, &inv.registers))
+                .collect();
+            output::vertex_document(&results, &outputs, options)
+        }
+        ShaderKind::Geometry => {
+            let mut state = GeometryState::default();
+            let results: Vec<_> = run_input
+                .invocations
+                .iter()
+                .map(|inv| {
+                    for &(n, v) in &inv.uniform_writes {
+                        uniforms.float[n] = v;
+                    }
+                    let result = interp.run_geometry(&mut state, &uniforms, &inv.registers);
+                    (result, state.registers.flow)
+                })
+                .collect();
+            output::geometry_document(&results, &outputs, options)
+        }
+    };
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, document)
+                .map_err(|e| CliError(format!("{}: cannot write: {e}", path.display())))?;
+            Ok(String::new())
+        }
+        None => Ok(document),
+    }
+}
