@@ -16,3 +16,4 @@
 
 pub mod float24;
 pub mod isa;
+pub mod validate;
