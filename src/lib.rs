@@ -20,3 +20,4 @@ pub mod interp;
 pub mod isa;
 pub mod program;
 pub mod shbin;
+pub mod validate;

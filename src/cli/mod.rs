@@ -20,7 +20,6 @@ use crate::interp::{DEFAULT_INSTRUCTION_BUDGET, ExecConfig, GeometryState, Inter
 use crate::isa::disasm;
 use crate::program::{ShaderKind, ShaderProgram, Uniforms};
 use crate::shbin::{self, Shbin};
-#[cfg(any())]
 use crate::validate;
 
 /// Exact float24 interpreter (and, later, JIT) for PICA200 shaders.
@@ -185,7 +184,6 @@ fn run_command(args: &RunArgs) -> Result<String, CliError> {
         ));
     }
 
-    #[cfg(any())]
     for diagnostic in validate::validate_program(&program, &dvle.output_registers()) {
         eprintln!(
             "warning: {}: DVLE {}: {diagnostic}",

@@ -631,6 +631,3 @@ fn branch_if(stacks: &mut FlowStacks, condition: bool, target: u16, count: u8) -
         Some(target)
     }
 }
-
-#[cfg(test)]
-mod tests;
