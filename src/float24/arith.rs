@@ -190,13 +190,8 @@ pub const LITP_Y_LIMIT: f32 = 127.996_09;
 /// NaN y unchanged (`y < lo ? lo : y > hi ? hi : y`): a project choice, nothing is known.
 pub fn litp(v: &Vec4) -> (Vec4, [bool; 2]) {
     let [x, y, _, w] = *v;
-    let y = if y < -LITP_Y_LIMIT {
-        -LITP_Y_LIMIT
-    } else if y > LITP_Y_LIMIT {
-        LITP_Y_LIMIT
-    } else {
-        y
-    };
+    // f32::clamp is `y < lo ? lo : y > hi ? hi : y`: NaN passes through unchanged.
+    let y = y.clamp(-LITP_Y_LIMIT, LITP_Y_LIMIT);
     ([max(x, 0.0), y, 0.0, max(w, 0.0)], [x >= 0.0, w >= 0.0])
 }
 

@@ -236,9 +236,9 @@ impl DestMask {
 
 impl fmt::Display for DestMask {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for lane in 0..4 {
+        for (lane, name) in LANE_NAMES.iter().enumerate() {
             if self.lane(lane) {
-                write!(f, "{}", LANE_NAMES[lane])?;
+                write!(f, "{name}")?;
             }
         }
         Ok(())
