@@ -379,11 +379,22 @@ fn validation_warnings_go_to_stderr_and_the_run_goes_on() {
     b.ops("mova a0.x, v0; mova a0.y, v0; add o0, v0, v1; end");
     let program = temp_file("warn.shbin", &picajit::shbin::write(&single_dvle(&b)));
     let input = temp_file("warn.json", br#"{"vertices": [{"v0": [1]}]}"#);
-    let output = picajit(&["run", program.to_str().unwrap(), "--input", input.to_str().unwrap()]);
+    let output = picajit(&[
+        "run",
+        program.to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+    ]);
     assert!(output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("warning:") && stderr.contains("0x000") && stderr.contains("MOVA"), "{stderr}");
-    assert!(stderr.contains("0x002") && stderr.contains("input registers"), "{stderr}");
+    assert!(
+        stderr.contains("warning:") && stderr.contains("0x000") && stderr.contains("MOVA"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("0x002") && stderr.contains("input registers"),
+        "{stderr}"
+    );
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(document["vertices"][0]["error"].is_null());
 }

@@ -4,6 +4,8 @@
 //!
 //! * [`float24`]: the value model, the single source of truth for rounding and flushing;
 //! * [`isa`]: instruction decode, encode and disassembly;
+//! * [`flow`]: the control-flow stack machine, run concretely by the interpreter and explored
+//!   abstractly by the validator;
 //! * [`shbin`]: the SHBIN (DVLB/DVLP/DVLE) container;
 //! * [`program`]: a loaded shader program, its uniforms and inputs;
 //! * [`interp`]: the reference interpreter (the oracle every other engine is checked against);
@@ -16,6 +18,7 @@
 
 pub mod cli;
 pub mod float24;
+pub mod flow;
 pub mod interp;
 pub mod isa;
 pub mod program;

@@ -2,25 +2,26 @@
 //!
 //! Clarity first. Each step decodes one instruction, reads its sources (relative addressing,
 //! swizzle, negate), computes with [`crate::float24::arith`], writes the enabled lanes, and lets
-//! [`flow::FlowStacks`] resolve the next PC. Hangs are errors: BREAK on an empty loop stack and
-//! the instruction budget stop the invocation with an [`ExecError`]; the host always returns.
+//! the shared control-flow machine [`crate::flow::step`] resolve the next PC from the concrete
+//! [`Choices`]: the instruction's test (condition flags, bool uniforms) and whether the innermost
+//! loop's counter allows another pass. The loop counters and aL live here, on a stack kept beside
+//! the machine's LOOP stack. Hangs are errors: BREAK on an empty loop stack and the instruction
+//! budget stop the invocation with an [`ExecError`]; the host always returns.
 //!
 //! Vertex shaders start every invocation from zeroed registers ([`Interpreter::run_vertex`]).
 //! Geometry shaders run sequentially on a persistent [`GeometryState`]
 //! ([`Interpreter::run_geometry`]): registers, the two output banks and the emit state carry over,
 //! and b15 reads true after the first invocation.
 
-pub mod flow;
-
 use std::fmt;
 
 use crate::float24::{Precision, arith};
+use crate::flow::{self, Choices, FlowState, LOOP_DEPTH, LoopPass, RingStack, Step};
 use crate::isa::{
-    BinaryOp, BoolFlowOp, CondFlowOp, DstReg, Instruction, OperandDescriptor, PROGRAM_WORDS,
-    RegisterFile, RelIndex, SimpleOp, SrcReg, UnaryOp, decode,
+    BinaryOp, BoolFlowOp, CondFlowOp, DstReg, Instruction, OperandDescriptor, RegisterFile,
+    RelIndex, SimpleOp, SrcReg, UnaryOp, decode,
 };
 use crate::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
-use flow::{CallScope, FlowStacks, IfScope, LoopScope, StepRequest, wrap};
 
 /// The default instruction budget of one invocation (2^20 executed instructions).
 pub const DEFAULT_INSTRUCTION_BUDGET: u64 = 1 << 20;
@@ -236,6 +237,29 @@ impl Interpreter {
         uniforms: &Uniforms,
         inputs: &InputRegisters,
     ) -> Result<VertexResult, ExecError> {
+        self.run_vertex_observed(uniforms, inputs, |_| {})
+    }
+
+    /// Runs one vertex-shader invocation like [`Interpreter::run_vertex`], appending to `trace`
+    /// the address of every instruction executed, in order (END and an instruction that fails
+    /// included; an instruction refused by the budget not).
+    pub fn run_vertex_traced(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        trace: &mut Vec<u16>,
+    ) -> Result<VertexResult, ExecError> {
+        self.run_vertex_observed(uniforms, inputs, |pc| trace.push(pc))
+    }
+
+    /// Runs one vertex-shader invocation, calling `observe` with the address of each
+    /// instruction before it executes.
+    fn run_vertex_observed(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        observe: impl FnMut(u16),
+    ) -> Result<VertexResult, ExecError> {
         let mut registers = Registers::default();
         let mut invocation = Invocation {
             interp: self,
@@ -245,7 +269,7 @@ impl Interpreter {
             registers: &mut registers,
             geometry: None,
         };
-        invocation.run()?;
+        invocation.run(observe)?;
         Ok(VertexResult {
             outputs: registers.output,
             flow: registers.flow,
@@ -275,12 +299,29 @@ impl Interpreter {
             registers: &mut registers,
             geometry: Some((state, &mut emitted)),
         }
-        .run();
+        .run(|_| {});
         state.registers = registers;
         state.invoked = true;
         outcome.map(|()| emitted)
     }
 }
+
+/// The counters of one LOOP scope. They are data, like the condition flags, so the shared
+/// machine's [`FlowState`] does not hold them: the interpreter keeps them on a stack of the same
+/// depth and ring behaviour as [`FlowState::loops`], pushed by every LOOP together with the
+/// machine's scope and popped when [`flow::step`] reports [`LoopPass::Exit`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct LoopCounter {
+    /// Passes left after the current one (starts at i.x).
+    remaining: u8,
+    /// aL += increment after each pass (i.z, unsigned).
+    increment: u8,
+    /// aL before the LOOP started, restored when this loop ends inside another loop.
+    previous_al: i32,
+}
+
+/// The loop counters of one invocation, innermost last.
+type LoopCounters = RingStack<LoopCounter, LOOP_DEPTH>;
 
 /// One running invocation.
 struct Invocation<'a> {
@@ -298,34 +339,74 @@ impl Invocation<'_> {
         self.interp.config.precision
     }
 
-    fn run(&mut self) -> Result<(), ExecError> {
-        let mut stacks = FlowStacks::default();
-        let mut pc = self.interp.program.entry;
+    /// Runs to END or an error, calling `observe` with the address of each instruction before
+    /// it executes.
+    fn run(&mut self, mut observe: impl FnMut(u16)) -> Result<(), ExecError> {
+        let mut flow = FlowState::new(self.interp.program.entry);
+        let mut counters = LoopCounters::new();
         let mut executed: u64 = 0;
         loop {
+            let pc = flow.pc;
             executed += 1;
             if executed > self.interp.config.instruction_budget {
                 let budget = self.interp.config.instruction_budget;
                 return Err(ExecError::InstructionBudget { budget, pc });
             }
+            observe(pc);
             let inst = self.interp.decoded[pc as usize];
-            let request = match self.step(pc, &inst, &mut stacks)? {
-                Some(request) => request,
-                None => return Ok(()), // END
+            let condition = self.execute(pc, &inst, &mut counters)?;
+            // The loop whose body may end here is the innermost one, after this instruction's
+            // own push (a LOOP whose DST is its own address ends at once).
+            let loop_again = counters.top().is_some_and(|c| c.remaining != 0);
+            let choices = Choices {
+                condition,
+                loop_again,
             };
-            pc = stacks.after_instruction(pc, request, &mut self.registers.flow.al);
-            debug_assert!((pc as usize) < PROGRAM_WORDS);
+            match flow::step(&flow, &inst, choices) {
+                Step::End => return Ok(()),
+                Step::BreakOutsideLoop => return Err(ExecError::BreakOutsideLoop { pc }),
+                Step::Continue {
+                    state, loop_pass, ..
+                } => {
+                    flow = state;
+                    if let Some(pass) = loop_pass {
+                        self.end_pass(pass, &mut counters);
+                    }
+                }
+            }
+            debug_assert_eq!(counters.len(), flow.loops.len());
         }
     }
 
-    /// Executes one instruction; `None` means END.
-    fn step(
+    /// A loop pass ended: aL steps, then the innermost counter counts down, or the loop is left
+    /// and, when another loop remains, aL returns to its value before the exited LOOP.
+    fn end_pass(&mut self, pass: LoopPass, counters: &mut LoopCounters) {
+        let al = &mut self.registers.flow.al;
+        let Some(counter) = counters.top_mut() else {
+            unreachable!("a loop pass ended with no loop counter");
+        };
+        *al = al.wrapping_add(counter.increment as i32);
+        match pass {
+            LoopPass::Again => counter.remaining -= 1,
+            LoopPass::Exit { outer_remains } => {
+                let previous_al = counter.previous_al;
+                counters.pop();
+                if outer_remains {
+                    *al = previous_al;
+                }
+            }
+        }
+    }
+
+    /// Executes the data effects of one instruction (a LOOP pushes its counter and sets aL) and
+    /// returns whether its test passes (false for an instruction without a test). The control
+    /// flow is left to [`flow::step`].
+    fn execute(
         &mut self,
         pc: u16,
         inst: &Instruction,
-        stacks: &mut FlowStacks,
-    ) -> Result<Option<StepRequest>, ExecError> {
-        let mut request = StepRequest::default();
+        counters: &mut LoopCounters,
+    ) -> Result<bool, ExecError> {
         let flags = self.registers.flow.cmp;
         match *inst {
             Instruction::Binary {
@@ -365,9 +446,10 @@ impl Invocation<'_> {
             } => {
                 let d = self.descriptor(desc);
                 let a = self.read(src1, rel, d, 0);
-                for lane in 0..2 {
+                let a0 = &mut self.registers.flow.a0;
+                for (lane, (reg, &value)) in a0.iter_mut().zip(&a).enumerate() {
                     if d.dest_mask().lane(lane) {
-                        self.registers.flow.a0[lane] = arith::mova(a[lane]);
+                        *reg = arith::mova(value);
                     }
                 }
             }
@@ -407,68 +489,24 @@ impl Invocation<'_> {
                 self.write(dst, d, result);
             }
             Instruction::Simple { op, .. } => match op {
-                SimpleOp::Nop => {}
-                SimpleOp::End => return Ok(None),
-                SimpleOp::Break => {
-                    if stacks.loops.is_empty() {
-                        return Err(ExecError::BreakOutsideLoop { pc });
-                    }
-                    request.is_break = true;
-                }
+                SimpleOp::Nop | SimpleOp::End | SimpleOp::Break => {}
                 SimpleOp::Emit => self.emit(pc)?,
             },
-            Instruction::CondFlow {
-                op,
-                cond,
-                target,
-                count,
-                ..
-            } => {
-                let taken = op == CondFlowOp::Call || cond.eval(flags);
-                match op {
-                    CondFlowOp::Breakc if taken => {
-                        if stacks.loops.is_empty() {
-                            return Err(ExecError::BreakOutsideLoop { pc });
-                        }
-                        request.is_break = true;
-                    }
-                    CondFlowOp::Breakc => {}
-                    CondFlowOp::Call | CondFlowOp::Callc => {
-                        if taken {
-                            request.jump = Some(call(stacks, pc, target, count));
-                        }
-                    }
-                    CondFlowOp::Ifc => request.jump = branch_if(stacks, taken, target, count),
-                    CondFlowOp::Jmpc => request.jump = taken.then_some(target),
-                }
+            Instruction::CondFlow { op, cond, .. } => {
+                return Ok(op == CondFlowOp::Call || cond.eval(flags));
             }
             Instruction::BoolFlow {
-                op,
-                bool_id,
-                target,
-                count,
-                ..
+                op, bool_id, count, ..
             } => {
                 let value = self.bools & (1 << bool_id) != 0;
-                match op {
-                    BoolFlowOp::Callu => {
-                        if value {
-                            request.jump = Some(call(stacks, pc, target, count));
-                        }
-                    }
-                    BoolFlowOp::Ifu => request.jump = branch_if(stacks, value, target, count),
-                    BoolFlowOp::Jmpu => {
-                        let inverted = count & 1 != 0;
-                        request.jump = (value != inverted).then_some(target);
-                    }
-                }
+                // JMPU jumps when the bool is false if bit 0 of NUM is set.
+                let inverted = op == BoolFlowOp::Jmpu && count & 1 != 0;
+                return Ok(value != inverted);
             }
-            Instruction::Loop { int_id, target, .. } => {
+            Instruction::Loop { int_id, .. } => {
                 let [count, start, increment, _] = self.uniforms.int[int_id as usize];
                 let al = &mut self.registers.flow.al;
-                stacks.loops.push(LoopScope {
-                    entry: wrap(pc as u32 + 1),
-                    end: wrap(target as u32 + 1),
+                counters.push(LoopCounter {
                     remaining: count,
                     increment,
                     previous_al: *al,
@@ -491,7 +529,7 @@ impl Invocation<'_> {
             }
             Instruction::Unknown { .. } => {}
         }
-        Ok(Some(request))
+        Ok(false)
     }
 
     fn descriptor(&self, index: u8) -> OperandDescriptor {
@@ -607,27 +645,5 @@ impl Invocation<'_> {
         }
         state.bank ^= 1;
         Ok(())
-    }
-}
-
-/// A taken CALL: push the scope and return the jump target.
-fn call(stacks: &mut FlowStacks, pc: u16, target: u16, count: u8) -> u16 {
-    stacks.calls.push(CallScope {
-        end: wrap(target as u32 + count as u32),
-        ret: wrap(pc as u32 + 1),
-    });
-    target
-}
-
-/// IFU/IFC: a true condition pushes the scope and runs on; a false one jumps to the else block.
-fn branch_if(stacks: &mut FlowStacks, condition: bool, target: u16, count: u8) -> Option<u16> {
-    if condition {
-        stacks.ifs.push(IfScope {
-            else_addr: target,
-            end: wrap(target as u32 + count as u32),
-        });
-        None
-    } else {
-        Some(target)
     }
 }

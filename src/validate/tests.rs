@@ -1,7 +1,4 @@
-use super::flow::{
-    self, CallEntry, Choices, FlowState, IfEntry, LoopEntry, RingStack, Step, explore,
-    reachable_addresses, step, successors,
-};
+use super::flow::{self, explore, reachable_addresses, successors};
 use super::*;
 use crate::isa::{
     BinaryOp, BoolFlowOp, CondCombine, CondFlowOp, Condition, DestMask, RelIndex, SrcReg, Swizzle,
@@ -728,25 +725,11 @@ fn analysis_limit_gives_incomplete_and_keeps_local_checks() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The control-flow machine
+// The exploration of the control-flow machine (the machine's own tests are in `crate::flow`)
 
 mod machine {
     use super::*;
-
-    fn at_pc(pc: u16) -> FlowState {
-        FlowState::new(pc)
-    }
-
-    fn go(state: &FlowState, inst: Instruction, condition: bool, loop_again: bool) -> Step {
-        step(
-            state,
-            &inst,
-            Choices {
-                condition,
-                loop_again,
-            },
-        )
-    }
+    use crate::flow::{FlowState, Step};
 
     fn cont(step: Step) -> FlowState {
         match step {
@@ -756,140 +739,25 @@ mod machine {
     }
 
     #[test]
-    fn ring_stack_drops_the_oldest() {
-        let mut s: RingStack<u16, 4> = RingStack::new();
-        for i in 1..=5 {
-            s.push(i);
-        }
-        assert_eq!(s.entries(), &[2, 3, 4, 5]);
-        assert_eq!(s.pop(), Some(5));
-        assert_eq!(s.top(), Some(4));
-        assert_eq!(s.len(), 3);
-        // Popped slots are cleared, so equal contents compare equal.
-        let mut t: RingStack<u16, 4> = RingStack::new();
-        for i in 2..=4 {
-            t.push(i);
-        }
-        assert_eq!(s, t);
-    }
-
-    #[test]
-    fn straight_line_end_and_break() {
-        assert_eq!(cont(go(&at_pc(3), nop(), false, false)).pc, 4);
-        assert_eq!(go(&at_pc(3), end(), true, true), Step::End);
-        assert_eq!(go(&at_pc(3), brk(), false, false), Step::BreakOutsideLoop);
-        assert_eq!(go(&at_pc(3), breakc(), true, false), Step::BreakOutsideLoop);
-        assert_eq!(cont(go(&at_pc(3), breakc(), false, false)).pc, 4);
-    }
-
-    #[test]
-    fn pc_wraps_at_4096() {
-        let step = go(&at_pc(4095), nop(), false, false);
-        assert_eq!(
-            step,
-            Step::Continue {
-                state: at_pc(0),
-                target: 4096
-            }
-        );
-    }
-
-    #[test]
-    fn if_true_pushes_and_if_false_jumps() {
-        let s = cont(go(&at_pc(1), ifu(5, 2), true, false));
-        assert_eq!(s.pc, 2);
-        assert_eq!(
-            s.ifs.entries(),
-            &[IfEntry {
-                else_addr: 5,
-                end: 7
-            }]
-        );
-        let s = cont(go(&s.with_pc(4), nop(), false, false));
-        assert_eq!(s.pc, 7);
-        assert!(s.ifs.is_empty());
-        let s = cont(go(&at_pc(1), ifu(5, 2), false, false));
-        assert_eq!(s.pc, 5);
-        assert!(s.ifs.is_empty());
-    }
-
-    #[test]
-    fn jump_at_the_end_of_a_scope_is_not_taken() {
-        let s = cont(go(&at_pc(1), ifu(5, 2), true, false)).with_pc(4);
-        let s = cont(go(&s, jmpu(100), true, false));
-        assert_eq!(s.pc, 7);
-        let free = cont(go(&at_pc(4), jmpu(100), true, false));
-        assert_eq!(free.pc, 100);
-    }
-
-    #[test]
-    fn call_returns_and_fourth_pop_keeps_the_third_pc() {
-        // Tail calls: each procedure's last instruction calls the next one.
-        let p = at(&[
-            (0, call(10, 2)),
-            (11, call(20, 2)),
-            (21, call(30, 2)),
-            (31, call(40, 2)),
-            (41, nop()),
-        ]);
-        let mut s = at_pc(0);
-        for expected in [0, 10, 11, 20, 21, 30, 31, 40, 41] {
-            assert_eq!(s.pc, expected);
-            s = cont(go(&s, p[s.pc as usize], true, false));
-        }
-        assert!(s.calls.is_empty());
-        // Pops: 42 -> ret 32, 32 -> ret 22, 22 -> ret 12, 12 -> (lost) stays 12.
-        assert_eq!(s.pc, 12);
-
-        // Three pops in one step return all the way.
-        let mut s = at_pc(21).with_calls(&[CallEntry { end: 22, ret: 1 }]);
-        for _ in 0..5 {
-            s = cont(go(&s, p[s.pc as usize], true, false));
-        }
-        assert_eq!(s.pc, 1);
-        assert!(s.calls.is_empty());
-    }
-
-    #[test]
-    fn conditional_call_not_taken_falls_through() {
-        let s = cont(go(&at_pc(0), callu(10, 2), false, false));
-        assert_eq!(s.pc, 1);
-        assert!(s.calls.is_empty());
-        let s = cont(go(&at_pc(0), callu(10, 2), true, false));
-        assert_eq!(s.pc, 10);
-        assert_eq!(s.calls.entries(), &[CallEntry { end: 12, ret: 1 }]);
-    }
-
-    #[test]
-    fn loop_again_exit_and_break() {
-        let s = cont(go(&at_pc(0), loop_(2), false, false));
-        assert_eq!(s.pc, 1);
-        assert_eq!(s.loops.entries(), &[LoopEntry { entry: 1, end: 3 }]);
-        let at2 = s.with_pc(2);
-        let again = cont(go(&at2, nop(), false, true));
-        assert_eq!((again.pc, again.loops.len()), (1, 1));
-        let exit = cont(go(&at2, nop(), false, false));
-        assert_eq!((exit.pc, exit.loops.len()), (3, 0));
-        let at1 = s.with_pc(1);
-        let broke = cont(go(&at1, brk(), false, true));
-        assert_eq!((broke.pc, broke.loops.len()), (3, 0));
+    fn successors_follow_every_choice() {
+        let s = FlowState::new(0);
+        let pushed = successors(&s, &loop_(2));
+        assert_eq!(pushed.len(), 1);
+        let s = cont(pushed[0]);
+        let mut at1 = s;
+        at1.pc = 1;
+        let mut at2 = s;
+        at2.pc = 2;
         assert_eq!(successors(&at2, &nop()).len(), 2);
         assert_eq!(successors(&at1, &breakc()).len(), 2);
         assert_eq!(successors(&at1, &nop()).len(), 1);
-    }
-
-    #[test]
-    fn loop_beats_if_and_call() {
-        // Instruction 2 ends an IF then-block and the loop body at once: the loop wins.
-        let s = at_pc(2)
-            .with_loops(&[LoopEntry { entry: 1, end: 3 }])
-            .with_ifs(&[IfEntry {
-                else_addr: 3,
-                end: 9,
-            }]);
-        let again = cont(go(&s, nop(), false, true));
-        assert_eq!(again.pc, 1);
-        assert!(again.ifs.is_empty(), "the IF still popped");
+        assert_eq!(successors(&at1, &ifu(5, 1)).len(), 2);
+        assert_eq!(successors(&at1, &end()), vec![Step::End]);
+        assert_eq!(
+            successors(&FlowState::new(1), &breakc()).len(),
+            2,
+            "fall through, or fail"
+        );
     }
 
     #[test]
@@ -925,32 +793,6 @@ mod machine {
         let p = [ifu(3, 1), nop(), end(), nop(), end(), nop()];
         let seen = reachable_addresses(&p, 0);
         assert_eq!(&seen[..6], &[true, true, true, true, true, false]);
-    }
-
-    trait With {
-        fn with_pc(self, pc: u16) -> Self;
-        fn with_calls(self, calls: &[CallEntry]) -> Self;
-        fn with_ifs(self, ifs: &[IfEntry]) -> Self;
-        fn with_loops(self, loops: &[LoopEntry]) -> Self;
-    }
-
-    impl With for FlowState {
-        fn with_pc(mut self, pc: u16) -> Self {
-            self.pc = pc;
-            self
-        }
-        fn with_calls(mut self, calls: &[CallEntry]) -> Self {
-            calls.iter().for_each(|&e| self.calls.push(e));
-            self
-        }
-        fn with_ifs(mut self, ifs: &[IfEntry]) -> Self {
-            ifs.iter().for_each(|&e| self.ifs.push(e));
-            self
-        }
-        fn with_loops(mut self, loops: &[LoopEntry]) -> Self {
-            loops.iter().for_each(|&e| self.loops.push(e));
-            self
-        }
     }
 }
 
