@@ -26,6 +26,18 @@ fn picajit(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// `picajit run PROGRAM --input INPUT EXTRA...`.
+fn run_program(program: &Path, input: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "run",
+        program.to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    picajit(&args)
+}
+
 fn temp_file(name: &str, contents: &[u8]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("picajit-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -64,14 +76,7 @@ fn assert_usage_error(output: &Output, expected: &str) {
 fn run_prints_the_interpreter_results_for_the_example() {
     let shbin_path = example("lit-transform.shbin");
     let input_path = example("lit-transform.json");
-    let output = picajit(&[
-        "run",
-        shbin_path.to_str().unwrap(),
-        "--input",
-        input_path.to_str().unwrap(),
-        "--bits",
-        "--state",
-    ]);
+    let output = run_program(&shbin_path, &input_path, &["--bits", "--state"]);
     assert!(
         output.status.success(),
         "{}",
@@ -135,12 +140,7 @@ fn numbers_print_as_json_numbers_and_specials_as_strings() {
         br#"{"uniforms": {"c0": [1,0,0,0], "c1": [0,1,0,0], "c2": [0,0,1,0], "c3": [0,0,0,1]},
         "vertices": [{"v0": ["inf", 0.5, "nan", -2], "v1": [1, 1, 1, 1]}]}"#,
     );
-    let output = picajit(&[
-        "run",
-        example("lit-transform.shbin").to_str().unwrap(),
-        "--input",
-        input.to_str().unwrap(),
-    ]);
+    let output = run_program(&example("lit-transform.shbin"), &input, &[]);
     assert!(output.status.success());
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     // dp4 with inf and nan lanes: row x = (1,0,0,0)·(inf, .5, nan, -2) = inf + 0·NaN... = NaN.
@@ -157,16 +157,11 @@ fn numbers_print_as_json_numbers_and_specials_as_strings() {
 #[test]
 fn output_option_writes_a_file() {
     let out = std::env::temp_dir().join(format!("picajit-out-{}.json", std::process::id()));
-    let output = picajit(&[
-        "run",
-        example("lit-transform.shbin").to_str().unwrap(),
-        "--input",
-        example("lit-transform.json").to_str().unwrap(),
-        "--output",
-        out.to_str().unwrap(),
-        "--precision",
-        "f32",
-    ]);
+    let output = run_program(
+        &example("lit-transform.shbin"),
+        &example("lit-transform.json"),
+        &["--output", out.to_str().unwrap(), "--precision", "f32"],
+    );
     assert!(output.status.success());
     assert!(output.stdout.is_empty());
     let document: serde_json::Value =
@@ -185,12 +180,7 @@ fn failed_invocations_are_reported_and_the_run_goes_on() {
         "break.json",
         br#"{"uniforms": {"b0": true}, "vertices": [{"v0": [1]}]}"#,
     );
-    let output = picajit(&[
-        "run",
-        program.to_str().unwrap(),
-        "--input",
-        input.to_str().unwrap(),
-    ]);
+    let output = run_program(&program, &input, &[]);
     assert!(output.status.success());
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(
@@ -203,12 +193,7 @@ fn failed_invocations_are_reported_and_the_run_goes_on() {
         "break2.json",
         br#"{"vertices": [{"v0": [1]}, {"v0": [2]}]}"#,
     );
-    let output = picajit(&[
-        "run",
-        program.to_str().unwrap(),
-        "--input",
-        input.to_str().unwrap(),
-    ]);
+    let output = run_program(&program, &input, &[]);
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(
         document["vertices"][1]["outputs"]["o0"],
@@ -232,24 +217,14 @@ fn bad_inputs_give_one_line_and_status_2() {
     let good_shbin = example("lit-transform.shbin");
     let good_input = example("lit-transform.json");
     let missing = root().join("no-such-file.shbin");
-    let output = picajit(&[
-        "run",
-        missing.to_str().unwrap(),
-        "--input",
-        good_input.to_str().unwrap(),
-    ]);
+    let output = run_program(&missing, &good_input, &[]);
     assert_usage_error(&output, "cannot read");
 
     let truncated = temp_file(
         "truncated.shbin",
         &std::fs::read(&good_shbin).unwrap()[..50],
     );
-    let output = picajit(&[
-        "run",
-        truncated.to_str().unwrap(),
-        "--input",
-        good_input.to_str().unwrap(),
-    ]);
+    let output = run_program(&truncated, &good_input, &[]);
     assert_usage_error(&output, "truncated.shbin");
 
     let bad_magic = temp_file("magic.shbin", b"DVLX\0\0\0\0");
@@ -257,51 +232,20 @@ fn bad_inputs_give_one_line_and_status_2() {
     assert_usage_error(&output, "bad magic");
 
     let bad_json = temp_file("bad.json", b"{\"vertices\": [ {\"v0\": [1, 2,] } ]}");
-    let output = picajit(&[
-        "run",
-        good_shbin.to_str().unwrap(),
-        "--input",
-        bad_json.to_str().unwrap(),
-    ]);
+    let output = run_program(&good_shbin, &bad_json, &[]);
     assert_usage_error(&output, "line 1, column");
 
     let bad_value = temp_file("value.json", br#"{"vertices": [{"v7": [1, "one"]}]}"#);
-    let output = picajit(&[
-        "run",
-        good_shbin.to_str().unwrap(),
-        "--input",
-        bad_value.to_str().unwrap(),
-    ]);
+    let output = run_program(&good_shbin, &bad_value, &[]);
     assert_usage_error(&output, "vertices[0].v7[1]");
 
-    let output = picajit(&[
-        "run",
-        good_shbin.to_str().unwrap(),
-        "--input",
-        good_input.to_str().unwrap(),
-        "--dvle",
-        "3",
-    ]);
+    let output = run_program(&good_shbin, &good_input, &["--dvle", "3"]);
     assert_usage_error(&output, "no DVLE 3");
 
-    let output = picajit(&[
-        "run",
-        good_shbin.to_str().unwrap(),
-        "--input",
-        good_input.to_str().unwrap(),
-        "--engine",
-        "jit",
-    ]);
+    let output = run_program(&good_shbin, &good_input, &["--engine", "jit"]);
     assert_usage_error(&output, "JIT");
 
-    let output = picajit(&[
-        "run",
-        good_shbin.to_str().unwrap(),
-        "--input",
-        good_input.to_str().unwrap(),
-        "--precision",
-        "f16",
-    ]);
+    let output = run_program(&good_shbin, &good_input, &["--precision", "f16"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(output.stdout.is_empty());
 }
@@ -345,12 +289,7 @@ fn geometry_shader_runs_emit_and_report_primitives() {
         "gs.json",
         br#"{"invocations": [{"v0": [1], "v1": [2], "v2": [3]}]}"#,
     );
-    let output = picajit(&[
-        "run",
-        program.to_str().unwrap(),
-        "--input",
-        input.to_str().unwrap(),
-    ]);
+    let output = run_program(&program, &input, &[]);
     assert!(
         output.status.success(),
         "{}",
@@ -370,7 +309,6 @@ fn geometry_shader_runs_emit_and_report_primitives() {
         primitive["vertices"][2]["o0"],
         serde_json::json!([3, 0, 0, 1])
     );
-    let _ = Path::new("");
 }
 
 #[test]
@@ -379,12 +317,7 @@ fn validation_warnings_go_to_stderr_and_the_run_goes_on() {
     b.ops("mova a0.x, v0; mova a0.y, v0; add o0, v0, v1; end");
     let program = temp_file("warn.shbin", &picajit::shbin::write(&single_dvle(&b)));
     let input = temp_file("warn.json", br#"{"vertices": [{"v0": [1]}]}"#);
-    let output = picajit(&[
-        "run",
-        program.to_str().unwrap(),
-        "--input",
-        input.to_str().unwrap(),
-    ]);
+    let output = run_program(&program, &input, &[]);
     assert!(output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

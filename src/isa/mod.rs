@@ -13,6 +13,8 @@ pub mod decode;
 pub mod disasm;
 pub mod encode;
 mod operand;
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use decode::decode;
 pub use encode::{EncodeError, encode};

@@ -1,9 +1,7 @@
 use super::flow::{self, explore, reachable_addresses, successors};
 use super::*;
-use crate::isa::{
-    BinaryOp, BoolFlowOp, CondCombine, CondFlowOp, Condition, DestMask, RelIndex, SrcReg, Swizzle,
-    UnaryOp, encode,
-};
+use crate::isa::testing::*;
+use crate::isa::{BinaryOp, DestMask, RelIndex, SrcReg, Swizzle, UnaryOp, encode};
 use DiagnosticKind::*;
 
 // ---------------------------------------------------------------------------------------------
@@ -93,92 +91,6 @@ fn mova(src: SrcReg) -> Instruction {
         ignored: 0,
     }
 }
-fn simple(op: SimpleOp) -> Instruction {
-    Instruction::Simple { op, ignored: 0 }
-}
-fn nop() -> Instruction {
-    simple(SimpleOp::Nop)
-}
-fn end() -> Instruction {
-    simple(SimpleOp::End)
-}
-fn brk() -> Instruction {
-    simple(SimpleOp::Break)
-}
-fn emit() -> Instruction {
-    simple(SimpleOp::Emit)
-}
-fn setemit(vertex: u8) -> Instruction {
-    Instruction::SetEmit {
-        vertex,
-        primitive: false,
-        winding: false,
-        ignored: 0,
-    }
-}
-fn cond_flow(op: CondFlowOp, target: u16, count: u8) -> Instruction {
-    Instruction::CondFlow {
-        op,
-        cond: Condition {
-            ref_x: true,
-            ref_y: true,
-            combine: CondCombine::X,
-        },
-        target,
-        count,
-        ignored: 0,
-    }
-}
-fn bool_flow(op: BoolFlowOp, target: u16, count: u8) -> Instruction {
-    Instruction::BoolFlow {
-        op,
-        bool_id: 0,
-        target,
-        count,
-        ignored: 0,
-    }
-}
-fn ifu(target: u16, count: u8) -> Instruction {
-    bool_flow(BoolFlowOp::Ifu, target, count)
-}
-fn ifc(target: u16, count: u8) -> Instruction {
-    cond_flow(CondFlowOp::Ifc, target, count)
-}
-fn callu(target: u16, count: u8) -> Instruction {
-    bool_flow(BoolFlowOp::Callu, target, count)
-}
-fn call(target: u16, count: u8) -> Instruction {
-    cond_flow(CondFlowOp::Call, target, count)
-}
-fn jmpu(target: u16) -> Instruction {
-    bool_flow(BoolFlowOp::Jmpu, target, 0)
-}
-fn breakc() -> Instruction {
-    cond_flow(CondFlowOp::Breakc, 0, 0)
-}
-fn loop_(last: u16) -> Instruction {
-    Instruction::Loop {
-        int_id: 0,
-        target: last,
-        count: 0,
-        ignored: 0,
-    }
-}
-
-/// Places instructions at addresses, filling the gaps with NOP.
-fn at(parts: &[(u16, Instruction)]) -> Vec<Instruction> {
-    let len = parts
-        .iter()
-        .map(|&(a, _)| a as usize + 1)
-        .max()
-        .unwrap_or(0);
-    let mut program = vec![nop(); len];
-    for &(address, inst) in parts {
-        program[address as usize] = inst;
-    }
-    program
-}
-
 fn words(program: &[Instruction]) -> Vec<u32> {
     program.iter().map(|i| encode(i).unwrap()).collect()
 }
