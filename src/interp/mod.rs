@@ -19,7 +19,7 @@ use crate::float24::{Precision, arith};
 use crate::flow::{self, Choices, FlowState, LOOP_DEPTH, LoopPass, RingStack, Step};
 use crate::isa::{
     BinaryOp, BoolFlowOp, CondFlowOp, DstReg, Instruction, OperandDescriptor, RegisterFile,
-    RelIndex, SimpleOp, SrcReg, UnaryOp, decode,
+    RelIndex, SimpleOp, SrcReg, UnaryOp, decode, split_rel,
 };
 use crate::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
 
@@ -418,11 +418,7 @@ impl Invocation<'_> {
                 desc,
             } => {
                 let d = self.descriptor(desc);
-                let (rel1, rel2) = if op.is_inverted() {
-                    (RelIndex::None, rel)
-                } else {
-                    (rel, RelIndex::None)
-                };
+                let (rel1, rel2) = split_rel(rel, op.is_inverted());
                 let a = self.read(src1, rel1, d, 0);
                 let b = self.read(src2, rel2, d, 1);
                 let result = self.binary(op.base(), &a, &b);
@@ -476,11 +472,7 @@ impl Invocation<'_> {
                 desc,
             } => {
                 let d = self.descriptor(desc);
-                let (rel2, rel3) = if inverted {
-                    (RelIndex::None, rel)
-                } else {
-                    (rel, RelIndex::None)
-                };
+                let (rel2, rel3) = split_rel(rel, inverted);
                 let a = self.read(src1, RelIndex::None, d, 0);
                 let b = self.read(src2, rel2, d, 1);
                 let c = self.read(src3, rel3, d, 2);

@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use super::{
     BoolFlowOp, CondCombine, CondFlowOp, Condition, DstReg, Instruction, OperandDescriptor,
-    RelIndex, SimpleOp, SrcReg, Swizzle,
+    RelIndex, SimpleOp, SrcReg, Swizzle, split_rel,
 };
 
 /// Looks up descriptor `index`, reading a missing entry as 0 (as empty descriptor memory).
@@ -72,11 +72,7 @@ pub fn format_instruction(inst: &Instruction, opdescs: &[u32]) -> String {
             op,
         } => {
             let d = descriptor(opdescs, desc);
-            let (rel1, rel2) = if op.is_inverted() {
-                (RelIndex::None, rel)
-            } else {
-                (rel, RelIndex::None)
-            };
+            let (rel1, rel2) = split_rel(rel, op.is_inverted());
             let text = format!(
                 "{name} {}, {}, {}",
                 destination(dst, d),
@@ -143,11 +139,7 @@ pub fn format_instruction(inst: &Instruction, opdescs: &[u32]) -> String {
             desc,
         } => {
             let d = descriptor(opdescs, desc);
-            let (rel2, rel3) = if inverted {
-                (RelIndex::None, rel)
-            } else {
-                (rel, RelIndex::None)
-            };
+            let (rel2, rel3) = split_rel(rel, inverted);
             let text = format!(
                 "{name} {}, {}, {}, {}",
                 destination(dst, d),

@@ -473,6 +473,16 @@ pub enum Instruction {
     },
 }
 
+/// Which of two adjacent operands the index register `rel` offsets: the first, unless the second
+/// holds the wide field (the inverted formats 1i and 5i). Returns the index of each operand.
+pub const fn split_rel(rel: RelIndex, second_is_wide: bool) -> (RelIndex, RelIndex) {
+    if second_is_wide {
+        (RelIndex::None, rel)
+    } else {
+        (rel, RelIndex::None)
+    }
+}
+
 /// One source operand as an instruction reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SourceOperand {
@@ -551,11 +561,7 @@ impl Instruction {
                     BinaryOp::Dst => (0b0110, 0b1010),
                     _ => (masked, masked),
                 };
-                let (rel1, rel2) = if op.is_inverted() {
-                    (RelIndex::None, rel)
-                } else {
-                    (rel, RelIndex::None)
-                };
+                let (rel1, rel2) = split_rel(rel, op.is_inverted());
                 vec![
                     operand(src1, rel1, 0, lanes1),
                     operand(src2, rel2, 1, lanes2),
@@ -586,11 +592,7 @@ impl Instruction {
                 rel,
                 ..
             } => {
-                let (rel2, rel3) = if inverted {
-                    (RelIndex::None, rel)
-                } else {
-                    (rel, RelIndex::None)
-                };
+                let (rel2, rel3) = split_rel(rel, inverted);
                 vec![
                     operand(src1, RelIndex::None, 0, masked),
                     operand(src2, rel2, 1, masked),
