@@ -16,6 +16,7 @@
 //! (nothing being known about the hardware), the choice is documented at the function that makes it.
 #![warn(missing_docs)]
 
+pub mod asm;
 pub mod cli;
 pub mod float24;
 pub mod flow;

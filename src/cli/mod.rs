@@ -1,5 +1,6 @@
 //! The `picajit` command line.
 //!
+//! * `picajit asm IN.pica [MORE.pica ...] -o OUT.shbin [--header OUT.h] [--no-nop]`: assemble.
 //! * `picajit disasm FILE.shbin`: the DVLEs and a listing of the program.
 //! * `picajit run PROGRAM.shbin --input IN.json [--dvle N] [--engine interp|jit]
 //!   [--precision f24|f24-rne|f32] [--bits] [--state] [--output OUT.json] [--budget N]`.
@@ -15,6 +16,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::asm;
 use crate::float24::Precision;
 use crate::interp::{DEFAULT_INSTRUCTION_BUDGET, ExecConfig, GeometryState, Interpreter};
 use crate::isa::disasm;
@@ -39,6 +41,24 @@ enum Command {
     },
     /// Run a DVLE of a SHBIN file on the vertices of an input file.
     Run(RunArgs),
+    /// Assemble picasso source files (one DVLE per file) into a SHBIN file.
+    Asm(AsmArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct AsmArgs {
+    /// The source files, in DVLE order.
+    #[arg(required = true)]
+    sources: Vec<PathBuf>,
+    /// The SHBIN file to write.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Also write picasso's C header of uniform locations.
+    #[arg(long)]
+    header: Option<PathBuf>,
+    /// Do not insert padding NOPs (each place that needs one is a warning instead).
+    #[arg(long)]
+    no_nop: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -102,6 +122,7 @@ pub fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Disasm { file } => disasm_command(&file),
         Command::Run(args) => run_command(&args),
+        Command::Asm(args) => asm_command(&args),
     };
     match outcome {
         Ok(text) => {
@@ -159,6 +180,39 @@ fn disasm_command(path: &Path) -> Result<String, CliError> {
         out += &format!("{address:03x}: {word:08x}    {text}\n");
     }
     Ok(out)
+}
+
+/// `picajit asm`: writes the SHBIN (and header); warnings go to stderr.
+fn asm_command(args: &AsmArgs) -> Result<String, CliError> {
+    let mut files = Vec::new();
+    for path in &args.sources {
+        let text = String::from_utf8(read(path)?)
+            .map_err(|_| CliError(format!("{}: not UTF-8 text", path.display())))?;
+        files.push(asm::SourceFile {
+            name: path.display().to_string(),
+            text,
+        });
+    }
+    let options = asm::AsmOptions {
+        auto_nop: !args.no_nop,
+    };
+    let assembly = asm::assemble(&files, options).map_err(|e| CliError(e.to_string()))?;
+    for warning in assembly
+        .warnings
+        .iter()
+        .chain(&assembly.validation_warnings())
+    {
+        eprintln!("{warning}");
+    }
+    let write = |path: &Path, bytes: &[u8]| {
+        std::fs::write(path, bytes)
+            .map_err(|e| CliError(format!("{}: cannot write: {e}", path.display())))
+    };
+    write(&args.output, &shbin::write(&assembly.shbin))?;
+    if let Some(header) = &args.header {
+        write(header, assembly.header.as_bytes())?;
+    }
+    Ok(String::new())
 }
 
 /// `picajit run`: returns the output document (or writes it and returns nothing).
