@@ -21,10 +21,12 @@
 
 mod assembler;
 mod error;
+pub mod source;
 pub mod text;
 
 pub use assembler::{Assembler, MAX_VERTEX_SHADER_WORDS};
 pub use error::{AsmError, AsmWarning, Location};
+pub use source::{Unrepresentable, to_source};
 
 use crate::float24::{CANONICAL_NAN_F24, F24};
 use crate::shbin::{

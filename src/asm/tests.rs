@@ -420,3 +420,94 @@ fn procedures_are_shared_across_files_and_labels_are_not() {
     assert_eq!(a.shbin.code[0], 0x24 << 26 | 2 << 10 | 3);
     assert_eq!(a.shbin.code[3], 0x2D << 26 | 1 << 22 | 2 << 10);
 }
+
+/// Assembles `files`, prints the result as source, assembles that, and compares the bytes.
+fn assert_round_trip(files: &[SourceFile]) {
+    let first = assemble(files, AsmOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let bytes = crate::shbin::write(&first.shbin);
+    let sources = to_source(&first.shbin).unwrap_or_else(|e| panic!("{e}"));
+    let regenerated: Vec<SourceFile> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, text)| SourceFile {
+            name: format!("dvle{i}.pica"),
+            text: text.clone(),
+        })
+        .collect();
+    let second = assemble(&regenerated, AsmOptions::default()).unwrap_or_else(|e| {
+        panic!(
+            "{e}\n--- generated source ---\n{}",
+            sources.join("\n; ----\n")
+        )
+    });
+    assert_eq!(
+        crate::shbin::write(&second.shbin),
+        bytes,
+        "\n--- generated source ---\n{}\n{:?}\n{:?}",
+        sources.join("\n; ----\n"),
+        first.shbin,
+        second.shbin
+    );
+}
+
+fn one(text: &str) -> Vec<SourceFile> {
+    vec![SourceFile {
+        name: "t.pica".into(),
+        text: text.into(),
+    }]
+}
+
+#[test]
+fn disassembled_source_reassembles_identically() {
+    let programs = [
+        ".fvec projection[4]\n.in inpos v0\n.out outpos position\n.proc main\ndp4 outpos.x, projection[0], inpos\ndp4 outpos.y, projection[1], inpos\nend\n.end",
+        ".proc main\nfor i0\nifc cmp.x\nadd r0, c0, r0\n.end\n.end\nend\n.end",
+        ".proc main\nifu b0\nmov o0, v0\n.else\nmov o0, v1\n.end\nend\n.end",
+        ".fvec m\n.proc main\ndph r0, v0, m\nmad r1, r2, r3, m\nmad r1, r2, m, -r3.yx\nend\n.end",
+        ".constf half(0.5, 1.0, -2.0, 0)\n.constfa arr[3]\n.constfa (1, 2, 3, 4)\n.end\n.consti loops(3, 0, 1, 0)\n.setb b2 true\n.proc main\nmov r0, arr[1]\nmova a0.xy, r0\nnop\nmov o1.xz, c0[a0.y]\nend\n.end",
+        ".proc main\ncmp c1, lt, ge, r0\njmpc !cmp.x, skip\ncallc cmp.x && !cmp.y, helper\nskip:\ncallu b3, helper\njmpu !b4, skip\nend\n.end\n.proc helper\nbreakc cmp.y\nex2 r1, -c3.w\n.end",
+        ".gsh fixed c10 c0 4\n.fvec color\n.out outpos position\n.out - dummy o1\n.proc main\nsetemit 0, prim inv\nmov o0, c0\nemit\nend\n.end",
+    ];
+    for program in programs {
+        assert_round_trip(&one(program));
+    }
+    let mut many = String::from(".proc main\n");
+    for k in 0..33u32 {
+        let letters = ['x', 'y', 'z', 'w'];
+        let swizzle: String = [k % 4, (k / 4) % 4, (k / 16) % 4, 3]
+            .iter()
+            .map(|&c| letters[c as usize])
+            .collect();
+        many += &format!("dp4 r0, c0.{swizzle}, r1\n");
+    }
+    many += "mad r0, r1, c0, -r2\nend\n.end\n";
+    assert_round_trip(&one(&many));
+}
+
+#[test]
+fn multi_file_programs_round_trip() {
+    let files = vec![
+        SourceFile {
+            name: "vs.pica".into(),
+            text: ".fvec mvp[4], light\n.in pos\n.out - position\n.out - color\n.proc main\ndp4 o0, mvp[0], pos\nmov o1, light\ncall shared\nend\n.end".into(),
+        },
+        SourceFile { name: "lib.pica".into(), text: ".nodvle\n.proc shared\nmov r0, c95\nnop\n.end".into() },
+        SourceFile {
+            name: "gs.pica".into(),
+            text: ".gsh point c20\n.fvec size\n.out - position\n.proc gmain\nsetemit 0\nmov o0, size\nemit\nend\n.end\n.entry gmain".into(),
+        },
+    ];
+    assert_round_trip(&files);
+}
+
+#[test]
+fn unrepresentable_binaries_are_reported() {
+    let mut a = asm(".proc main\nmov r0, c0\nend\n.end").shbin;
+    a.code[0] = 0x4000_0000; // unknown opcode 0x10
+    assert!(to_source(&a).unwrap_err().reason.contains("unknown opcode"));
+    let mut b = asm(".proc main\nmov r0, c0\nend\n.end").shbin;
+    b.code[0] |= 1 << 19; // a0.x on c0 is fine ...
+    assert!(to_source(&b).is_ok());
+    b.code[0] = (b.code[0] & !(0x7F << 12)) | 0x11 << 12; // ... but not on r1
+    assert!(to_source(&b).unwrap_err().reason.contains("index register"));
+}
