@@ -975,7 +975,7 @@ fn code_text(
             })
             .collect();
         let mut open: Vec<&Block> = Vec::new();
-        for at in start..end {
+        for (at, inst) in code.iter().enumerate().take(end).skip(start) {
             close_blocks(&mut text, &mut open, at);
             if structure.labels.contains(&at) {
                 text += &format!("l_{at:03x}:\n");
@@ -989,7 +989,7 @@ fn code_text(
             let indent = "    ".repeat(open.len());
             text += &format!(
                 "{indent}{}\n",
-                instruction_text(&code[at], &shbin.opdescs, structure, at)?
+                instruction_text(inst, &shbin.opdescs, structure, at)?
             );
         }
         close_blocks(&mut text, &mut open, end);

@@ -34,10 +34,17 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Print the DVLEs of a SHBIN file and a listing of its program.
+    /// Print the DVLEs of a SHBIN file and a listing of its program, or (with --source) picasso
+    /// source that assembles back to the identical file.
     Disasm {
         /// The SHBIN file.
         file: PathBuf,
+        /// Print picasso source instead of a listing (one file per DVLE).
+        #[arg(long)]
+        source: bool,
+        /// With --source: write `dvleN.pica` files into this folder instead of printing.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
     },
     /// Run a DVLE of a SHBIN file on the vertices of an input file.
     Run(RunArgs),
@@ -120,7 +127,16 @@ fn load_shbin(path: &Path) -> Result<Shbin, CliError> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Command::Disasm { file } => disasm_command(&file),
+        Command::Disasm {
+            file,
+            source: false,
+            output: None,
+        } => disasm_command(&file),
+        Command::Disasm {
+            file,
+            source,
+            output,
+        } => source_command(&file, source, output.as_deref()),
         Command::Run(args) => run_command(&args),
         Command::Asm(args) => asm_command(&args),
     };
@@ -132,6 +148,35 @@ pub fn main() -> ExitCode {
         Err(CliError(message)) => {
             eprintln!("picajit: {message}");
             ExitCode::from(2)
+        }
+    }
+}
+
+/// `picajit disasm --source`: picasso source, printed (one DVLE) or written to a folder.
+fn source_command(path: &Path, source: bool, output: Option<&Path>) -> Result<String, CliError> {
+    if !source {
+        return Err(CliError(
+            "-o/--output is for --source: the listing goes to stdout".to_string(),
+        ));
+    }
+    let shbin = load_shbin(path)?;
+    let files = asm::to_source(&shbin).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+    match output {
+        None if files.len() == 1 => Ok(files.into_iter().next().unwrap_or_default()),
+        None => Err(CliError(format!(
+            "{}: {} DVLEs need one source file each: give -o FOLDER",
+            path.display(),
+            files.len()
+        ))),
+        Some(folder) => {
+            std::fs::create_dir_all(folder)
+                .map_err(|e| CliError(format!("{}: cannot create: {e}", folder.display())))?;
+            for (index, text) in files.iter().enumerate() {
+                let file = folder.join(format!("dvle{index}.pica"));
+                std::fs::write(&file, text)
+                    .map_err(|e| CliError(format!("{}: cannot write: {e}", file.display())))?;
+            }
+            Ok(String::new())
         }
     }
 }
