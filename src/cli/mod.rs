@@ -260,6 +260,45 @@ fn asm_command(args: &AsmArgs) -> Result<String, CliError> {
     Ok(String::new())
 }
 
+/// Runs every vertex (or geometry-shader invocation) of `run_input` on `interp` and returns
+/// the output document of `picajit run`. `dvle` gives the constants applied before the input's
+/// uniforms.
+pub fn run_document(
+    interp: &Interpreter,
+    dvle: &crate::shbin::Dvle,
+    run_input: &input::RunInput,
+    options: output::OutputOptions,
+) -> String {
+    let mut uniforms = Uniforms::from_constants(dvle);
+    run_input.apply_uniforms(&mut uniforms);
+    let outputs: Vec<usize> = interp.program().output_registers().collect();
+    match dvle.kind {
+        ShaderKind::Vertex => {
+            let results: Vec<_> = run_input
+                .invocations
+                .iter()
+                .map(|inv| interp.run_vertex(&uniforms, &inv.registers))
+                .collect();
+            output::vertex_document(&results, &outputs, options)
+        }
+        ShaderKind::Geometry => {
+            let mut state = GeometryState::default();
+            let results: Vec<_> = run_input
+                .invocations
+                .iter()
+                .map(|inv| {
+                    for &(n, v) in &inv.uniform_writes {
+                        uniforms.float[n] = v;
+                    }
+                    let result = interp.run_geometry(&mut state, &uniforms, &inv.registers);
+                    (result, state.registers.flow)
+                })
+                .collect();
+            output::geometry_document(&results, &outputs, options)
+        }
+    }
+}
+
 /// `picajit run`: returns the output document (or writes it and returns nothing).
 fn run_command(args: &RunArgs) -> Result<String, CliError> {
     let shbin = load_shbin(&args.program)?;
@@ -291,43 +330,15 @@ fn run_command(args: &RunArgs) -> Result<String, CliError> {
         );
     }
 
-    let mut uniforms = Uniforms::from_constants(dvle);
-    run_input.apply_uniforms(&mut uniforms);
     let config = ExecConfig {
         precision: args.precision,
         instruction_budget: args.budget,
     };
-    let outputs: Vec<usize> = program.output_registers().collect();
-    let interp = Interpreter::new(program, config);
     let options = output::OutputOptions {
         bits: args.bits,
         state: args.state,
     };
-    let document = match dvle.kind {
-        ShaderKind::Vertex => {
-            let results: Vec<_> = run_input
-                .invocations
-                .iter()
-                .map(|inv| interp.run_vertex(&uniforms, &inv.registers))
-                .collect();
-            output::vertex_document(&results, &outputs, options)
-        }
-        ShaderKind::Geometry => {
-            let mut state = GeometryState::default();
-            let results: Vec<_> = run_input
-                .invocations
-                .iter()
-                .map(|inv| {
-                    for &(n, v) in &inv.uniform_writes {
-                        uniforms.float[n] = v;
-                    }
-                    let result = interp.run_geometry(&mut state, &uniforms, &inv.registers);
-                    (result, state.registers.flow)
-                })
-                .collect();
-            output::geometry_document(&results, &outputs, options)
-        }
-    };
+    let document = run_document(&Interpreter::new(program, config), dvle, &run_input, options);
     match &args.output {
         Some(path) => {
             std::fs::write(path, document)
