@@ -338,7 +338,12 @@ fn run_command(args: &RunArgs) -> Result<String, CliError> {
         bits: args.bits,
         state: args.state,
     };
-    let document = run_document(&Interpreter::new(program, config), dvle, &run_input, options);
+    let document = run_document(
+        &Interpreter::new(program, config),
+        dvle,
+        &run_input,
+        options,
+    );
     match &args.output {
         Some(path) => {
             std::fs::write(path, document)
