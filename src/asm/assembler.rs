@@ -346,6 +346,17 @@ impl Assembler {
         }
     }
 
+    /// Names register `reg` (a uniform, constant, input or output name) in this file.
+    fn define(&mut self, name: impl Into<String>, reg: i32) {
+        self.aliases.insert(
+            name.into(),
+            Alias {
+                reg,
+                source: IDENTITY_SOURCE,
+            },
+        );
+    }
+
     fn emit(&mut self, word: u32) {
         self.code.push(word);
         self.origins.push(self.location(1));
@@ -1422,13 +1433,7 @@ impl Assembler {
                 value: ConstantValue::Float(value),
             });
         }
-        self.aliases.insert(
-            name,
-            Alias {
-                reg: pos,
-                source: IDENTITY_SOURCE,
-            },
-        );
+        self.define(name, pos);
         Ok(())
     }
 
@@ -1534,13 +1539,7 @@ impl Assembler {
                 }
                 dvle.uniforms.push(uniform);
             }
-            self.aliases.insert(
-                name.text.to_string(),
-                Alias {
-                    reg: pos,
-                    source: IDENTITY_SOURCE,
-                },
-            );
+            self.define(name.text.to_string(), pos);
         }
         let _ = command;
         Ok(())
@@ -1612,13 +1611,7 @@ impl Assembler {
             return self.error(name, "too many local constants");
         }
         dvle.constants.push(Constant { reg: pos, value });
-        self.aliases.insert(
-            name.text.to_string(),
-            Alias {
-                reg: pos,
-                source: IDENTITY_SOURCE,
-            },
-        );
+        self.define(name.text.to_string(), pos);
         Ok(())
     }
 
@@ -1877,13 +1870,7 @@ impl Assembler {
             dvle.merge = true;
         }
         if let Some(name) = name {
-            self.aliases.insert(
-                name.text.to_string(),
-                Alias {
-                    reg: register,
-                    source: IDENTITY_SOURCE,
-                },
-            );
+            self.define(name.text.to_string(), register);
         }
         Ok(())
     }

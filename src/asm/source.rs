@@ -695,23 +695,18 @@ fn destination(reg: DstReg, desc: OperandDescriptor, at: usize) -> Result<String
     }
 }
 
+/// The condition as picasso writes it; picasso always sets the reference bit of the flag a
+/// one-flag condition does not test.
 fn condition_text(cond: Condition, at: usize) -> Result<String, Unrepresentable> {
-    let flag = |name: &str, reference: bool| {
-        if reference {
-            format!("cmp.{name}")
-        } else {
-            format!("!cmp.{name}")
+    match cond.combine {
+        CondCombine::X if !cond.ref_y => {
+            fail(format!("{at:#05x}: an unused condition reference bit is 0"))
         }
-    };
-    Ok(match cond.combine {
-        CondCombine::X if cond.ref_y => flag("x", cond.ref_x),
-        CondCombine::Y if cond.ref_x => flag("y", cond.ref_y),
-        CondCombine::X | CondCombine::Y => {
-            return fail(format!("{at:#05x}: an unused condition reference bit is 0"));
+        CondCombine::Y if !cond.ref_x => {
+            fail(format!("{at:#05x}: an unused condition reference bit is 0"))
         }
-        CondCombine::And => format!("{} && {}", flag("x", cond.ref_x), flag("y", cond.ref_y)),
-        CondCombine::Or => format!("{} || {}", flag("x", cond.ref_x), flag("y", cond.ref_y)),
-    })
+        _ => Ok(isa::disasm::condition(cond)),
+    }
 }
 
 fn instruction_text(
