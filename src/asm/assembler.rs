@@ -1782,13 +1782,7 @@ impl Assembler {
             size: 1,
             kind: UniformKind::Float,
         });
-        self.aliases.insert(
-            name.text.to_string(),
-            Alias {
-                reg,
-                source: IDENTITY_SOURCE,
-            },
-        );
+        self.define(name.text, reg);
         Ok(())
     }
 
