@@ -13,13 +13,16 @@
 //! ([`Interpreter::run_geometry`]): registers, the two output banks and the emit state carry over,
 //! and b15 reads true after the first invocation.
 
+mod driver;
+
 use std::fmt;
 
+pub use driver::{FlowDriver, FlowInputs};
+
 use crate::float24::{Precision, arith};
-use crate::flow::{self, Choices, FlowState, LOOP_DEPTH, LoopPass, RingStack, Step};
 use crate::isa::{
-    BinaryOp, BoolFlowOp, CondFlowOp, DstReg, Instruction, OperandDescriptor, RegisterFile,
-    RelIndex, SimpleOp, SrcReg, UnaryOp, decode, split_rel,
+    BinaryOp, DstReg, Instruction, OperandDescriptor, RegisterFile, RelIndex, SimpleOp, SrcReg,
+    UnaryOp, decode, split_rel,
 };
 use crate::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
 
@@ -306,23 +309,6 @@ impl Interpreter {
     }
 }
 
-/// The counters of one LOOP scope. They are data, like the condition flags, so the shared
-/// machine's [`FlowState`] does not hold them: the interpreter keeps them on a stack of the same
-/// depth and ring behaviour as [`FlowState::loops`], pushed by every LOOP together with the
-/// machine's scope and popped when [`flow::step`] reports [`LoopPass::Exit`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct LoopCounter {
-    /// Passes left after the current one (starts at i.x).
-    remaining: u8,
-    /// aL += increment after each pass (i.z, unsigned).
-    increment: u8,
-    /// aL before the LOOP started, restored when this loop ends inside another loop.
-    previous_al: i32,
-}
-
-/// The loop counters of one invocation, innermost last.
-type LoopCounters = RingStack<LoopCounter, LOOP_DEPTH>;
-
 /// One running invocation.
 struct Invocation<'a> {
     interp: &'a Interpreter,
@@ -342,11 +328,10 @@ impl Invocation<'_> {
     /// Runs to END or an error, calling `observe` with the address of each instruction before
     /// it executes.
     fn run(&mut self, mut observe: impl FnMut(u16)) -> Result<(), ExecError> {
-        let mut flow = FlowState::new(self.interp.program.entry);
-        let mut counters = LoopCounters::new();
+        let mut driver = FlowDriver::new(self.interp.program.entry);
         let mut executed: u64 = 0;
         loop {
-            let pc = flow.pc;
+            let pc = driver.pc();
             executed += 1;
             if executed > self.interp.config.instruction_budget {
                 let budget = self.interp.config.instruction_budget;
@@ -354,60 +339,20 @@ impl Invocation<'_> {
             }
             observe(pc);
             let inst = self.interp.decoded[pc as usize];
-            let condition = self.execute(pc, &inst, &mut counters)?;
-            // The loop whose body may end here is the innermost one, after this instruction's
-            // own push (a LOOP whose DST is its own address ends at once).
-            let loop_again = counters.top().is_some_and(|c| c.remaining != 0);
-            let choices = Choices {
-                condition,
-                loop_again,
+            self.execute(pc, &inst)?;
+            let inputs = FlowInputs {
+                cmp: self.registers.flow.cmp,
+                bools: self.bools,
+                ints: &self.uniforms.int,
             };
-            match flow::step(&flow, &inst, choices) {
-                Step::End => return Ok(()),
-                Step::BreakOutsideLoop => return Err(ExecError::BreakOutsideLoop { pc }),
-                Step::Continue {
-                    state, loop_pass, ..
-                } => {
-                    flow = state;
-                    if let Some(pass) = loop_pass {
-                        self.end_pass(pass, &mut counters);
-                    }
-                }
-            }
-            debug_assert_eq!(counters.len(), flow.loops.len());
-        }
-    }
-
-    /// A loop pass ended: aL steps, then the innermost counter counts down, or the loop is left
-    /// and, when another loop remains, aL returns to its value before the exited LOOP.
-    fn end_pass(&mut self, pass: LoopPass, counters: &mut LoopCounters) {
-        let al = &mut self.registers.flow.al;
-        let Some(counter) = counters.top_mut() else {
-            unreachable!("a loop pass ended with no loop counter");
-        };
-        *al = al.wrapping_add(counter.increment as i32);
-        match pass {
-            LoopPass::Again => counter.remaining -= 1,
-            LoopPass::Exit { outer_remains } => {
-                let previous_al = counter.previous_al;
-                counters.pop();
-                if outer_remains {
-                    *al = previous_al;
-                }
+            if !driver.advance(&inst, inputs, &mut self.registers.flow.al)? {
+                return Ok(());
             }
         }
     }
 
-    /// Executes the data effects of one instruction (a LOOP pushes its counter and sets aL) and
-    /// returns whether its test passes (false for an instruction without a test). The control
-    /// flow is left to [`flow::step`].
-    fn execute(
-        &mut self,
-        pc: u16,
-        inst: &Instruction,
-        counters: &mut LoopCounters,
-    ) -> Result<bool, ExecError> {
-        let flags = self.registers.flow.cmp;
+    /// Executes the data effects of one instruction; control flow is the [`FlowDriver`]'s.
+    fn execute(&mut self, pc: u16, inst: &Instruction) -> Result<(), ExecError> {
         match *inst {
             Instruction::Binary {
                 op,
@@ -484,27 +429,10 @@ impl Invocation<'_> {
                 SimpleOp::Nop | SimpleOp::End | SimpleOp::Break => {}
                 SimpleOp::Emit => self.emit(pc)?,
             },
-            Instruction::CondFlow { op, cond, .. } => {
-                return Ok(op == CondFlowOp::Call || cond.eval(flags));
-            }
-            Instruction::BoolFlow {
-                op, bool_id, count, ..
-            } => {
-                let value = self.bools & (1 << bool_id) != 0;
-                // JMPU jumps when the bool is false if bit 0 of NUM is set.
-                let inverted = op == BoolFlowOp::Jmpu && count & 1 != 0;
-                return Ok(value != inverted);
-            }
-            Instruction::Loop { int_id, .. } => {
-                let [count, start, increment, _] = self.uniforms.int[int_id as usize];
-                let al = &mut self.registers.flow.al;
-                counters.push(LoopCounter {
-                    remaining: count,
-                    increment,
-                    previous_al: *al,
-                });
-                *al = start as i32;
-            }
+            // Control flow is the FlowDriver's.
+            Instruction::CondFlow { .. }
+            | Instruction::BoolFlow { .. }
+            | Instruction::Loop { .. } => {}
             Instruction::SetEmit {
                 vertex,
                 primitive,
@@ -521,7 +449,7 @@ impl Invocation<'_> {
             }
             Instruction::Unknown { .. } => {}
         }
-        Ok(false)
+        Ok(())
     }
 
     fn descriptor(&self, index: u8) -> OperandDescriptor {
