@@ -155,6 +155,30 @@ fn numbers_print_as_json_numbers_and_specials_as_strings() {
 }
 
 #[test]
+fn the_jit_engine_prints_the_same_document() {
+    for precision in ["f24", "f24-rne", "f32"] {
+        let args = ["--bits", "--state", "--precision", precision];
+        let interp = run_program(
+            &example("lit-transform.shbin"),
+            &example("lit-transform.json"),
+            &args,
+        );
+        let mut jit_args = args.to_vec();
+        jit_args.extend(["--engine", "jit"]);
+        let jit = run_program(
+            &example("lit-transform.shbin"),
+            &example("lit-transform.json"),
+            &jit_args,
+        );
+        assert!(interp.status.success() && jit.status.success());
+        assert_eq!(
+            String::from_utf8(jit.stdout).unwrap(),
+            String::from_utf8(interp.stdout).unwrap()
+        );
+    }
+}
+
+#[test]
 fn output_option_writes_a_file() {
     let out = std::env::temp_dir().join(format!("picajit-out-{}.json", std::process::id()));
     let output = run_program(
@@ -241,9 +265,6 @@ fn bad_inputs_give_one_line_and_status_2() {
 
     let output = run_program(&good_shbin, &good_input, &["--dvle", "3"]);
     assert_usage_error(&output, "no DVLE 3");
-
-    let output = run_program(&good_shbin, &good_input, &["--engine", "jit"]);
-    assert_usage_error(&output, "JIT");
 
     let output = run_program(&good_shbin, &good_input, &["--precision", "f16"]);
     assert_eq!(output.status.code(), Some(2));

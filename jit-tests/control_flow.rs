@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use picajit::float24::Precision;
-use picajit::interp::{ExecConfig, ExecError, Interpreter, VertexResult};
+use picajit::interp::{ExecConfig, ExecError, VertexResult};
 use picajit::program::{ShaderKind, Uniforms};
 
 /// c0 = 1, c1 = 2, c2 = 4, c3 = 8, ...: distinct powers of two mark which code ran.
@@ -408,10 +408,13 @@ fn the_instruction_budget_stops_endless_programs() {
         instruction_budget: 1000,
         ..ExecConfig::default()
     };
-    let interp = Interpreter::new(b.program(ShaderKind::Vertex), config);
-    let err = interp
-        .run_vertex(&Uniforms::default(), &inputs(&[]))
-        .unwrap_err();
+    let err = run_vs_with(
+        b.program(ShaderKind::Vertex),
+        config,
+        &Uniforms::default(),
+        &inputs(&[]),
+    )
+    .unwrap_err();
     assert_eq!(
         err,
         ExecError::InstructionBudget {
@@ -430,11 +433,14 @@ fn the_instruction_budget_stops_endless_programs() {
         b.op("nop");
     }
     b.op("end");
-    let interp = Interpreter::new(b.program(ShaderKind::Vertex), config);
     assert!(
-        interp
-            .run_vertex(&Uniforms::default(), &inputs(&[]))
-            .is_ok()
+        run_vs_with(
+            b.program(ShaderKind::Vertex),
+            config,
+            &Uniforms::default(),
+            &inputs(&[])
+        )
+        .is_ok()
     );
 }
 

@@ -1,6 +1,6 @@
 //! The shader corpus (`corpus/programs/NAME/`): every program assembles, prints back as source
 //! that reassembles to the identical bytes, and matches its golden outputs in every precision
-//! mode. Together the programs cover every opcode, directive and addressing form.
+//! mode, through the interpreter and the JIT. Together the programs cover every opcode, directive and addressing form.
 //!
 //! A program folder holds `*.pica` files (assembled in name order, one DVLE each), fixtures
 //! `dvleN.input.json` in the `picajit run` input format, and goldens
@@ -19,6 +19,7 @@ use picajit::cli::{input::parse_input, output::OutputOptions, run_document};
 use picajit::float24::Precision;
 use picajit::interp::{ExecConfig, Interpreter};
 use picajit::isa::{Mnemonic, decode};
+use picajit::jit::JitShader;
 use picajit::program::ShaderProgram;
 
 fn corpus_dir() -> PathBuf {
@@ -135,21 +136,21 @@ fn golden_outputs_in_every_precision() {
                 let run_input = parse_input(&text, precision, dvle.kind)
                     .unwrap_or_else(|e| panic!("{file}: {e}"));
                 let program = ShaderProgram::from_shbin(&assembly.shbin, index).unwrap();
-                let interp = Interpreter::new(
-                    program,
-                    ExecConfig {
-                        precision,
-                        ..ExecConfig::default()
-                    },
-                );
-                let document = run_document(
-                    &interp,
-                    dvle,
-                    &run_input,
-                    OutputOptions {
-                        bits: true,
-                        state: true,
-                    },
+                let config = ExecConfig {
+                    precision,
+                    ..ExecConfig::default()
+                };
+                let options = OutputOptions {
+                    bits: true,
+                    state: true,
+                };
+                let interp = Interpreter::new(program.clone(), config);
+                let document = run_document(&interp, dvle, &run_input, options);
+                let jit = JitShader::compile(program, config).unwrap();
+                let jit_document = run_document(&jit, dvle, &run_input, options);
+                assert_eq!(
+                    jit_document, document,
+                    "{file} in {precision}: the JIT differs from the interpreter"
                 );
                 let golden = dir.join(format!("dvle{index}.{}.golden.json", precision.name()));
                 if bless {

@@ -9,6 +9,8 @@
 //! * [`shbin`]: the SHBIN (DVLB/DVLP/DVLE) container;
 //! * [`program`]: a loaded shader program, its uniforms and inputs;
 //! * [`interp`]: the reference interpreter (the oracle every other engine is checked against);
+//! * [`jit`]: the Cranelift JIT, bit-exact with the interpreter;
+//! * [`engine`]: the one interface both engines implement (what an emulator embeds);
 //! * [`validate`]: static checks for what the hardware cannot do or does unreliably;
 //! * [`cli`]: the `picajit` command line.
 //!
@@ -18,10 +20,12 @@
 
 pub mod asm;
 pub mod cli;
+pub mod engine;
 pub mod float24;
 pub mod flow;
 pub mod interp;
 pub mod isa;
+pub mod jit;
 pub mod program;
 pub mod shbin;
 pub mod validate;

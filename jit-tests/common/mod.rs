@@ -11,6 +11,7 @@ use picajit::isa::{
     BinaryOp, BoolFlowOp, CompareOp, CondCombine, CondFlowOp, Condition, DestMask, DstReg,
     Instruction, OperandDescriptor, RelIndex, SimpleOp, SrcReg, Swizzle, UnaryOp, encode,
 };
+use picajit::jit::JitShader;
 use picajit::program::{InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
 
 /// Builds program memory from instruction text, allocating operand descriptors.
@@ -466,18 +467,56 @@ pub fn uniforms(values: &[(usize, Vec4)]) -> Uniforms {
     u
 }
 
-/// Runs a vertex shader in one precision mode.
+/// Compares two engines' vertex results bit for bit (semantics.md section 8): outputs and
+/// a0/aL/cmp when both succeed, the error kind when both fail.
+#[track_caller]
+pub fn assert_same_vertex(
+    a: &Result<VertexResult, ExecError>,
+    b: &Result<VertexResult, ExecError>,
+) {
+    match (a, b) {
+        (Ok(x), Ok(y)) => {
+            let bits = |r: &VertexResult| r.outputs.map(|v| v.map(f32::to_bits));
+            assert_eq!(bits(x), bits(y), "outputs differ between engines");
+            assert_eq!(x.flow, y.flow, "a0/aL/cmp differ between engines");
+        }
+        (Err(x), Err(y)) => assert_eq!(x.kind(), y.kind(), "error kinds differ: {x} vs {y}"),
+        _ => panic!("one engine failed: {a:?} vs {b:?}"),
+    }
+}
+
+/// Runs a vertex shader in one precision mode through the interpreter and the JIT, asserts
+/// they agree bit for bit, and returns the interpreter's result.
 pub fn run_vs(
     b: &Builder,
     p: Precision,
     u: &Uniforms,
     v: &InputRegisters,
 ) -> Result<VertexResult, ExecError> {
-    let config = ExecConfig {
-        precision: p,
-        ..ExecConfig::default()
-    };
-    Interpreter::new(b.program(ShaderKind::Vertex), config).run_vertex(u, v)
+    run_vs_with(
+        b.program(ShaderKind::Vertex),
+        ExecConfig {
+            precision: p,
+            ..ExecConfig::default()
+        },
+        u,
+        v,
+    )
+}
+
+/// [`run_vs`] for a prepared program and settings.
+pub fn run_vs_with(
+    program: ShaderProgram,
+    config: ExecConfig,
+    u: &Uniforms,
+    v: &InputRegisters,
+) -> Result<VertexResult, ExecError> {
+    let interp = Interpreter::new(program.clone(), config).run_vertex(u, v);
+    let jit = JitShader::compile(program, config)
+        .expect("the JIT compiles every program")
+        .run_vertex(u, v);
+    assert_same_vertex(&interp, &jit);
+    interp
 }
 
 /// Runs a vertex shader in the default precision with no inputs and returns o0.
@@ -487,18 +526,39 @@ pub fn o0(b: &Builder, u: &Uniforms, v: &InputRegisters) -> Vec4 {
         .outputs[0]
 }
 
-/// Runs a geometry shader over several invocations.
+/// Runs a geometry shader over several invocations on both engines, asserts they agree (emitted
+/// vertices, primitives, error kinds and the final state), and returns the interpreter's results.
 pub fn run_gs(
     b: &Builder,
     u: &Uniforms,
     invocations: &[InputRegisters],
 ) -> (GeometryState, Vec<Result<GeometryResult, ExecError>>) {
-    let interp = Interpreter::new(b.program(ShaderKind::Geometry), ExecConfig::default());
+    let program = b.program(ShaderKind::Geometry);
+    let interp = Interpreter::new(program.clone(), ExecConfig::default());
+    let jit =
+        JitShader::compile(program, ExecConfig::default()).expect("the JIT compiles every program");
     let mut state = GeometryState::default();
-    let results = invocations
-        .iter()
-        .map(|v| interp.run_geometry(&mut state, u, v))
-        .collect();
+    let mut jit_state = GeometryState::default();
+    let mut results = Vec::new();
+    for v in invocations {
+        let a = interp.run_geometry(&mut state, u, v);
+        let j = jit.run_geometry(&mut jit_state, u, v);
+        match (&a, &j) {
+            (Ok(x), Ok(y)) => assert_eq!(
+                format!("{x:?}"),
+                format!("{y:?}"),
+                "emitted vertices differ"
+            ),
+            (Err(x), Err(y)) => assert_eq!(x.kind(), y.kind()),
+            _ => panic!("one engine failed: {a:?} vs {j:?}"),
+        }
+        assert_eq!(
+            format!("{state:?}"),
+            format!("{jit_state:?}"),
+            "geometry state differs"
+        );
+        results.push(a);
+    }
     (state, results)
 }
 

@@ -17,8 +17,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::asm;
+use crate::engine::{self, EngineKind, ShaderEngine};
 use crate::float24::Precision;
-use crate::interp::{DEFAULT_INSTRUCTION_BUDGET, ExecConfig, GeometryState, Interpreter};
+use crate::interp::{DEFAULT_INSTRUCTION_BUDGET, ExecConfig, GeometryState};
 use crate::isa::disasm;
 use crate::program::{ShaderKind, ShaderProgram, Uniforms};
 use crate::shbin::{self, Shbin};
@@ -264,7 +265,7 @@ fn asm_command(args: &AsmArgs) -> Result<String, CliError> {
 /// the output document of `picajit run`. `dvle` gives the constants applied before the input's
 /// uniforms.
 pub fn run_document(
-    interp: &Interpreter,
+    interp: &dyn ShaderEngine,
     dvle: &crate::shbin::Dvle,
     run_input: &input::RunInput,
     options: output::OutputOptions,
@@ -316,11 +317,6 @@ fn run_command(args: &RunArgs) -> Result<String, CliError> {
         .map_err(|_| CliError(format!("{}: not UTF-8 text", args.input.display())))?;
     let run_input = input::parse_input(&text, args.precision, dvle.kind)
         .map_err(|e| CliError(format!("{}: {e}", args.input.display())))?;
-    if args.engine == EngineChoice::Jit {
-        return Err(CliError(
-            "the JIT engine is not implemented yet; use --engine interp".to_string(),
-        ));
-    }
 
     for diagnostic in validate::validate_program(&program, &dvle.output_registers()) {
         eprintln!(
@@ -338,12 +334,12 @@ fn run_command(args: &RunArgs) -> Result<String, CliError> {
         bits: args.bits,
         state: args.state,
     };
-    let document = run_document(
-        &Interpreter::new(program, config),
-        dvle,
-        &run_input,
-        options,
-    );
+    let kind = match args.engine {
+        EngineChoice::Interp => EngineKind::Interpreter,
+        EngineChoice::Jit => EngineKind::Jit,
+    };
+    let engine = engine::prepare(kind, program, config).map_err(|e| CliError(e.to_string()))?;
+    let document = run_document(engine.as_ref(), dvle, &run_input, options);
     match &args.output {
         Some(path) => {
             std::fs::write(path, document)

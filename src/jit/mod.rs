@@ -1,0 +1,389 @@
+//! The Cranelift JIT: bit-exact with the interpreter, for every program.
+//!
+//! [`JitShader::compile`] lowers the reachable part of program memory to one native function
+//! (see [`lower`]): the data path (swizzles, float24 rounding and flushing, every arithmetic
+//! rule) is inline vector code; control flow is direct jumps, except at flow instructions and at
+//! addresses where a scope can end, where the code calls the same control-flow machine the
+//! interpreter runs ([`crate::interp::FlowDriver`]) and dispatches on its answer. Hangs are
+//! errors exactly as in the interpreter: every instruction block decrements the budget, and
+//! BREAK on an empty loop stack fails. The code touches only its [`context::JitContext`] (a
+//! relatively addressed uniform read is one masked load into a 128-entry table), so it is
+//! memory-safe for every program.
+//!
+//! ```
+//! use picajit::engine::{EngineKind, prepare};
+//! use picajit::interp::ExecConfig;
+//! use picajit::program::{ShaderKind, ShaderProgram, Uniforms};
+//!
+//! // mov o0, v0; end (descriptor 0: all lanes, identity swizzles)
+//! let code = [0x4C00_0000, 0x8800_0000];
+//! let program = ShaderProgram::new(&code, &[0x0000_036F], 0, ShaderKind::Vertex, 1).unwrap();
+//! let engine = prepare(EngineKind::Jit, program, ExecConfig::default()).unwrap();
+//! let mut inputs = [[0.0f32; 4]; 16];
+//! inputs[0] = [1.0, 2.0, 3.0, 4.0];
+//! let result = engine.run_vertex(&Uniforms::default(), &inputs).unwrap();
+//! assert_eq!(result.outputs[0], [1.0, 2.0, 3.0, 4.0]);
+//! ```
+
+pub mod context;
+mod lower;
+
+use std::fmt;
+
+use cranelift_codegen::ir::{AbiParam, InstBuilder, types};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module, default_libcall_names};
+
+use crate::interp::{
+    ExecConfig, ExecError, FlowDriver, GeometryResult, GeometryState, VertexResult,
+};
+use crate::isa::{Instruction, PROGRAM_WORDS, decode};
+use crate::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms};
+use context::{GeometryRun, JitContext, Runtime, status};
+
+/// Why the JIT could not compile a program (an environment problem, never the program's).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JitError(pub String);
+
+impl fmt::Display for JitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for JitError {}
+
+type CompiledFn = unsafe extern "C" fn(*mut JitContext) -> u32;
+
+/// A program compiled to native code.
+pub struct JitShader {
+    program: ShaderProgram,
+    config: ExecConfig,
+    decoded: Box<[Instruction]>,
+    function: CompiledFn,
+    /// Owns the code; freed on drop.
+    module: Option<JITModule>,
+}
+
+// SAFETY: after `finalize_definitions` the module is never used again except to free its memory
+// in `Drop` (which needs `&mut self`); the compiled function is immutable code that only touches
+// the context passed to it, so it can run on any thread, from several threads at once.
+unsafe impl Send for JitShader {}
+// SAFETY: see above.
+unsafe impl Sync for JitShader {}
+
+impl Drop for JitShader {
+    fn drop(&mut self) {
+        if let Some(module) = self.module.take() {
+            // SAFETY: no pointer to the compiled code outlives `self`: `function` is only called
+            // through `&self`.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+fn error(what: &str, e: impl fmt::Display) -> JitError {
+    JitError(format!("{what}: {e}"))
+}
+
+/// How many abstract control states the reachability analysis explores before it falls back
+/// to the coarser stack-blind superset.
+const EXPLORATION_LIMIT: usize = 20_000;
+
+/// Every address control can reach from the entry: the addresses of the exact control-flow
+/// machine's abstract state graph (conditions and loop counts taken both ways, stacks exact),
+/// or, when that graph is too large, a stack-blind superset. Only these get code.
+fn reachable(decoded: &[Instruction], entry: u16) -> Vec<bool> {
+    let graph = crate::validate::flow::explore(decoded, entry, EXPLORATION_LIMIT);
+    if graph.complete {
+        let mut seen = vec![false; PROGRAM_WORDS];
+        for node in &graph.nodes {
+            seen[node.state.pc as usize] = true;
+        }
+        return seen;
+    }
+    reachable_ignoring_stacks(decoded, entry)
+}
+
+/// Every address control can reach if any scope could end anywhere (stacks ignored).
+fn reachable_ignoring_stacks(decoded: &[Instruction], entry: u16) -> Vec<bool> {
+    let mut seen = vec![false; PROGRAM_WORDS];
+    let mut work = vec![entry];
+    let wrap = crate::flow::wrap;
+    while let Some(pc) = work.pop() {
+        if std::mem::replace(&mut seen[pc as usize], true) {
+            continue;
+        }
+        let next = wrap(pc as u32 + 1);
+        match decoded[pc as usize] {
+            Instruction::Simple {
+                op: crate::isa::SimpleOp::End,
+                ..
+            } => {}
+            Instruction::CondFlow { target, count, .. }
+            | Instruction::BoolFlow { target, count, .. } => {
+                work.extend([next, target, wrap(target as u32 + count as u32)]);
+            }
+            Instruction::Loop { target, .. } => work.extend([next, wrap(target as u32 + 1)]),
+            _ => work.push(next),
+        }
+    }
+    seen
+}
+
+impl JitShader {
+    /// Compiles `program` with `config`.
+    pub fn compile(program: ShaderProgram, config: ExecConfig) -> Result<JitShader, JitError> {
+        let decoded: Box<[Instruction]> = program.code.iter().map(|&w| decode(w)).collect();
+
+        let mut flags = settings::builder();
+        flags
+            .set("opt_level", "speed")
+            .map_err(|e| error("setting opt_level", e))?;
+        let isa_builder =
+            cranelift_native::builder().map_err(|e| error("detecting the host", e))?;
+        let isa = isa_builder
+            .finish(settings::Flags::new(flags))
+            .map_err(|e| error("building the target ISA", e))?;
+        let call_conv = isa.default_call_conv();
+        let pointer = isa.pointer_type();
+        let mut jit_builder = JITBuilder::with_isa(isa, default_libcall_names());
+        jit_builder.symbol("picajit_advance", context::picajit_advance as *const u8);
+        jit_builder.symbol("picajit_emit", context::picajit_emit as *const u8);
+        jit_builder.symbol("picajit_setemit", context::picajit_setemit as *const u8);
+        jit_builder.symbol("picajit_exp2", context::picajit_exp2 as *const u8);
+        jit_builder.symbol("picajit_log2", context::picajit_log2 as *const u8);
+        let mut module = JITModule::new(jit_builder);
+
+        let mut host_ids = Vec::new();
+        for (name, signature) in lower::host_signatures(pointer, call_conv) {
+            let id = module
+                .declare_function(name, Linkage::Import, &signature)
+                .map_err(|e| error("declaring a host function", e))?;
+            host_ids.push(id);
+        }
+
+        let mut ctx = module.make_context();
+        ctx.func.signature.params.push(AbiParam::new(pointer));
+        ctx.func.signature.returns.push(AbiParam::new(types::I32));
+        let function_id = module
+            .declare_function("shader", Linkage::Local, &ctx.func.signature)
+            .map_err(|e| error("declaring the shader", e))?;
+        let frontend_config = module.target_config();
+        let mut builder_context = FunctionBuilderContext::new();
+        {
+            let mut b = FunctionBuilder::new(&mut ctx.func, &mut builder_context);
+            let host_refs: Vec<_> = host_ids
+                .iter()
+                .map(|&id| module.declare_func_in_func(id, b.func))
+                .collect();
+            let entry_block = b.create_block();
+            b.append_block_params_for_function_params(entry_block);
+            let dispatch = b.create_block();
+            b.append_block_param(dispatch, types::I32);
+            let reachable = reachable(&decoded, program.entry);
+            let blocks: Vec<_> = reachable
+                .iter()
+                .map(|&r| r.then(|| b.create_block()))
+                .collect();
+
+            b.switch_to_block(entry_block);
+            let ctx_value = b.block_params(entry_block)[0];
+            let first = blocks[program.entry as usize].expect("the entry is reachable");
+            b.ins().jump(first, &[]);
+
+            let mut lowering = lower::Lowering {
+                b: &mut b,
+                ctx: ctx_value,
+                program: &program,
+                decoded: &decoded,
+                precision: config.precision,
+                host: lower::HostFunctions {
+                    advance: host_refs[0],
+                    emit: host_refs[1],
+                    setemit: host_refs[2],
+                    exp2: host_refs[3],
+                    log2: host_refs[4],
+                },
+                blocks,
+                dispatch,
+                ends: lower::scope_ends(&decoded),
+            };
+            for pc in 0..PROGRAM_WORDS as u16 {
+                if reachable[pc as usize] {
+                    lowering.instruction(pc);
+                }
+            }
+            lowering.dispatch_block();
+            b.seal_all_blocks();
+            b.finalize(frontend_config);
+        }
+        module
+            .define_function(function_id, &mut ctx)
+            .map_err(|e| error("compiling the shader", format!("{e:?}")))?;
+        module.clear_context(&mut ctx);
+        module
+            .finalize_definitions()
+            .map_err(|e| error("finalizing the code", e))?;
+        let code = module.get_finalized_function(function_id);
+        // SAFETY: the function was declared with exactly this signature.
+        let function = unsafe { std::mem::transmute::<*const u8, CompiledFn>(code) };
+        Ok(JitShader {
+            program,
+            config,
+            decoded,
+            function,
+            module: Some(module),
+        })
+    }
+
+    /// The program.
+    pub fn program(&self) -> &ShaderProgram {
+        &self.program
+    }
+
+    /// The settings it was compiled with.
+    pub fn config(&self) -> ExecConfig {
+        self.config
+    }
+
+    /// Runs the compiled code on a prepared context; the error for a failed status.
+    fn execute(&self, ctx: &mut JitContext, runtime: &mut Runtime) -> Result<(), ExecError> {
+        ctx.budget_left = self.config.instruction_budget;
+        ctx.runtime = (runtime as *mut Runtime).cast();
+        // SAFETY: `ctx` and `runtime` live across the call; the code only touches `ctx` and, via
+        // the host functions, `runtime`.
+        let code = unsafe { (self.function)(ctx) };
+        ctx.runtime = std::ptr::null_mut();
+        let pc = ctx.error_pc as u16;
+        match code {
+            status::END => Ok(()),
+            status::BREAK_OUTSIDE_LOOP => Err(ExecError::BreakOutsideLoop { pc }),
+            status::BUDGET => Err(ExecError::InstructionBudget {
+                budget: self.config.instruction_budget,
+                pc,
+            }),
+            status::INVALID_EMIT => Err(ExecError::InvalidEmitVertex { pc }),
+            other => unreachable!("the compiled code returned status {other}: a JIT bug"),
+        }
+    }
+
+    fn context(uniforms: &Uniforms, inputs: &InputRegisters) -> Box<JitContext> {
+        let mut ctx = JitContext::new();
+        ctx.input = *inputs;
+        ctx.uniform[..96].copy_from_slice(&uniforms.float);
+        ctx
+    }
+
+    fn flow_registers(ctx: &JitContext) -> FlowRegisters {
+        FlowRegisters {
+            a0: ctx.a0,
+            al: ctx.al,
+            cmp: [ctx.cmp[0] != 0, ctx.cmp[1] != 0],
+        }
+    }
+
+    /// Runs one vertex-shader invocation from zeroed registers.
+    pub fn run_vertex(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+    ) -> Result<VertexResult, ExecError> {
+        let mut ctx = Self::context(uniforms, inputs);
+        let mut runtime = Runtime {
+            driver: FlowDriver::new(self.program.entry),
+            decoded: &self.decoded,
+            bools: uniforms.bools,
+            ints: uniforms.int,
+            geometry: None,
+        };
+        self.execute(&mut ctx, &mut runtime)?;
+        Ok(VertexResult {
+            outputs: ctx.output,
+            flow: Self::flow_registers(&ctx),
+        })
+    }
+
+    /// Runs one geometry-shader invocation on the persistent `state`.
+    pub fn run_geometry(
+        &self,
+        state: &mut GeometryState,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+    ) -> Result<GeometryResult, ExecError> {
+        let mut ctx = Self::context(uniforms, inputs);
+        ctx.temp = state.registers.temp;
+        ctx.a0 = state.registers.flow.a0;
+        ctx.al = state.registers.flow.al;
+        ctx.cmp = state.registers.flow.cmp.map(u32::from);
+        ctx.output = state.banks[state.bank];
+        let bools = if state.invoked {
+            uniforms.bools | 1 << 15
+        } else {
+            uniforms.bools
+        };
+        let other_bank = state.banks[state.bank ^ 1];
+        let mut runtime = Runtime {
+            driver: FlowDriver::new(self.program.entry),
+            decoded: &self.decoded,
+            bools,
+            ints: uniforms.int,
+            geometry: Some(GeometryRun {
+                state,
+                other_bank,
+                result: GeometryResult::default(),
+            }),
+        };
+        let outcome = self.execute(&mut ctx, &mut runtime);
+        let run = runtime.geometry.take().expect("set above");
+        let state = run.state;
+        state.banks[state.bank] = ctx.output;
+        state.banks[state.bank ^ 1] = run.other_bank;
+        state.registers.temp = ctx.temp;
+        state.registers.flow = Self::flow_registers(&ctx);
+        state.invoked = true;
+        outcome.map(|()| run.result)
+    }
+}
+
+impl crate::engine::ShaderEngine for JitShader {
+    fn name(&self) -> &'static str {
+        "jit"
+    }
+
+    fn program(&self) -> &ShaderProgram {
+        &self.program
+    }
+
+    fn config(&self) -> ExecConfig {
+        self.config
+    }
+
+    fn run_vertex(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+    ) -> Result<VertexResult, ExecError> {
+        JitShader::run_vertex(self, uniforms, inputs)
+    }
+
+    fn run_geometry(
+        &self,
+        state: &mut GeometryState,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+    ) -> Result<GeometryResult, ExecError> {
+        JitShader::run_geometry(self, state, uniforms, inputs)
+    }
+}
+
+impl fmt::Debug for JitShader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JitShader")
+            .field("entry", &self.program.entry)
+            .field("config", &self.config)
+            .finish()
+    }
+}
