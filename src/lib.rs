@@ -16,6 +16,37 @@
 //!
 //! The execution model is `semantics.md` of the project's specification; where it had to choose
 //! (nothing being known about the hardware), the choice is documented at the function that makes it.
+//!
+//! # Embedding
+//!
+//! Assemble (or load) a program, prepare it once with an engine, then run vertices:
+//!
+//! ```
+//! use picajit::asm::{AsmOptions, SourceFile, assemble};
+//! use picajit::engine::{EngineKind, prepare};
+//! use picajit::interp::ExecConfig;
+//! use picajit::program::{ShaderProgram, Uniforms};
+//!
+//! let source = "
+//!     .fvec scale
+//!     .in position v0
+//!     .out outpos position
+//!     .proc main
+//!         mul outpos, scale, position
+//!         end
+//!     .end";
+//! let files = [SourceFile { name: "scale.v.pica".into(), text: source.into() }];
+//! let shbin = assemble(&files, AsmOptions::default()).unwrap().shbin;
+//! let program = ShaderProgram::from_shbin(&shbin, 0).unwrap();
+//! let jit = prepare(EngineKind::Jit, program, ExecConfig::default()).unwrap();
+//!
+//! let mut uniforms = Uniforms::default();
+//! uniforms.float[0] = [2.0; 4]; // scale is c0
+//! let mut inputs = [[0.0, 0.0, 0.0, 1.0]; 16];
+//! inputs[0] = [1.0, -2.0, 0.5, 1.0];
+//! let vertex = jit.run_vertex(&uniforms, &inputs).unwrap();
+//! assert_eq!(vertex.outputs[0], [2.0, -4.0, 1.0, 2.0]);
+//! ```
 #![warn(missing_docs)]
 
 pub mod asm;
