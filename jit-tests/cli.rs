@@ -352,3 +352,34 @@ fn validation_warnings_go_to_stderr_and_the_run_goes_on() {
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(document["vertices"][0]["error"].is_null());
 }
+
+#[test]
+fn bench_reports_both_engines_and_their_agreement() {
+    let output = Command::new(env!("CARGO_BIN_EXE_picajit"))
+        .args([
+            "bench",
+            example("lit-transform.shbin").to_str().unwrap(),
+            "--input",
+            example("lit-transform.json").to_str().unwrap(),
+            "--vertices",
+            "300",
+            "--repeat",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.contains("interp: prepare") && text.contains("jit: prepare"),
+        "{text}"
+    );
+    assert!(
+        text.contains("engines agree bit for bit on every vertex"),
+        "{text}"
+    );
+}

@@ -51,6 +51,29 @@ enum Command {
     Run(RunArgs),
     /// Assemble picasso source files (one DVLE per file) into a SHBIN file.
     Asm(AsmArgs),
+    /// Measure how fast each engine runs a DVLE on the vertices of an input file.
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct BenchArgs {
+    /// The SHBIN file.
+    program: PathBuf,
+    /// Uniforms and vertices, JSON (as for `run`); the vertices are repeated to fill a batch.
+    #[arg(long)]
+    input: PathBuf,
+    /// Which DVLE (entry point) to run (vertex shaders only).
+    #[arg(long, default_value_t = 0)]
+    dvle: usize,
+    /// How arithmetic results are rounded.
+    #[arg(long, default_value = "f24", value_parser = parse_precision)]
+    precision: Precision,
+    /// Vertices per measured batch.
+    #[arg(long, default_value_t = 100_000)]
+    vertices: usize,
+    /// Measured batches per engine (the best is reported).
+    #[arg(long, default_value_t = 5)]
+    repeat: usize,
 }
 
 #[derive(clap::Args, Debug)]
@@ -140,6 +163,7 @@ pub fn main() -> ExitCode {
         } => source_command(&file, source, output.as_deref()),
         Command::Run(args) => run_command(&args),
         Command::Asm(args) => asm_command(&args),
+        Command::Bench(args) => bench_command(&args),
     };
     match outcome {
         Ok(text) => {
@@ -226,6 +250,95 @@ fn disasm_command(path: &Path) -> Result<String, CliError> {
         out += &format!("{address:03x}: {word:08x}    {text}\n");
     }
     Ok(out)
+}
+
+/// `picajit bench`: compile time and vertex throughput of each engine, and whether they agree.
+fn bench_command(args: &BenchArgs) -> Result<String, CliError> {
+    let shbin = load_shbin(&args.program)?;
+    let dvle = shbin.dvles.get(args.dvle).ok_or_else(|| {
+        CliError(format!(
+            "{}: there is no DVLE {}",
+            args.program.display(),
+            args.dvle
+        ))
+    })?;
+    if dvle.kind != ShaderKind::Vertex {
+        return Err(CliError(format!(
+            "{}: DVLE {} is not a vertex shader",
+            args.program.display(),
+            args.dvle
+        )));
+    }
+    let program = ShaderProgram::from_shbin(&shbin, args.dvle)
+        .map_err(|e| CliError(format!("{}: {e}", args.program.display())))?;
+    let text = String::from_utf8(read(&args.input)?)
+        .map_err(|_| CliError(format!("{}: not UTF-8 text", args.input.display())))?;
+    let run_input = input::parse_input(&text, args.precision, dvle.kind)
+        .map_err(|e| CliError(format!("{}: {e}", args.input.display())))?;
+    if run_input.invocations.is_empty() {
+        return Err(CliError(format!(
+            "{}: no vertices to run",
+            args.input.display()
+        )));
+    }
+    let mut uniforms = Uniforms::from_constants(dvle);
+    run_input.apply_uniforms(&mut uniforms);
+    let batch: Vec<_> = run_input
+        .invocations
+        .iter()
+        .map(|i| i.registers)
+        .cycle()
+        .take(args.vertices.max(1))
+        .collect();
+    let config = ExecConfig {
+        precision: args.precision,
+        ..ExecConfig::default()
+    };
+    let mut report = format!(
+        "{}: DVLE {}, {} code words, {} vertices per batch, precision {}\n",
+        args.program.display(),
+        args.dvle,
+        program.code_len,
+        batch.len(),
+        args.precision
+    );
+    let mut outputs = Vec::new();
+    for kind in [EngineKind::Interpreter, EngineKind::Jit] {
+        let started = std::time::Instant::now();
+        let engine =
+            engine::prepare(kind, program.clone(), config).map_err(|e| CliError(e.to_string()))?;
+        let prepare_time = started.elapsed();
+        let mut best = std::time::Duration::MAX;
+        let mut results = Vec::with_capacity(batch.len());
+        for _ in 0..args.repeat.max(1) {
+            results.clear();
+            let started = std::time::Instant::now();
+            engine.run_vertices(&uniforms, &batch, &mut results);
+            best = best.min(started.elapsed());
+        }
+        let per_second = batch.len() as f64 / best.as_secs_f64();
+        report += &format!(
+            "{:>6}: prepare {:>9.3} ms, {:>12.0} vertices/s ({:.1} ns/vertex)\n",
+            kind.name(),
+            prepare_time.as_secs_f64() * 1e3,
+            per_second,
+            best.as_secs_f64() * 1e9 / batch.len() as f64
+        );
+        outputs.push(output::vertex_document(
+            &results,
+            &[0, 1, 2, 3, 4, 5, 6, 7],
+            output::OutputOptions {
+                bits: true,
+                state: true,
+            },
+        ));
+    }
+    report += if outputs[0] == outputs[1] {
+        "engines agree bit for bit on every vertex\n"
+    } else {
+        "ENGINES DISAGREE: run `picajit run --bits --state` with each --engine to compare\n"
+    };
+    Ok(report)
 }
 
 /// `picajit asm`: writes the SHBIN (and header); warnings go to stderr.
