@@ -131,6 +131,8 @@ pub struct Lowering<'a, 'b> {
     pub dispatch: Block,
     /// Addresses where a scope can end.
     pub ends: BTreeSet<u16>,
+    /// Instructions the invocation may still execute (kept in a register, not in memory).
+    pub budget: cranelift_frontend::Variable,
 }
 
 fn trusted() -> MemFlagsData {
@@ -656,11 +658,7 @@ impl Lowering<'_, '_> {
         let inst = self.decoded[pc as usize];
 
         // The budget: fail before executing the instruction that would exceed it.
-        let budget_offset = offset_of!(JitContext, budget_left) as i32;
-        let left = self
-            .b
-            .ins()
-            .load(types::I64, trusted(), self.ctx, budget_offset);
+        let left = self.b.use_var(self.budget);
         let go_on = self.b.create_block();
         let exhausted = self.b.create_block();
         self.b.ins().brif(left, go_on, &[], exhausted, &[]);
@@ -668,7 +666,7 @@ impl Lowering<'_, '_> {
         self.fail(pc, status::BUDGET);
         self.b.switch_to_block(go_on);
         let left = self.b.ins().iadd_imm_s(left, -1);
-        self.b.ins().store(trusted(), left, self.ctx, budget_offset);
+        self.b.def_var(self.budget, left);
 
         if let Instruction::Simple {
             op: SimpleOp::End, ..

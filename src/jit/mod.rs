@@ -191,6 +191,15 @@ impl JitShader {
 
             b.switch_to_block(entry_block);
             let ctx_value = b.block_params(entry_block)[0];
+            let budget = b.declare_var(types::I64);
+            let budget_offset = std::mem::offset_of!(JitContext, budget_left) as i32;
+            let initial = b.ins().load(
+                types::I64,
+                cranelift_codegen::ir::MemFlagsData::trusted(),
+                ctx_value,
+                budget_offset,
+            );
+            b.def_var(budget, initial);
             let first = blocks[program.entry as usize].expect("the entry is reachable");
             b.ins().jump(first, &[]);
 
@@ -210,6 +219,7 @@ impl JitShader {
                 blocks,
                 dispatch,
                 ends: lower::scope_ends(&decoded),
+                budget,
             };
             for pc in 0..PROGRAM_WORDS as u16 {
                 if reachable[pc as usize] {
