@@ -1,38 +1,39 @@
-//! PICA200 instructions → Cranelift IR, one lowering function per operation.
+//! PICA200 instructions → Cranelift IR: the data path, one lowering function per operation.
 //!
-//! Every register lives in [`JitContext`] memory as an `f32x4`; each instruction loads its
-//! sources, computes with vector operations (the float24 rounding and flushing are integer
-//! vector operations on the f32 bits, exactly the rules of [`crate::float24`]), and stores the
-//! enabled lanes. Each reachable address gets a block. After an instruction, the code goes
-//! straight to the next block unless the instruction is a flow instruction or the next address
-//! is one where some scope can end; there it calls [`picajit_advance`] (the shared control-flow
-//! machine) and dispatches on the returned address.
+//! Registers live in [`JitContext`] at the boundaries of straight-line runs and in SSA values
+//! inside them: a run is a sequence of addresses entered only at its first (a *leader*: a jump
+//! target, a scope end, the address after a flow instruction). The first read of a register in
+//! a run loads it; later reads and writes use the [`RegisterCache`]'s values; dirty registers are
+//! stored when the run ends (before a jump to a leader, before control flow, at an exit and
+//! around EMIT). So values never flow between blocks through phis, liveness stays local, and
+//! compile time stays linear. Inputs and uniforms are read-only loads. Each operation computes
+//! with vector instructions; the float24 rounding and flushing are integer vector operations on the f32
+//! bits, exactly the rules of [`crate::float24`] (the host's denormal modes are never touched).
+//! The control part of each instruction is in [`super::control`].
 
-use std::collections::BTreeSet;
 use std::mem::offset_of;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    AbiParam, Block, ConstantData, Endianness, FuncRef, InstBuilder, JumpTableData, MemFlagsData,
-    Signature, Type, Value, types,
+    AbiParam, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData, Signature, Type, Value,
+    types,
 };
-use cranelift_frontend::FunctionBuilder;
+use cranelift_frontend::{FunctionBuilder, Variable};
 
-use super::context::{JitContext, status};
+use super::analysis::FlowFacts;
+use super::context::JitContext;
 use crate::float24::{CANONICAL_NAN_BITS, MAX_FINITE, MIN_NORMAL, Precision, arith::LITP_Y_LIMIT};
 use crate::isa::{
-    BinaryOp, BoolFlowOp, CondFlowOp, DstReg, Instruction, OperandDescriptor, RegisterFile,
-    RelIndex, SimpleOp, SrcReg, UnaryOp, split_rel,
+    BinaryOp, DstReg, Instruction, OperandDescriptor, RegisterFile, RelIndex, SrcReg, UnaryOp,
+    split_rel,
 };
-use crate::program::ShaderProgram;
+use crate::program::{ShaderKind, ShaderProgram};
 
 const F32X4: Type = types::F32X4;
 const I32X4: Type = types::I32X4;
 
 /// Host functions the code calls.
 pub struct HostFunctions {
-    /// `picajit_advance(ctx, pc) -> u32`.
-    pub advance: FuncRef,
     /// `picajit_emit(ctx, pc) -> u32`.
     pub emit: FuncRef,
     /// `picajit_setemit(ctx, packed)`.
@@ -43,11 +44,11 @@ pub struct HostFunctions {
     pub log2: FuncRef,
 }
 
-/// Signatures of the host functions, in [`HostFunctions`] order.
+/// Names and signatures of the host functions, in [`HostFunctions`] order.
 pub fn host_signatures(
     pointer: Type,
     call_conv: cranelift_codegen::isa::CallConv,
-) -> [(&'static str, Signature); 5] {
+) -> [(&'static str, Signature); 4] {
     let sig = |params: &[Type], returns: &[Type]| {
         let mut s = Signature::new(call_conv);
         s.params.extend(params.iter().map(|&t| AbiParam::new(t)));
@@ -55,10 +56,6 @@ pub fn host_signatures(
         s
     };
     [
-        (
-            "picajit_advance",
-            sig(&[pointer, types::I32], &[types::I32]),
-        ),
         ("picajit_emit", sig(&[pointer, types::I32], &[types::I32])),
         ("picajit_setemit", sig(&[pointer, types::I32], &[])),
         ("picajit_exp2", sig(&[types::F32], &[types::F32])),
@@ -66,49 +63,39 @@ pub fn host_signatures(
     ]
 }
 
-/// Addresses where some scope can end: a CALL's or IF's end, an IF's else, a LOOP's end.
-/// After an instruction whose next address is not one of these, no stack can pop.
-pub fn scope_ends(decoded: &[Instruction]) -> BTreeSet<u16> {
-    let wrap = crate::flow::wrap;
-    let mut ends = BTreeSet::new();
-    for inst in decoded {
-        match *inst {
-            Instruction::CondFlow {
-                op: CondFlowOp::Call | CondFlowOp::Callc | CondFlowOp::Ifc,
-                target,
-                count,
-                ..
-            }
-            | Instruction::BoolFlow {
-                op: BoolFlowOp::Callu | BoolFlowOp::Ifu,
-                target,
-                count,
-                ..
-            } => {
-                ends.insert(wrap(target as u32 + count as u32));
-                ends.insert(target);
-            }
-            Instruction::Loop { target, .. } => {
-                ends.insert(wrap(target as u32 + 1));
-            }
-            _ => {}
-        }
-    }
-    ends
+/// A register the code can write, as a key of the [`RegisterCache`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Reg {
+    /// r0-r15.
+    Temp(u8),
+    /// o0-o15.
+    Output(u8),
+    /// a0.x (0) and a0.y (1).
+    A0(u8),
+    /// aL.
+    Al,
+    /// cmp.x (0) and cmp.y (1), as 0 or 1.
+    Cmp(u8),
 }
 
-/// Whether the control part of `inst` needs the shared machine.
-fn is_flow(inst: &Instruction) -> bool {
-    matches!(
-        inst,
-        Instruction::CondFlow { .. }
-            | Instruction::BoolFlow { .. }
-            | Instruction::Loop { .. }
-            | Instruction::Simple {
-                op: SimpleOp::Break,
-                ..
-            }
-    )
+impl Reg {
+    /// Where the register lives in the context, and its type there.
+    pub fn home(self) -> (usize, Type) {
+        match self {
+            Reg::Temp(n) => (offset_of!(JitContext, temp) + 16 * n as usize, F32X4),
+            Reg::Output(n) => (offset_of!(JitContext, output) + 16 * n as usize, F32X4),
+            Reg::A0(n) => (offset_of!(JitContext, a0) + 4 * n as usize, types::I32),
+            Reg::Al => (offset_of!(JitContext, al), types::I32),
+            Reg::Cmp(n) => (offset_of!(JitContext, cmp) + 4 * n as usize, types::I32),
+        }
+    }
+}
+
+/// The registers of the current run held in SSA values, and whether each differs from its
+/// home in the context (dirty).
+#[derive(Default)]
+pub struct RegisterCache {
+    values: std::collections::BTreeMap<Reg, (Value, bool)>,
 }
 
 /// The per-function lowering state.
@@ -125,18 +112,27 @@ pub struct Lowering<'a, 'b> {
     pub precision: Precision,
     /// Host functions.
     pub host: HostFunctions,
-    /// One block per prepared address (`None`: unreachable).
-    pub blocks: Vec<Option<Block>>,
-    /// The dispatch block (takes the next address as a parameter).
-    pub dispatch: Block,
-    /// Addresses where a scope can end.
-    pub ends: BTreeSet<u16>,
-    /// Instructions the invocation may still execute (kept in a register, not in memory).
-    pub budget: cranelift_frontend::Variable,
+    /// The registers of the current run.
+    pub cache: RegisterCache,
+    /// Instructions the invocation may still execute.
+    pub budget: Variable,
+    /// Static control-flow facts.
+    pub facts: &'a FlowFacts,
+    /// One block per reachable address.
+    pub blocks: Vec<Option<cranelift_codegen::ir::Block>>,
+    /// The shared exit: parameters status and failing address; stores the registers back.
+    pub exit: cranelift_codegen::ir::Block,
 }
 
-fn trusted() -> MemFlagsData {
+/// Flags of an access to the context: it is in bounds and aligned (the context is 16-aligned
+/// and every offset a multiple of the access size).
+pub fn trusted() -> MemFlagsData {
     MemFlagsData::trusted()
+}
+
+/// Flags of a load from memory the compiled code never writes (inputs, uniforms).
+fn read_only() -> MemFlagsData {
+    MemFlagsData::trusted().with_readonly()
 }
 
 impl Lowering<'_, '_> {
@@ -165,26 +161,84 @@ impl Lowering<'_, '_> {
         self.b.ins().bitcast(F32X4, MemFlagsData::new(), v)
     }
 
-    fn load_vec(&mut self, offset: usize) -> Value {
-        self.b.ins().load(F32X4, trusted(), self.ctx, offset as i32)
+    /// Loads a value of type `ty` at `offset` in the context.
+    pub fn load(&mut self, ty: Type, offset: usize) -> Value {
+        self.b.ins().load(ty, trusted(), self.ctx, offset as i32)
     }
 
-    fn store_vec(&mut self, value: Value, offset: usize) {
+    /// Stores `value` at `offset` in the context.
+    pub fn store(&mut self, value: Value, offset: usize) {
         self.b
             .ins()
             .store(trusted(), value, self.ctx, offset as i32);
     }
 
-    fn load_i32(&mut self, offset: usize) -> Value {
+    fn load_read_only(&mut self, offset: usize) -> Value {
         self.b
             .ins()
-            .load(types::I32, trusted(), self.ctx, offset as i32)
+            .load(F32X4, read_only(), self.ctx, offset as i32)
     }
 
-    fn store_i32(&mut self, value: Value, offset: usize) {
-        self.b
-            .ins()
-            .store(trusted(), value, self.ctx, offset as i32);
+    // ------------------------------------------------------------------ register cache
+
+    /// The value of `reg` in this run (loaded on first use).
+    pub fn get(&mut self, reg: Reg) -> Value {
+        if let Some(&(value, _)) = self.cache.values.get(&reg) {
+            return value;
+        }
+        let (offset, ty) = reg.home();
+        let value = self.load(ty, offset);
+        self.cache.values.insert(reg, (value, false));
+        value
+    }
+
+    /// Gives `reg` a new value (stored when the run ends).
+    pub fn set(&mut self, reg: Reg, value: Value) {
+        self.cache.values.insert(reg, (value, true));
+    }
+
+    /// Stores the dirty registers to their homes, leaving the cache as it is (for a side exit:
+    /// the run goes on in the other branch).
+    pub fn store_dirty(&mut self) {
+        let dirty: Vec<_> = self
+            .cache
+            .values
+            .iter()
+            .filter(|(_, (_, dirty))| *dirty)
+            .map(|(&reg, &(value, _))| (reg, value))
+            .collect();
+        for (reg, value) in dirty {
+            self.store(value, reg.home().0);
+        }
+    }
+
+    /// Whether no register is cached (between runs).
+    pub fn cache_is_empty(&self) -> bool {
+        self.cache.values.is_empty()
+    }
+
+    /// Ends the run: stores the dirty registers and forgets every value.
+    pub fn end_run(&mut self) {
+        self.store_dirty();
+        self.cache.values.clear();
+    }
+
+    /// Forgets the cached output registers after storing the dirty ones (EMIT switches the
+    /// bank under them).
+    fn spill_outputs(&mut self) {
+        let outputs: Vec<_> = self
+            .cache
+            .values
+            .keys()
+            .copied()
+            .filter(|reg| matches!(reg, Reg::Output(_)))
+            .collect();
+        for reg in outputs {
+            let (value, dirty) = self.cache.values.remove(&reg).expect("listed above");
+            if dirty {
+                self.store(value, reg.home().0);
+            }
+        }
     }
 
     // ------------------------------------------------------------------ float24 rules
@@ -345,11 +399,9 @@ impl Lowering<'_, '_> {
     fn read(&mut self, reg: SrcReg, rel: RelIndex, desc: OperandDescriptor, slot: usize) -> Value {
         let raw = match reg.file_index() {
             (RegisterFile::Input, n) => {
-                self.load_vec(offset_of!(JitContext, input) + 16 * n as usize)
+                self.load_read_only(offset_of!(JitContext, input) + 16 * n as usize)
             }
-            (RegisterFile::Temporary, n) => {
-                self.load_vec(offset_of!(JitContext, temp) + 16 * n as usize)
-            }
+            (RegisterFile::Temporary, n) => self.get(Reg::Temp(n)),
             (_, n) => self.read_uniform(n, rel),
         };
         let swizzle = desc.swizzle(slot);
@@ -365,13 +417,12 @@ impl Lowering<'_, '_> {
     /// entries 96-127 of the table hold ones.
     fn read_uniform(&mut self, n: u8, rel: RelIndex) -> Value {
         let base = offset_of!(JitContext, uniform);
-        let field = match rel {
-            RelIndex::None => return self.load_vec(base + 16 * n as usize),
-            RelIndex::A0X => offset_of!(JitContext, a0),
-            RelIndex::A0Y => offset_of!(JitContext, a0) + 4,
-            RelIndex::AL => offset_of!(JitContext, al),
+        let offset = match rel {
+            RelIndex::None => return self.load_read_only(base + 16 * n as usize),
+            RelIndex::A0X => self.get(Reg::A0(0)),
+            RelIndex::A0Y => self.get(Reg::A0(1)),
+            RelIndex::AL => self.get(Reg::Al),
         };
-        let offset = self.load_i32(field);
         let biased = self.b.ins().iadd_imm_s(offset, 128);
         let in_range = self
             .b
@@ -384,28 +435,28 @@ impl Lowering<'_, '_> {
         let index = self.b.ins().uextend(types::I64, index);
         let scaled = self.b.ins().ishl_imm_s(index, 4);
         let address = self.b.ins().iadd(self.ctx, scaled);
-        self.b.ins().load(F32X4, trusted(), address, base as i32)
+        self.b.ins().load(F32X4, read_only(), address, base as i32)
     }
 
     /// Writes the enabled lanes of `value`.
     fn write(&mut self, dst: DstReg, desc: OperandDescriptor, value: Value) {
-        let offset = match dst.file_index() {
-            (RegisterFile::Temporary, n) => offset_of!(JitContext, temp) + 16 * n as usize,
-            (_, n) => offset_of!(JitContext, output) + 16 * n as usize,
+        let reg = match dst.file_index() {
+            (RegisterFile::Temporary, n) => Reg::Temp(n),
+            (_, n) => Reg::Output(n),
         };
         let mask = desc.dest_mask();
-        if mask.0 == 0xF {
-            self.store_vec(value, offset);
-            return;
-        }
         if mask.0 == 0 {
             return;
         }
-        let old = self.load_vec(offset);
-        let lanes = std::array::from_fn(|lane| if mask.lane(lane) { u32::MAX } else { 0 });
-        let select = self.i32x4_const(lanes);
-        let merged = self.select_vec(select, value, old);
-        self.store_vec(merged, offset);
+        let merged = if mask.0 == 0xF {
+            value
+        } else {
+            let old = self.get(reg);
+            let lanes = std::array::from_fn(|lane| if mask.lane(lane) { u32::MAX } else { 0 });
+            let select = self.i32x4_const(lanes);
+            self.select_vec(select, value, old)
+        };
+        self.set(reg, merged);
     }
 
     // ------------------------------------------------------------------ operations
@@ -517,16 +568,15 @@ impl Lowering<'_, '_> {
                 for (flag, lane) in [(0usize, 0u8), (1, 3)] {
                     let bit = self.b.ins().extractlane(non_negative, lane);
                     let bit = self.b.ins().band_imm_s(bit, 1);
-                    self.store_i32(bit, offset_of!(JitContext, cmp) + 4 * flag);
+                    self.set(Reg::Cmp(flag as u8), bit);
                 }
                 r
             }
         }
     }
-
-    /// Lowers the data part of one instruction. Returns a status value when the instruction
-    /// can fail (EMIT), to be checked by the caller.
-    fn data(&mut self, pc: u16, inst: &Instruction) -> Option<Value> {
+    /// Lowers the data part of the instruction at `pc`. Returns a status value to check when
+    /// the instruction can fail (EMIT).
+    pub fn data(&mut self, pc: u16, inst: &Instruction) -> Option<Value> {
         match *inst {
             Instruction::Binary {
                 op,
@@ -565,7 +615,7 @@ impl Lowering<'_, '_> {
                 for lane in 0..2 {
                     if d.dest_mask().lane(lane) {
                         let v = self.b.ins().extractlane(ints, lane as u8);
-                        self.store_i32(v, offset_of!(JitContext, a0) + 4 * lane);
+                        self.set(Reg::A0(lane as u8), v);
                     }
                 }
             }
@@ -598,7 +648,7 @@ impl Lowering<'_, '_> {
                         }
                         _ => self.b.ins().iconst(types::I32, 1),
                     };
-                    self.store_i32(flag, offset_of!(JitContext, cmp) + 4 * lane as usize);
+                    self.set(Reg::Cmp(lane), flag);
                 }
             }
             Instruction::Mad {
@@ -622,8 +672,10 @@ impl Lowering<'_, '_> {
                 self.write(dst, d, r);
             }
             Instruction::Simple {
-                op: SimpleOp::Emit, ..
-            } if self.program.stage == crate::program::ShaderKind::Geometry => {
+                op: crate::isa::SimpleOp::Emit,
+                ..
+            } if self.program.stage == ShaderKind::Geometry => {
+                self.spill_outputs();
                 let pc = self.b.ins().iconst(types::I32, pc as i64);
                 let call = self.b.ins().call(self.host.emit, &[self.ctx, pc]);
                 return Some(self.b.inst_results(call)[0]);
@@ -633,7 +685,7 @@ impl Lowering<'_, '_> {
                 primitive,
                 winding,
                 ..
-            } if self.program.stage == crate::program::ShaderKind::Geometry => {
+            } if self.program.stage == ShaderKind::Geometry => {
                 let packed = vertex as u32 | (primitive as u32) << 8 | (winding as u32) << 16;
                 let packed = self.b.ins().iconst(types::I32, packed as i64);
                 self.b.ins().call(self.host.setemit, &[self.ctx, packed]);
@@ -641,106 +693,5 @@ impl Lowering<'_, '_> {
             _ => {}
         }
         None
-    }
-
-    /// Returns `code` from the function, recording `pc` as the failing address.
-    fn fail(&mut self, pc: u16, code: u32) {
-        let pc = self.b.ins().iconst(types::I32, pc as i64);
-        self.store_i32(pc, offset_of!(JitContext, error_pc));
-        let code = self.b.ins().iconst(types::I32, code as i64);
-        self.b.ins().return_(&[code]);
-    }
-
-    /// Lowers the instruction at `pc` into its block.
-    pub fn instruction(&mut self, pc: u16) {
-        let block = self.blocks[pc as usize].expect("a prepared address");
-        self.b.switch_to_block(block);
-        let inst = self.decoded[pc as usize];
-
-        // The budget: fail before executing the instruction that would exceed it.
-        let left = self.b.use_var(self.budget);
-        let go_on = self.b.create_block();
-        let exhausted = self.b.create_block();
-        self.b.ins().brif(left, go_on, &[], exhausted, &[]);
-        self.b.switch_to_block(exhausted);
-        self.fail(pc, status::BUDGET);
-        self.b.switch_to_block(go_on);
-        let left = self.b.ins().iadd_imm_s(left, -1);
-        self.b.def_var(self.budget, left);
-
-        if let Instruction::Simple {
-            op: SimpleOp::End, ..
-        } = inst
-        {
-            let end = self.b.ins().iconst(types::I32, status::END as i64);
-            self.b.ins().return_(&[end]);
-            return;
-        }
-        if let Some(emit_status) = self.data(pc, &inst) {
-            let ok = self.b.create_block();
-            let failed = self.b.create_block();
-            self.b.ins().brif(emit_status, failed, &[], ok, &[]);
-            self.b.switch_to_block(failed);
-            self.b.ins().return_(&[emit_status]);
-            self.b.switch_to_block(ok);
-        }
-        let next = crate::flow::wrap(pc as u32 + 1);
-        if is_flow(&inst) || self.ends.contains(&next) {
-            let pc_value = self.b.ins().iconst(types::I32, pc as i64);
-            let call = self.b.ins().call(self.host.advance, &[self.ctx, pc_value]);
-            let target = self.b.inst_results(call)[0];
-            self.b.ins().jump(self.dispatch, &[target.into()]);
-        } else {
-            match self.blocks[next as usize] {
-                Some(block) => {
-                    self.b.ins().jump(block, &[]);
-                }
-                None => {
-                    let code = self.b.ins().iconst(types::I32, status::INTERNAL as i64);
-                    self.b.ins().return_(&[code]);
-                }
-            }
-        }
-    }
-
-    /// The dispatch block: an address below 4096 jumps to its block; status codes return.
-    pub fn dispatch_block(&mut self) {
-        self.b.switch_to_block(self.dispatch);
-        let target = self.b.block_params(self.dispatch)[0];
-        let internal = self.b.create_block();
-        let finished = self.b.create_block();
-        let table_block = self.b.create_block();
-        let is_status = self.b.ins().icmp_imm_s(
-            IntCC::UnsignedGreaterThanOrEqual,
-            target,
-            status::ADVANCE_BASE as i64,
-        );
-        self.b
-            .ins()
-            .brif(is_status, finished, &[], table_block, &[]);
-
-        self.b.switch_to_block(finished);
-        let code = self
-            .b
-            .ins()
-            .iadd_imm_s(target, -(status::ADVANCE_BASE as i64));
-        self.b.ins().return_(&[code]);
-
-        self.b.switch_to_block(table_block);
-        let default = self.b.func.dfg.block_call(internal, &[]);
-        let entries: Vec<_> = self
-            .blocks
-            .clone()
-            .iter()
-            .map(|block| self.b.func.dfg.block_call(block.unwrap_or(internal), &[]))
-            .collect();
-        let table = self
-            .b
-            .create_jump_table(JumpTableData::new(default, &entries));
-        self.b.ins().br_table(target, table);
-
-        self.b.switch_to_block(internal);
-        let code = self.b.ins().iconst(types::I32, status::INTERNAL as i64);
-        self.b.ins().return_(&[code]);
     }
 }

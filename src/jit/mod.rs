@@ -1,14 +1,16 @@
 //! The Cranelift JIT: bit-exact with the interpreter, for every program.
 //!
-//! [`JitShader::compile`] lowers the reachable part of program memory to one native function
-//! (see [`lower`]): the data path (swizzles, float24 rounding and flushing, every arithmetic
-//! rule) is inline vector code; control flow is direct jumps, except at flow instructions and at
-//! addresses where a scope can end, where the code calls the same control-flow machine the
-//! interpreter runs ([`crate::interp::FlowDriver`]) and dispatches on its answer. Hangs are
-//! errors exactly as in the interpreter: every instruction block decrements the budget, and
-//! BREAK on an empty loop stack fails. The code touches only its [`context::JitContext`] (a
-//! relatively addressed uniform read is one masked load into a 128-entry table), so it is
-//! memory-safe for every program.
+//! [`JitShader::compile`] lowers the reachable part of program memory to one native function.
+//! [`analysis`] finds the reachable addresses and, for each address where a scope can end, the
+//! scopes that could end there. [`lower`] emits the data path (swizzles, float24 rounding and
+//! flushing, every arithmetic rule) as inline vector code on registers held in SSA values;
+//! [`control`] emits the control-flow stack machine inline: IF/CALL/LOOP stacks in the
+//! context, checks only where a scope can end, and direct jumps to the addresses the analysis
+//! allows, so no control flow goes through the host. Hangs are errors exactly as in the
+//! interpreter: every instruction spends one unit of the budget, and BREAK on an empty loop
+//! stack fails. The code touches only its [`context::JitContext`] (a relatively addressed
+//! uniform read is one masked load into a 128-entry table; stack slots are masked indices), so
+//! it is memory-safe for every program.
 //!
 //! ```
 //! use picajit::engine::{EngineKind, prepare};
@@ -25,7 +27,9 @@
 //! assert_eq!(result.outputs[0], [1.0, 2.0, 3.0, 4.0]);
 //! ```
 
+pub mod analysis;
 pub mod context;
+mod control;
 mod lower;
 
 use std::fmt;
@@ -36,12 +40,11 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module, default_libcall_names};
 
-use crate::interp::{
-    ExecConfig, ExecError, FlowDriver, GeometryResult, GeometryState, VertexResult,
-};
+use crate::interp::{ExecConfig, ExecError, GeometryResult, GeometryState, VertexResult};
 use crate::isa::{Instruction, PROGRAM_WORDS, decode};
 use crate::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms};
-use context::{GeometryRun, JitContext, Runtime, status};
+use analysis::FlowFacts;
+use context::{GeometryRun, JitContext, status};
 
 /// Why the JIT could not compile a program (an environment problem, never the program's).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,7 +64,6 @@ type CompiledFn = unsafe extern "C" fn(*mut JitContext) -> u32;
 pub struct JitShader {
     program: ShaderProgram,
     config: ExecConfig,
-    decoded: Box<[Instruction]>,
     function: CompiledFn,
     /// Owns the code; freed on drop.
     module: Option<JITModule>,
@@ -88,51 +90,6 @@ fn error(what: &str, e: impl fmt::Display) -> JitError {
     JitError(format!("{what}: {e}"))
 }
 
-/// How many abstract control states the reachability analysis explores before it falls back
-/// to the coarser stack-blind superset.
-const EXPLORATION_LIMIT: usize = 20_000;
-
-/// Every address control can reach from the entry: the addresses of the exact control-flow
-/// machine's abstract state graph (conditions and loop counts taken both ways, stacks exact),
-/// or, when that graph is too large, a stack-blind superset. Only these get code.
-fn reachable(decoded: &[Instruction], entry: u16) -> Vec<bool> {
-    let graph = crate::validate::flow::explore(decoded, entry, EXPLORATION_LIMIT);
-    if graph.complete {
-        let mut seen = vec![false; PROGRAM_WORDS];
-        for node in &graph.nodes {
-            seen[node.state.pc as usize] = true;
-        }
-        return seen;
-    }
-    reachable_ignoring_stacks(decoded, entry)
-}
-
-/// Every address control can reach if any scope could end anywhere (stacks ignored).
-fn reachable_ignoring_stacks(decoded: &[Instruction], entry: u16) -> Vec<bool> {
-    let mut seen = vec![false; PROGRAM_WORDS];
-    let mut work = vec![entry];
-    let wrap = crate::flow::wrap;
-    while let Some(pc) = work.pop() {
-        if std::mem::replace(&mut seen[pc as usize], true) {
-            continue;
-        }
-        let next = wrap(pc as u32 + 1);
-        match decoded[pc as usize] {
-            Instruction::Simple {
-                op: crate::isa::SimpleOp::End,
-                ..
-            } => {}
-            Instruction::CondFlow { target, count, .. }
-            | Instruction::BoolFlow { target, count, .. } => {
-                work.extend([next, target, wrap(target as u32 + count as u32)]);
-            }
-            Instruction::Loop { target, .. } => work.extend([next, wrap(target as u32 + 1)]),
-            _ => work.push(next),
-        }
-    }
-    seen
-}
-
 impl JitShader {
     /// Compiles `program` with `config`.
     pub fn compile(program: ShaderProgram, config: ExecConfig) -> Result<JitShader, JitError> {
@@ -150,7 +107,6 @@ impl JitShader {
         let call_conv = isa.default_call_conv();
         let pointer = isa.pointer_type();
         let mut jit_builder = JITBuilder::with_isa(isa, default_libcall_names());
-        jit_builder.symbol("picajit_advance", context::picajit_advance as *const u8);
         jit_builder.symbol("picajit_emit", context::picajit_emit as *const u8);
         jit_builder.symbol("picajit_setemit", context::picajit_setemit as *const u8);
         jit_builder.symbol("picajit_exp2", context::picajit_exp2 as *const u8);
@@ -181,18 +137,21 @@ impl JitShader {
                 .collect();
             let entry_block = b.create_block();
             b.append_block_params_for_function_params(entry_block);
-            let dispatch = b.create_block();
-            b.append_block_param(dispatch, types::I32);
-            let reachable = reachable(&decoded, program.entry);
-            let blocks: Vec<_> = reachable
+            let facts = FlowFacts::analyse(&decoded, program.entry);
+            let blocks: Vec<_> = facts
+                .reachable
                 .iter()
                 .map(|&r| r.then(|| b.create_block()))
                 .collect();
+            let exit = b.create_block();
+            b.append_block_param(exit, types::I32);
+            b.append_block_param(exit, types::I32);
+            b.set_cold_block(exit);
 
             b.switch_to_block(entry_block);
             let ctx_value = b.block_params(entry_block)[0];
             let budget = b.declare_var(types::I64);
-            let budget_offset = std::mem::offset_of!(JitContext, budget_left) as i32;
+            let budget_offset = std::mem::offset_of!(JitContext, budget) as i32;
             let initial = b.ins().load(
                 types::I64,
                 cranelift_codegen::ir::MemFlagsData::trusted(),
@@ -200,8 +159,11 @@ impl JitShader {
                 budget_offset,
             );
             b.def_var(budget, initial);
+            let route = control::RouteVars {
+                matched: b.declare_var(types::I32),
+                pc: b.declare_var(types::I32),
+            };
             let first = blocks[program.entry as usize].expect("the entry is reachable");
-            b.ins().jump(first, &[]);
 
             let mut lowering = lower::Lowering {
                 b: &mut b,
@@ -210,23 +172,24 @@ impl JitShader {
                 decoded: &decoded,
                 precision: config.precision,
                 host: lower::HostFunctions {
-                    advance: host_refs[0],
-                    emit: host_refs[1],
-                    setemit: host_refs[2],
-                    exp2: host_refs[3],
-                    log2: host_refs[4],
+                    emit: host_refs[0],
+                    setemit: host_refs[1],
+                    exp2: host_refs[2],
+                    log2: host_refs[3],
                 },
-                blocks,
-                dispatch,
-                ends: lower::scope_ends(&decoded),
+                cache: lower::RegisterCache::default(),
                 budget,
+                facts: &facts,
+                blocks,
+                exit,
             };
+            lowering.b.ins().jump(first, &[]);
             for pc in 0..PROGRAM_WORDS as u16 {
-                if reachable[pc as usize] {
-                    lowering.instruction(pc);
+                if facts.reachable[pc as usize] {
+                    lowering.instruction(pc, route);
                 }
             }
-            lowering.dispatch_block();
+            lowering.exit_block();
             b.seal_all_blocks();
             b.finalize(frontend_config);
         }
@@ -243,7 +206,6 @@ impl JitShader {
         Ok(JitShader {
             program,
             config,
-            decoded,
             function,
             module: Some(module),
         })
@@ -260,13 +222,12 @@ impl JitShader {
     }
 
     /// Runs the compiled code on a prepared context; the error for a failed status.
-    fn execute(&self, ctx: &mut JitContext, runtime: &mut Runtime) -> Result<(), ExecError> {
-        ctx.budget_left = self.config.instruction_budget;
-        ctx.runtime = (runtime as *mut Runtime).cast();
-        // SAFETY: `ctx` and `runtime` live across the call; the code only touches `ctx` and, via
-        // the host functions, `runtime`.
+    fn execute(&self, ctx: &mut JitContext) -> Result<(), ExecError> {
+        ctx.budget = self.config.instruction_budget;
+        ctx.reset_flow();
+        // SAFETY: the code only touches `ctx` and, through the EMIT/SETEMIT host functions,
+        // the geometry run `ctx.geometry` points to, which the caller keeps alive.
         let code = unsafe { (self.function)(ctx) };
-        ctx.runtime = std::ptr::null_mut();
         let pc = ctx.error_pc as u16;
         match code {
             status::END => Ok(()),
@@ -276,15 +237,18 @@ impl JitShader {
                 pc,
             }),
             status::INVALID_EMIT => Err(ExecError::InvalidEmitVertex { pc }),
-            other => unreachable!("the compiled code returned status {other}: a JIT bug"),
+            other => {
+                unreachable!("the compiled code returned status {other} at {pc:#05x}: a JIT bug")
+            }
         }
     }
 
-    fn context(uniforms: &Uniforms, inputs: &InputRegisters) -> Box<JitContext> {
-        let mut ctx = JitContext::new();
+    /// Loads the invocation's read-only values into `ctx`.
+    fn set_inputs(ctx: &mut JitContext, uniforms: &Uniforms, inputs: &InputRegisters, bools: u16) {
         ctx.input = *inputs;
         ctx.uniform[..96].copy_from_slice(&uniforms.float);
-        ctx
+        ctx.ints = uniforms.int;
+        ctx.bools = bools as u32;
     }
 
     fn flow_registers(ctx: &JitContext) -> FlowRegisters {
@@ -301,18 +265,24 @@ impl JitShader {
         uniforms: &Uniforms,
         inputs: &InputRegisters,
     ) -> Result<VertexResult, ExecError> {
-        let mut ctx = Self::context(uniforms, inputs);
-        let mut runtime = Runtime {
-            driver: FlowDriver::new(self.program.entry),
-            decoded: &self.decoded,
-            bools: uniforms.bools,
-            ints: uniforms.int,
-            geometry: None,
-        };
-        self.execute(&mut ctx, &mut runtime)?;
+        let mut ctx = JitContext::new();
+        self.run_vertex_in(&mut ctx, uniforms, inputs)
+    }
+
+    /// [`run_vertex`](Self::run_vertex) in a context reused across a batch (the code sets every
+    /// register itself, so only the inputs change between vertices).
+    fn run_vertex_in(
+        &self,
+        ctx: &mut JitContext,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+    ) -> Result<VertexResult, ExecError> {
+        Self::set_inputs(ctx, uniforms, inputs, uniforms.bools);
+        ctx.reset_registers();
+        self.execute(ctx)?;
         Ok(VertexResult {
             outputs: ctx.output,
-            flow: Self::flow_registers(&ctx),
+            flow: Self::flow_registers(ctx),
         })
     }
 
@@ -323,31 +293,27 @@ impl JitShader {
         uniforms: &Uniforms,
         inputs: &InputRegisters,
     ) -> Result<GeometryResult, ExecError> {
-        let mut ctx = Self::context(uniforms, inputs);
-        ctx.temp = state.registers.temp;
-        ctx.a0 = state.registers.flow.a0;
-        ctx.al = state.registers.flow.al;
-        ctx.cmp = state.registers.flow.cmp.map(u32::from);
-        ctx.output = state.banks[state.bank];
+        let mut ctx = JitContext::new();
         let bools = if state.invoked {
             uniforms.bools | 1 << 15
         } else {
             uniforms.bools
         };
+        Self::set_inputs(&mut ctx, uniforms, inputs, bools);
+        ctx.temp = state.registers.temp;
+        ctx.a0 = state.registers.flow.a0;
+        ctx.al = state.registers.flow.al;
+        ctx.cmp = state.registers.flow.cmp.map(u32::from);
+        ctx.output = state.banks[state.bank];
         let other_bank = state.banks[state.bank ^ 1];
-        let mut runtime = Runtime {
-            driver: FlowDriver::new(self.program.entry),
-            decoded: &self.decoded,
-            bools,
-            ints: uniforms.int,
-            geometry: Some(GeometryRun {
-                state,
-                other_bank,
-                result: GeometryResult::default(),
-            }),
+        let mut run = GeometryRun {
+            state,
+            other_bank,
+            result: GeometryResult::default(),
         };
-        let outcome = self.execute(&mut ctx, &mut runtime);
-        let run = runtime.geometry.take().expect("set above");
+        ctx.geometry = (&mut run as *mut GeometryRun).cast();
+        let outcome = self.execute(&mut ctx);
+        ctx.geometry = std::ptr::null_mut();
         let state = run.state;
         state.banks[state.bank] = ctx.output;
         state.banks[state.bank ^ 1] = run.other_bank;
@@ -386,6 +352,20 @@ impl crate::engine::ShaderEngine for JitShader {
         inputs: &InputRegisters,
     ) -> Result<GeometryResult, ExecError> {
         JitShader::run_geometry(self, state, uniforms, inputs)
+    }
+
+    fn run_vertices(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[InputRegisters],
+        results: &mut Vec<Result<VertexResult, ExecError>>,
+    ) {
+        let mut ctx = JitContext::new();
+        results.extend(
+            inputs
+                .iter()
+                .map(|v| self.run_vertex_in(&mut ctx, uniforms, v)),
+        );
     }
 }
 
