@@ -56,12 +56,6 @@ impl FlowDriver {
         self.state.pc
     }
 
-    /// Moves to `pc` without executing anything (for an engine that went there itself, at
-    /// addresses where no scope can end).
-    pub fn jump_to(&mut self, pc: u16) {
-        self.state.pc = pc;
-    }
-
     /// Applies the control part of `inst` (the instruction at [`pc`](Self::pc), whose data part
     /// has executed) and moves to the next address. `Ok(false)` means END.
     pub fn advance(

@@ -33,6 +33,9 @@ mod control;
 mod lower;
 
 use std::fmt;
+use std::sync::OnceLock;
+
+use cranelift_codegen::isa::OwnedTargetIsa;
 
 use cranelift_codegen::ir::{AbiParam, InstBuilder, types};
 use cranelift_codegen::settings::{self, Configurable};
@@ -90,11 +93,11 @@ fn error(what: &str, e: impl fmt::Display) -> JitError {
     JitError(format!("{what}: {e}"))
 }
 
-impl JitShader {
-    /// Compiles `program` with `config`.
-    pub fn compile(program: ShaderProgram, config: ExecConfig) -> Result<JitShader, JitError> {
-        let decoded: Box<[Instruction]> = program.code.iter().map(|&w| decode(w)).collect();
-
+/// The host's code generator (cranelift-native, so SSE4.1/AVX are used), built once per
+/// process: every program is compiled with the same settings.
+fn host_isa() -> Result<OwnedTargetIsa, JitError> {
+    static ISA: OnceLock<Result<OwnedTargetIsa, JitError>> = OnceLock::new();
+    ISA.get_or_init(|| {
         let mut flags = settings::builder();
         flags
             .set("opt_level", "speed")
@@ -102,13 +105,30 @@ impl JitShader {
         // The IR verifier catches lowering bugs in debug and test builds; release builds skip
         // it (it costs about a tenth of the compile time).
         flags
-            .set("enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" })
+            .set(
+                "enable_verifier",
+                if cfg!(debug_assertions) {
+                    "true"
+                } else {
+                    "false"
+                },
+            )
             .map_err(|e| error("setting enable_verifier", e))?;
         let isa_builder =
             cranelift_native::builder().map_err(|e| error("detecting the host", e))?;
-        let isa = isa_builder
+        isa_builder
             .finish(settings::Flags::new(flags))
-            .map_err(|e| error("building the target ISA", e))?;
+            .map_err(|e| error("building the target ISA", e))
+    })
+    .clone()
+}
+
+impl JitShader {
+    /// Compiles `program` with `config`.
+    pub fn compile(program: ShaderProgram, config: ExecConfig) -> Result<JitShader, JitError> {
+        let decoded: Box<[Instruction]> = program.code.iter().map(|&w| decode(w)).collect();
+
+        let isa = host_isa()?;
         let call_conv = isa.default_call_conv();
         let pointer = isa.pointer_type();
         let mut jit_builder = JITBuilder::with_isa(isa, default_libcall_names());
