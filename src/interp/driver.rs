@@ -1,4 +1,4 @@
-//! The control part of executing an instruction, shared by the interpreter and the JIT.
+//! The control part of executing an instruction: the interpreter's driver of the shared machine.
 //!
 //! [`FlowDriver`] runs the shared machine [`crate::flow::step`] concretely: it evaluates each
 //! flow instruction's test from the condition flags and bool uniforms, keeps the loop counters
