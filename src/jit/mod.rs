@@ -25,6 +25,7 @@
 //! assert_eq!(result.outputs[0], [1.0, 2.0, 3.0, 4.0]);
 //! ```
 
+pub mod cache;
 pub mod context;
 mod lower;
 
