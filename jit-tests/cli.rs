@@ -382,4 +382,9 @@ fn bench_reports_both_engines_and_their_agreement() {
         text.contains("engines agree bit for bit on every vertex"),
         "{text}"
     );
+    assert!(
+        text.contains("cache: miss (compile)")
+            && text.contains("2 identical uploads, 1 compile(s), 1 hit(s), same code"),
+        "{text}"
+    );
 }

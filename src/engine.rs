@@ -7,10 +7,12 @@
 //! section 8): the same output bits, emitted vertices, final a0/aL/cmp and error kinds.
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::interp::{
     ExecConfig, ExecError, GeometryResult, GeometryState, Interpreter, VertexResult,
 };
+use crate::jit::cache::ProgramCache;
 use crate::program::{InputRegisters, ShaderProgram, Uniforms};
 
 /// A program prepared by one engine.
@@ -122,6 +124,13 @@ impl fmt::Display for EngineError {
 
 impl std::error::Error for EngineError {}
 
+fn jit_error(error: crate::jit::JitError) -> EngineError {
+    EngineError {
+        engine: EngineKind::Jit,
+        message: error.to_string(),
+    }
+}
+
 /// Prepares `program` with the engine `kind`.
 pub fn prepare(
     kind: EngineKind,
@@ -131,10 +140,27 @@ pub fn prepare(
     match kind {
         EngineKind::Interpreter => Ok(Box::new(Interpreter::new(program, config))),
         EngineKind::Jit => Ok(Box::new(
-            crate::jit::JitShader::compile(program, config).map_err(|e| EngineError {
-                engine: kind,
-                message: e.to_string(),
-            })?,
+            crate::jit::JitShader::compile(program, config).map_err(jit_error)?,
         )),
+    }
+}
+
+/// Prepares `program` with the engine `kind` through `cache`: the JIT hands out the program
+/// compiled for an identical earlier request (the same code, descriptors, entry point, stage,
+/// output mask and settings) instead of compiling again; see [`crate::jit::cache`]. The
+/// interpreter has nothing to compile and is never cached.
+///
+/// The program is borrowed because a hit (the common case: an emulator re-uploading the same
+/// code before each draw) needs no copy of it. The engine is shared with the cache, hence the
+/// [`Arc`].
+pub fn prepare_cached(
+    cache: &ProgramCache,
+    kind: EngineKind,
+    program: &ShaderProgram,
+    config: ExecConfig,
+) -> Result<Arc<dyn ShaderEngine>, EngineError> {
+    match kind {
+        EngineKind::Interpreter => Ok(Arc::new(Interpreter::new(program.clone(), config))),
+        EngineKind::Jit => Ok(cache.get_or_compile(program, config).map_err(jit_error)?),
     }
 }

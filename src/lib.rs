@@ -9,7 +9,8 @@
 //! * [`shbin`]: the SHBIN (DVLB/DVLP/DVLE) container;
 //! * [`program`]: a loaded shader program, its uniforms and inputs;
 //! * [`interp`]: the reference interpreter (the oracle every other engine is checked against);
-//! * [`jit`]: the Cranelift JIT, bit-exact with the interpreter;
+//! * [`jit`]: the Cranelift JIT, bit-exact with the interpreter, and [`jit::cache`], the bounded
+//!   cache of compiled programs;
 //! * [`engine`]: the one interface both engines implement (what an emulator embeds);
 //! * [`validate`]: static checks for what the hardware cannot do or does unreliably;
 //! * [`cli`]: the `picajit` command line.
@@ -46,6 +47,34 @@
 //! inputs[0] = [1.0, -2.0, 0.5, 1.0];
 //! let vertex = jit.run_vertex(&uniforms, &inputs).unwrap();
 //! assert_eq!(vertex.outputs[0], [2.0, -4.0, 1.0, 2.0]);
+//! ```
+//!
+//! # Caching compiled programs
+//!
+//! An emulator uploads the same code before many draws. Prepare through a shared
+//! [`jit::cache::ProgramCache`] with [`engine::prepare_cached`] and an identical upload (the same
+//! code words, operand descriptors, entry point, stage, output mask, precision and budget) gets
+//! the program compiled the first time, without compiling again. The cache is bounded (least
+//! recently used programs are evicted and their code freed), counts hits, misses, compiles and
+//! evictions, and can be shared between threads:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use picajit::engine::{EngineKind, prepare_cached};
+//! use picajit::interp::ExecConfig;
+//! use picajit::jit::cache::ProgramCache;
+//! use picajit::program::{ShaderKind, ShaderProgram};
+//!
+//! let cache = Arc::new(ProgramCache::default());
+//! // mov o0, v0; end (descriptor 0: all lanes, identity swizzles)
+//! let code = [0x4C00_0000, 0x8800_0000];
+//! let upload = || ShaderProgram::new(&code, &[0x36F], 0, ShaderKind::Vertex, 1).unwrap();
+//!
+//! let first = prepare_cached(&cache, EngineKind::Jit, &upload(), ExecConfig::default()).unwrap();
+//! let second = prepare_cached(&cache, EngineKind::Jit, &upload(), ExecConfig::default()).unwrap();
+//! assert!(Arc::ptr_eq(&first, &second)); // the same compiled code
+//! let stats = cache.stats();
+//! assert_eq!((stats.misses, stats.hits, stats.compiles), (1, 1, 1));
 //! ```
 #![warn(missing_docs)]
 

@@ -28,6 +28,7 @@
 //! ```
 
 pub mod analysis;
+pub mod cache;
 pub mod context;
 mod control;
 mod lower;
