@@ -270,8 +270,7 @@ impl JitShader {
     }
 
     /// Loads the invocation's read-only values into `ctx`.
-    fn set_inputs(ctx: &mut JitContext, uniforms: &Uniforms, inputs: &InputRegisters, bools: u16) {
-        ctx.input = *inputs;
+    fn set_uniforms(ctx: &mut JitContext, uniforms: &Uniforms, bools: u16) {
         ctx.uniform[..96].copy_from_slice(&uniforms.float);
         ctx.ints = uniforms.int;
         ctx.bools = bools as u32;
@@ -292,18 +291,18 @@ impl JitShader {
         inputs: &InputRegisters,
     ) -> Result<VertexResult, ExecError> {
         let mut ctx = JitContext::new();
-        self.run_vertex_in(&mut ctx, uniforms, inputs)
+        Self::set_uniforms(&mut ctx, uniforms, uniforms.bools);
+        self.run_vertex_in(&mut ctx, inputs)
     }
 
-    /// [`run_vertex`](Self::run_vertex) in a context reused across a batch (the code sets every
-    /// register itself, so only the inputs change between vertices).
+    /// [`run_vertex`](Self::run_vertex) in a context whose uniforms are set, reused across a
+    /// batch: only the inputs and the zeroed registers change between vertices.
     fn run_vertex_in(
         &self,
         ctx: &mut JitContext,
-        uniforms: &Uniforms,
         inputs: &InputRegisters,
     ) -> Result<VertexResult, ExecError> {
-        Self::set_inputs(ctx, uniforms, inputs, uniforms.bools);
+        ctx.input = *inputs;
         ctx.reset_registers();
         self.execute(ctx)?;
         Ok(VertexResult {
@@ -325,7 +324,8 @@ impl JitShader {
         } else {
             uniforms.bools
         };
-        Self::set_inputs(&mut ctx, uniforms, inputs, bools);
+        Self::set_uniforms(&mut ctx, uniforms, bools);
+        ctx.input = *inputs;
         ctx.temp = state.registers.temp;
         ctx.a0 = state.registers.flow.a0;
         ctx.al = state.registers.flow.al;
@@ -387,11 +387,8 @@ impl crate::engine::ShaderEngine for JitShader {
         results: &mut Vec<Result<VertexResult, ExecError>>,
     ) {
         let mut ctx = JitContext::new();
-        results.extend(
-            inputs
-                .iter()
-                .map(|v| self.run_vertex_in(&mut ctx, uniforms, v)),
-        );
+        Self::set_uniforms(&mut ctx, uniforms, uniforms.bools);
+        results.extend(inputs.iter().map(|v| self.run_vertex_in(&mut ctx, v)));
     }
 }
 
