@@ -12,6 +12,7 @@
 //! * [`jit`]: the Cranelift JIT, bit-exact with the interpreter;
 //! * [`engine`]: the one interface both engines implement (what an emulator embeds);
 //! * [`validate`]: static checks for what the hardware cannot do or does unreliably;
+//! * [`difftest`]: the differential tester (random programs, both engines, bit for bit);
 //! * [`cli`]: the `picajit` command line.
 //!
 //! The execution model is `semantics.md` of the project's specification; where it had to choose
@@ -51,6 +52,7 @@
 
 pub mod asm;
 pub mod cli;
+pub mod difftest;
 pub mod engine;
 pub mod float24;
 pub mod flow;
