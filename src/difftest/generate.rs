@@ -182,7 +182,13 @@ impl Generator<'_, '_> {
 
     /// Main, then the procedures, then an END that catches falling off the last one.
     fn program(&mut self, max_len: usize) {
-        let len = MIN_PROGRAM_LEN + self.entropy.index(max_len - MIN_PROGRAM_LEN + 1);
+        // Mostly long programs (more happens per compile), sometimes any length.
+        let span = max_len - MIN_PROGRAM_LEN + 1;
+        let len = if self.entropy.chance(65) {
+            max_len - self.entropy.index(span.div_ceil(3))
+        } else {
+            MIN_PROGRAM_LEN + self.entropy.index(span)
+        };
         let proc_count = if len >= 12 {
             [0, 0, 1, 1, 2, 3][self.entropy.index(6)]
         } else {
@@ -208,8 +214,13 @@ impl Generator<'_, '_> {
             planned_start += size;
         }
         // Main: its statements, then usually END (without it, main runs into the procedures).
-        self.limit = left.saturating_sub(1).max(1);
+        // A geometry shader mostly ends by emitting what it computed.
+        let emit_last = self.stage == ShaderKind::Geometry && left >= 3 && self.entropy.chance(60);
+        self.limit = left.saturating_sub(1 + usize::from(emit_last)).max(1);
         self.statements(Scope::default(), usize::MAX);
+        if emit_last {
+            self.push(Op::plain(simple(SimpleOp::Emit)));
+        }
         if self.entropy.chance(92) || self.ops.is_empty() {
             self.push(Op::plain(simple(SimpleOp::End)));
         }
@@ -251,8 +262,18 @@ impl Generator<'_, '_> {
     }
 
     /// Statements until the region's limit or a random stop; returns their start addresses.
+    /// A procedure or main mostly fills its region; a block's body is mostly short, so that
+    /// blocks have siblings.
     fn statements(&mut self, scope: Scope, most: usize) -> Vec<usize> {
-        let wanted = self.entropy.index(self.room() + 1).min(most);
+        let room = self.room();
+        let wanted = if scope.depth == 0 && self.entropy.chance(75) {
+            room
+        } else if scope.depth > 0 && self.entropy.chance(70) {
+            self.entropy.index(room.min(8) + 1)
+        } else {
+            self.entropy.index(room + 1)
+        }
+        .min(most);
         let stop = self.ops.len() + wanted;
         let mut starts = Vec::new();
         while self.ops.len() < stop.min(self.limit) {
