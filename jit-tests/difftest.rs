@@ -16,9 +16,7 @@ use picajit::difftest::runner::{DEFAULT_BUDGET, RunOptions, case_for, run};
 use picajit::difftest::shrink::shrink;
 use picajit::engine::{EngineError, ShaderEngine};
 use picajit::float24::Precision;
-use picajit::interp::{
-    ExecConfig, ExecError, GeometryResult, GeometryState, VertexResult,
-};
+use picajit::interp::{ExecConfig, ExecError, GeometryResult, GeometryState, VertexResult};
 use picajit::isa::{Instruction, Mnemonic, RelIndex, UnaryOp};
 use picajit::program::{InputRegisters, ShaderKind, ShaderProgram, Uniforms};
 
@@ -39,7 +37,11 @@ fn config(precision: Precision) -> ExecConfig {
 #[test]
 fn the_generator_is_deterministic_for_a_seed() {
     for index in 0..50 {
-        assert_eq!(case_for(7, index, 64), case_for(7, index, 64), "program {index}");
+        assert_eq!(
+            case_for(7, index, 64),
+            case_for(7, index, 64),
+            "program {index}"
+        );
     }
     let differing = (0..50)
         .filter(|&i| case_for(7, i, 64) != case_for(8, i, 64))
@@ -194,13 +196,22 @@ fn generated_programs_are_picasso_source_that_reassembles_to_the_same_behaviour(
             .unwrap_or_else(|e| panic!("program {index}: {e}\n{source}"));
         let tested = case.program.to_shbin().unwrap();
         identical += usize::from(assembly.shbin == tested);
-        assert_eq!(assembly.shbin.code.len(), tested.code.len(), "program {index}");
+        assert_eq!(
+            assembly.shbin.code.len(),
+            tested.code.len(),
+            "program {index}"
+        );
         // The reassembled program behaves exactly like the tested one.
         let reassembled = ShaderProgram::from_shbin(&assembly.shbin, 0).unwrap();
         let original = case.program.to_program().unwrap();
         let a = interpreter(original, config(Precision::F24Truncate)).unwrap();
         let b = interpreter(reassembled, config(Precision::F24Truncate)).unwrap();
-        let comparison = compare_engines(a.as_ref(), b.as_ref(), &case.inputs, config(Precision::F24Truncate));
+        let comparison = compare_engines(
+            a.as_ref(),
+            b.as_ref(),
+            &case.inputs,
+            config(Precision::F24Truncate),
+        );
         assert_eq!(comparison.mismatch, None, "program {index}\n{source}");
         checked += 1;
     }
@@ -223,7 +234,10 @@ fn a_difftest_run_finds_no_mismatch_in_any_precision_mode() {
     assert_eq!(summary.total().mismatches, 0, "{report}");
     assert_eq!(summary.modes.len(), 3);
     let last = report.lines().last().unwrap();
-    assert!(last.starts_with("900 programs, ") && last.ends_with(" invocations, 0 mismatches"), "{last}");
+    assert!(
+        last.starts_with("900 programs, ") && last.ends_with(" invocations, 0 mismatches"),
+        "{last}"
+    );
     for (_, mode) in &summary.modes {
         assert_eq!(mode.programs, 300);
         assert!(mode.invocations >= 300);
@@ -270,7 +284,10 @@ impl ShaderEngine for RcpFlipper {
     }
 }
 
-fn flipper(program: ShaderProgram, config: ExecConfig) -> Result<Box<dyn ShaderEngine>, EngineError> {
+fn flipper(
+    program: ShaderProgram,
+    config: ExecConfig,
+) -> Result<Box<dyn ShaderEngine>, EngineError> {
     let has_rcp = program.code[..program.code_len].iter().any(|&word| {
         matches!(
             picajit::isa::decode(word),
@@ -301,7 +318,10 @@ fn the_shrinker_reduces_a_planted_bug_to_a_tiny_reproducer() {
         }
         let mut still_fails = |c: &TestCase| {
             c.program.to_source().is_ok()
-                && differ.compare(c).map(|r| r.mismatch.is_some()).unwrap_or(false)
+                && differ
+                    .compare(c)
+                    .map(|r| r.mismatch.is_some())
+                    .unwrap_or(false)
         };
         let shrunk = shrink(&case, 4000, &mut still_fails);
         assert!(
@@ -322,7 +342,11 @@ fn the_shrinker_reduces_a_planted_bug_to_a_tiny_reproducer() {
         let dir = temp_dir(&format!("shrunk{index}"));
         let reproducer = write_reproducer(&dir, "case", &shrunk, &differ).unwrap();
         assert_eq!(reproducer.program, dir.join("case.pica"));
-        assert!(reproducer.command.contains("picajit asm --no-nop"), "{}", reproducer.command);
+        assert!(
+            reproducer.command.contains("picajit asm --no-nop"),
+            "{}",
+            reproducer.command
+        );
         assert!(reproducer.command.contains("--precision f24-rne"));
         assert!(!reproducer.differing_output.is_empty());
         // The written source reassembles and still shows the bug with the written input.
@@ -332,11 +356,14 @@ fn the_shrinker_reduces_a_planted_bug_to_a_tiny_reproducer() {
             name: "case.pica".into(),
             text,
         }];
-        let shbin = assemble(&files, AsmOptions { auto_nop: false }).unwrap().shbin;
+        let shbin = assemble(&files, AsmOptions { auto_nop: false })
+            .unwrap()
+            .shbin;
         let program = ShaderProgram::from_shbin(&shbin, 0).unwrap();
         let json = std::fs::read_to_string(&reproducer.input).unwrap();
-        let input = picajit::cli::input::parse_input(&json, Precision::F24Nearest, ShaderKind::Vertex)
-            .unwrap();
+        let input =
+            picajit::cli::input::parse_input(&json, Precision::F24Nearest, ShaderKind::Vertex)
+                .unwrap();
         let mut uniforms = Uniforms::default();
         input.apply_uniforms(&mut uniforms);
         let a = interpreter(program.clone(), config(Precision::F24Nearest)).unwrap();
@@ -351,7 +378,10 @@ fn the_shrinker_reduces_a_planted_bug_to_a_tiny_reproducer() {
             break;
         }
     }
-    assert_eq!(shrunk_cases, 3, "the planted bug shows in generated programs");
+    assert_eq!(
+        shrunk_cases, 3,
+        "the planted bug shows in generated programs"
+    );
 }
 
 #[test]
@@ -373,12 +403,22 @@ fn a_run_with_a_wrong_engine_reports_the_same_findings_on_any_thread_count() {
     let report = one.report();
     assert!(report.contains("MISMATCH: program "), "{report}");
     assert!(report.contains("picajit run "), "{report}");
-    assert!(report.lines().last().unwrap().ends_with(&format!(", {} mismatches", total.mismatches)));
+    assert!(
+        report
+            .lines()
+            .last()
+            .unwrap()
+            .ends_with(&format!(", {} mismatches", total.mismatches))
+    );
     let first = &one.findings[0];
     let pica = out_dir.join(format!("mismatch-5-{}.pica", first.index));
     let shbin = out_dir.join(format!("mismatch-5-{}.shbin", first.index));
     assert!(pica.exists() || shbin.exists(), "{report}");
-    assert!(out_dir.join(format!("mismatch-5-{}.json", first.index)).exists());
+    assert!(
+        out_dir
+            .join(format!("mismatch-5-{}.json", first.index))
+            .exists()
+    );
 }
 
 #[test]
@@ -390,7 +430,10 @@ fn fuzz_difftest_check_holds_on_random_bytes() {
         let bytes: Vec<u8> = (0..len).map(|_| entropy.below(256) as u8).collect();
         invocations += check_bytes(&bytes).unwrap_or_else(|e| panic!("{bytes:?}: {e}"));
     }
-    assert!(invocations >= 1500, "every case runs at least one invocation");
+    assert!(
+        invocations >= 1500,
+        "every case runs at least one invocation"
+    );
     assert!(check_bytes(&[]).is_ok());
 }
 
@@ -400,7 +443,13 @@ fn fuzz_shbin_check_survives_mutated_files() {
     let mut seeds: Vec<Vec<u8>> = (0..20)
         .map(|i| picajit::shbin::write(&case_for(1, i, 64).program.to_shbin().unwrap()))
         .collect();
-    seeds.push(std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/examples/lit-transform.shbin")).unwrap());
+    seeds.push(
+        std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/corpus/examples/lit-transform.shbin"
+        ))
+        .unwrap(),
+    );
     let (mut loaded, mut rejected) = (0, 0);
     for round in 0..3000 {
         let mut bytes = seeds[round % seeds.len()].clone();
@@ -421,7 +470,10 @@ fn fuzz_shbin_check_survives_mutated_files() {
             ShbinCheck::Rejected(_) => rejected += 1,
         }
     }
-    assert!(loaded > 300 && rejected > 300, "{loaded} loaded, {rejected} rejected");
+    assert!(
+        loaded > 300 && rejected > 300,
+        "{loaded} loaded, {rejected} rejected"
+    );
 }
 
 fn picajit(args: &[&str]) -> std::process::Output {
@@ -452,7 +504,10 @@ fn the_command_prints_totals_last_and_rejects_bad_options() {
     let last = stdout.lines().last().unwrap();
     let words: Vec<&str> = last.split(' ').collect();
     assert_eq!(words.len(), 6, "{last}");
-    assert_eq!((words[0], words[1], words[3], words[4], words[5]), ("40", "programs,", "invocations,", "0", "mismatches"));
+    assert_eq!(
+        (words[0], words[1], words[3], words[4], words[5]),
+        ("40", "programs,", "invocations,", "0", "mismatches")
+    );
     assert!(words[2].parse::<u64>().unwrap() >= 40);
 
     for (args, expected) in [

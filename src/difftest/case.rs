@@ -9,9 +9,7 @@ use crate::isa::{
     self, Instruction, MAD_OPDESC_LIMIT, OPDESC_COUNT, OperandDescriptor, PROGRAM_WORDS,
 };
 use crate::program::{DEFAULT_INPUT, InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
-use crate::shbin::{
-    Dvle, GsConfig, OutputEntry, OutputSemantic, PICASSO_DVLE_VERSION, Shbin,
-};
+use crate::shbin::{Dvle, GsConfig, OutputEntry, OutputSemantic, PICASSO_DVLE_VERSION, Shbin};
 
 use super::DifftestError;
 
@@ -243,7 +241,11 @@ impl TestProgram {
                 table.len()
             )));
         }
-        for op in self.ops.iter().filter(|op| op.has_descriptor() && !is_mad(op)) {
+        for op in self
+            .ops
+            .iter()
+            .filter(|op| op.has_descriptor() && !is_mad(op))
+        {
             if !table.contains(&op.descriptor.0) {
                 table.push(op.descriptor.0);
             }
@@ -313,8 +315,8 @@ impl TestProgram {
     /// Picasso source for the program (one file), if picasso syntax can express it.
     pub fn to_source(&self) -> Result<String, DifftestError> {
         let shbin = self.to_shbin()?;
-        let mut files = crate::asm::to_source(&shbin)
-            .map_err(|e| DifftestError::Unrepresentable(e.reason))?;
+        let mut files =
+            crate::asm::to_source(&shbin).map_err(|e| DifftestError::Unrepresentable(e.reason))?;
         match files.len() {
             1 => Ok(files.remove(0)),
             n => Err(DifftestError::Unrepresentable(format!(

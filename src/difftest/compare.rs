@@ -4,9 +4,7 @@
 //! kind of an invocation that fails (whose outputs are not compared). Never a tolerance.
 
 use crate::engine::{self, EngineError, EngineKind, ShaderEngine};
-use crate::interp::{
-    ExecConfig, ExecError, GeometryResult, GeometryState, VertexResult,
-};
+use crate::interp::{ExecConfig, ExecError, GeometryResult, GeometryState, VertexResult};
 use crate::isa::LANE_NAMES;
 use crate::program::{FlowRegisters, ShaderKind, ShaderProgram, Vec4};
 
@@ -26,9 +24,15 @@ pub fn interpreter(
 }
 
 /// Prepares programs with the JIT.
-pub fn jit(program: ShaderProgram, config: ExecConfig) -> Result<Box<dyn ShaderEngine>, EngineError> {
+pub fn jit(
+    program: ShaderProgram,
+    config: ExecConfig,
+) -> Result<Box<dyn ShaderEngine>, EngineError> {
     engine::prepare(EngineKind::Jit, program, config)
 }
+
+/// A program prepared by the reference and the candidate engine.
+pub type EnginePair = (Box<dyn ShaderEngine>, Box<dyn ShaderEngine>);
 
 /// The first difference between the engines on a test case.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,7 +58,7 @@ pub struct Differ<'f> {
     reference: &'f EngineFactory,
     candidate: &'f EngineFactory,
     config: ExecConfig,
-    prepared: Option<(TestProgram, Box<dyn ShaderEngine>, Box<dyn ShaderEngine>)>,
+    prepared: Option<(TestProgram, EnginePair)>,
 }
 
 impl<'f> Differ<'f> {
@@ -79,14 +83,14 @@ impl<'f> Differ<'f> {
 
     /// Runs `case` on both engines and compares them.
     pub fn compare(&mut self, case: &TestCase) -> Result<Comparison, DifftestError> {
-        let fresh = !matches!(&self.prepared, Some((cached, ..)) if *cached == case.program);
+        let fresh = !matches!(&self.prepared, Some((cached, _)) if *cached == case.program);
         if fresh {
             self.prepared = None;
-            let (reference, candidate) = self.prepare(case.program.to_program()?)?;
-            self.prepared = Some((case.program.clone(), reference, candidate));
+            let engines = self.prepare(case.program.to_program()?)?;
+            self.prepared = Some((case.program.clone(), engines));
         }
         match &self.prepared {
-            Some((_, reference, candidate)) => Ok(compare_engines(
+            Some((_, (reference, candidate))) => Ok(compare_engines(
                 reference.as_ref(),
                 candidate.as_ref(),
                 &case.inputs,
@@ -97,10 +101,7 @@ impl<'f> Differ<'f> {
     }
 
     /// Prepares `program` with both engines.
-    pub fn prepare(
-        &self,
-        program: ShaderProgram,
-    ) -> Result<(Box<dyn ShaderEngine>, Box<dyn ShaderEngine>), DifftestError> {
+    pub fn prepare(&self, program: ShaderProgram) -> Result<EnginePair, DifftestError> {
         let reference =
             (self.reference)(program.clone(), self.config).map_err(DifftestError::Engine)?;
         let candidate = (self.candidate)(program, self.config).map_err(DifftestError::Engine)?;
@@ -254,16 +255,8 @@ fn outcome_difference<T>(
             names[1],
             y.kind()
         ))),
-        (Ok(_), Err(y)) => Err(Some(format!(
-            "only {} fails: {} ({y})",
-            names[1],
-            y.kind()
-        ))),
-        (Err(x), Ok(_)) => Err(Some(format!(
-            "only {} fails: {} ({x})",
-            names[0],
-            x.kind()
-        ))),
+        (Ok(_), Err(y)) => Err(Some(format!("only {} fails: {} ({y})", names[1], y.kind()))),
+        (Err(x), Ok(_)) => Err(Some(format!("only {} fails: {} ({x})", names[0], x.kind()))),
     }
 }
 
@@ -300,7 +293,11 @@ pub fn geometry_difference(
     let mut differences = Differences::new(names);
     differences.value("emitted vertex count", &x.vertices.len(), &y.vertices.len());
     for (n, (p, q)) in x.vertices.iter().zip(&y.vertices).enumerate() {
-        differences.value(&format!("emitted vertex {n} SETEMIT state"), &p.config, &q.config);
+        differences.value(
+            &format!("emitted vertex {n} SETEMIT state"),
+            &p.config,
+            &q.config,
+        );
         differences.vectors(&format!("emitted vertex {n} o"), &p.outputs, &q.outputs);
     }
     differences.value("primitive count", &x.primitives.len(), &y.primitives.len());
@@ -328,12 +325,20 @@ pub fn state_difference(
     differences.vectors("state unused o", &a.registers.output, &b.registers.output);
     differences.flow("state a0/aL/cmp", &a.registers.flow, &b.registers.flow);
     for bank in 0..2 {
-        differences.vectors(&format!("state bank {bank} o"), &a.banks[bank], &b.banks[bank]);
+        differences.vectors(
+            &format!("state bank {bank} o"),
+            &a.banks[bank],
+            &b.banks[bank],
+        );
     }
     differences.value("state current bank", &a.bank, &b.bank);
     differences.value("state SETEMIT", &a.emit, &b.emit);
     for slot in 0..3 {
-        differences.vectors(&format!("state slot {slot} o"), &a.slots[slot], &b.slots[slot]);
+        differences.vectors(
+            &format!("state slot {slot} o"),
+            &a.slots[slot],
+            &b.slots[slot],
+        );
     }
     differences.value("state invoked", &a.invoked, &b.invoked);
     differences.finish()

@@ -225,10 +225,10 @@ impl Generator<'_, '_> {
             self.push(Op::plain(simple(SimpleOp::End)));
         }
         // Procedures, each where it actually starts (main may have ended early).
-        for index in 0..self.procs.len() {
+        for (index, &size) in sizes.iter().enumerate() {
             self.current_proc = Some(index);
             let start = self.ops.len();
-            self.limit = start + sizes[index];
+            self.limit = start + size;
             let tail_call = self.entropy.chance(35) && self.limit - start >= 2;
             if tail_call {
                 self.limit -= 1;
@@ -291,18 +291,26 @@ impl Generator<'_, '_> {
         let deep_if = self.style.deep_ifs && scope.ifs < 10;
         let deep_loop = self.style.deep_loops && scope.loops < 6;
         let weights = [
-            60,                                                  // Data
-            10,                                                  // Compare
-            6,                                                   // AddressLoad
-            if block_room { flow / 2 + if deep_if { 60 } else { 0 } } else { 0 }, // If
-            if block_room { flow / 3 + if deep_loop { 60 } else { 0 } } else { 0 }, // Loop
-            if self.procs.is_empty() { 0 } else { flow / 3 },   // Call
-            flow / 4,                                            // Jump
-            if in_loop { flow / 4 } else { 1 },                  // Break
-            1,                                                   // End
-            2,                                                   // Nop
-            if geometry { 8 } else { 1 },                        // Emit
-            if geometry { 8 } else { 0 },                        // SetEmit
+            60, // Data
+            10, // Compare
+            6,  // AddressLoad
+            if block_room {
+                flow / 2 + if deep_if { 60 } else { 0 }
+            } else {
+                0
+            }, // If
+            if block_room {
+                flow / 3 + if deep_loop { 60 } else { 0 }
+            } else {
+                0
+            }, // Loop
+            if self.procs.is_empty() { 0 } else { flow / 3 }, // Call
+            flow / 4, // Jump
+            if in_loop { flow / 4 } else { 1 }, // Break
+            1,  // End
+            2,  // Nop
+            if geometry { 8 } else { 1 }, // Emit
+            if geometry { 8 } else { 0 }, // SetEmit
         ];
         match STATEMENTS[self.entropy.weighted(&weights)] {
             Statement::Data => {
@@ -510,7 +518,11 @@ impl Generator<'_, '_> {
                     end = cut;
                 }
             }
-            set_target(&mut self.ops[at].instruction, start as u16, (end - start) as u8);
+            set_target(
+                &mut self.ops[at].instruction,
+                start as u16,
+                (end - start) as u8,
+            );
         }
         for &at in &self.jumps.clone() {
             let target = match self.entropy.index(20) {

@@ -132,7 +132,10 @@ fn check_input_reads_back(
     let same_uniforms = |a: &Uniforms, b: &Uniforms| {
         a.int == b.int
             && a.bools == b.bools
-            && a.float.iter().zip(&b.float).all(|(x, y)| bits(x) == bits(y))
+            && a.float
+                .iter()
+                .zip(&b.float)
+                .all(|(x, y)| bits(x) == bits(y))
     };
     if !same_uniforms(&uniforms, &expected) {
         return Err(DifftestError::Reproducer(

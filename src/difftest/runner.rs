@@ -244,7 +244,7 @@ fn run_mode(
                         }
                     }
                     let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    if finished % step == 0 || finished == options.programs {
+                    if finished.is_multiple_of(step) || finished == options.programs {
                         progress(Progress {
                             precision,
                             done: finished,
@@ -280,7 +280,10 @@ fn check_case(
         index,
         report,
     };
-    let header = format!("MISMATCH: program {index} (seed {}), precision {precision}", options.seed);
+    let header = format!(
+        "MISMATCH: program {index} (seed {}), precision {precision}",
+        options.seed
+    );
     let comparison = match differ.compare(case) {
         Ok(comparison) => comparison,
         Err(e) => return (0, Some(finding(format!("{header}: {e}")))),

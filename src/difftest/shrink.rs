@@ -8,8 +8,7 @@
 //! decides what counts (the same mismatch, a program that is still expressible as source).
 
 use crate::isa::{
-    BoolFlowOp, CondFlowOp, DestMask, Instruction, OperandDescriptor, RelIndex, SimpleOp,
-    Swizzle,
+    BoolFlowOp, CondFlowOp, DestMask, Instruction, OperandDescriptor, RelIndex, SimpleOp, Swizzle,
 };
 
 use super::case::{Lane, Op, TestCase};
@@ -70,8 +69,9 @@ impl Shrinker<'_> {
                 return;
             }
             let mut candidate = self.best.clone();
-            let only = candidate.inputs.invocations[keep.min(candidate.inputs.invocations.len() - 1)]
-                .clone();
+            let only = candidate.inputs.invocations
+                [keep.min(candidate.inputs.invocations.len() - 1)]
+            .clone();
             candidate.inputs.invocations = vec![only];
             if self.try_candidate(candidate) {
                 return;
@@ -192,15 +192,18 @@ impl Shrinker<'_> {
                 .collect();
             for n in registers {
                 let mut candidate = self.best.clone();
-                candidate.inputs.invocations[invocation].registers.remove(&n);
+                candidate.inputs.invocations[invocation]
+                    .registers
+                    .remove(&n);
                 if self.try_candidate(candidate) {
                     continue;
                 }
                 for lane in 0..4 {
                     for simple in simple_lanes {
                         let mut candidate = self.best.clone();
-                        if let Some(vector) =
-                            candidate.inputs.invocations[invocation].registers.get_mut(&n)
+                        if let Some(vector) = candidate.inputs.invocations[invocation]
+                            .registers
+                            .get_mut(&n)
                         {
                             vector[lane] = simple;
                         }
@@ -257,7 +260,11 @@ fn simpler_ops(op: Op) -> Vec<Op> {
         std::array::from_fn(|n| {
             (
                 d.negate(n) && !negate,
-                if identity { Swizzle::IDENTITY } else { d.swizzle(n) },
+                if identity {
+                    Swizzle::IDENTITY
+                } else {
+                    d.swizzle(n)
+                },
             )
         })
     };
@@ -324,12 +331,12 @@ fn without(ops: &[Op], index: usize) -> Vec<Op> {
                     }
                     BoolFlowOp::Jmpu => *target = shift(*target),
                 },
-                Instruction::Loop { target, .. } => {
-                    // The last word of the body: it moves down when it is at or after the
-                    // removed word (removing the last word makes the one before it last).
-                    if u32::from(*target) >= removed && *target > 0 {
-                        *target -= 1;
-                    }
+                // The last word of a LOOP body moves down when it is at or after the removed
+                // word (removing the last word makes the one before it last).
+                Instruction::Loop { target, .. }
+                    if u32::from(*target) >= removed && *target > 0 =>
+                {
+                    *target -= 1;
                 }
                 _ => {}
             }
@@ -381,7 +388,10 @@ mod tests {
                 ..
             }
         ));
-        assert!(matches!(shorter[4].instruction, Instruction::Loop { target: 5, .. }));
+        assert!(matches!(
+            shorter[4].instruction,
+            Instruction::Loop { target: 5, .. }
+        ));
         let shorter = without(&ops, 3);
         assert!(matches!(
             shorter[0].instruction,

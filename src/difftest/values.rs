@@ -20,18 +20,13 @@ pub const SPECIAL_F24: &[u32] = &[
     0x7F_0001, // NaN with a payload
     0xFF_FFFF, // negative NaN
     0x00_0001, // smallest subnormal, 2^-78
-    0x80_0001,
-    0x00_8000, // subnormal 2^-63
+    0x80_0001, 0x00_8000, // subnormal 2^-63
     0x00_FFFF, // largest subnormal
-    0x80_FFFF,
-    0x01_0000, // 2^-62, the smallest normal
-    0x81_0000,
-    0x01_0001, // just above 2^-62
+    0x80_FFFF, 0x01_0000, // 2^-62, the smallest normal
+    0x81_0000, 0x01_0001, // just above 2^-62
     0x02_0000, // 2^-61
     0x7E_FFFF, // largest finite
-    0xFE_FFFF,
-    0x7E_FFFE,
-    0x7E_0000, // 2^63
+    0xFE_FFFF, 0x7E_FFFE, 0x7E_0000, // 2^63
     0x3F_0000, // 1
     0xBF_0000, // -1
     0x40_0000, // 2
@@ -128,7 +123,9 @@ pub const ADDRESS_VALUES: &[f32] = &[
 /// Loop counts (i.x: passes − 1), mostly small.
 pub const LOOP_COUNTS: &[u8] = &[0, 0, 1, 1, 2, 3, 4, 7, 255];
 /// Initial aL values (i.y): in range, at the uniform table's end, beyond it.
-pub const LOOP_STARTS: &[u8] = &[0, 0, 1, 2, 5, 30, 90, 94, 95, 96, 100, 126, 127, 128, 200, 255];
+pub const LOOP_STARTS: &[u8] = &[
+    0, 0, 1, 2, 5, 30, 90, 94, 95, 96, 100, 126, 127, 128, 200, 255,
+];
 /// aL increments (i.z; added unsigned).
 pub const LOOP_STEPS: &[u8] = &[0, 1, 1, 2, 3, 16, 64, 127, 128, 255];
 
