@@ -284,28 +284,34 @@ fn check_case(
         "MISMATCH: program {index} (seed {}), precision {precision}",
         options.seed
     );
-    let comparison = match differ.compare(case) {
+    let comparison = match guarded_compare(differ, case) {
         Ok(comparison) => comparison,
         Err(e) => return (0, Some(finding(format!("{header}: {e}")))),
     };
     let count = comparison.invocations as u64;
-    let Some(mismatch) = comparison.mismatch else {
-        return (count, None);
+    let found = match comparison.mismatch {
+        None if comparison.panic.is_none() => return (count, None),
+        None => comparison.panic.unwrap_or_default(),
+        Some(mismatch) => describe(&mismatch),
     };
-    let mut report = format!("{header}\n  found: {}\n", describe(&mismatch));
+    let mut report = format!("{header}\n  found: {found}\n");
     let shrunk = if options.shrink {
         let representable = case.program.to_source().is_ok();
         let mut still_fails = |candidate: &TestCase| {
             (!representable || candidate.program.to_source().is_ok())
-                && matches!(differ.compare(candidate), Ok(c) if c.mismatch.is_some())
+                && matches!(guarded_compare(differ, candidate), Ok(c) if c.fails())
         };
         shrink(case, DEFAULT_ATTEMPTS, &mut still_fails)
     } else {
         case.clone()
     };
     if options.shrink {
-        let described = match differ.compare(&shrunk) {
-            Ok(c) => c.mismatch.map(|m| describe(&m)).unwrap_or_default(),
+        let described = match guarded_compare(differ, &shrunk) {
+            Ok(c) => c
+                .mismatch
+                .map(|m| describe(&m))
+                .or(c.panic)
+                .unwrap_or_default(),
             Err(e) => e.to_string(),
         };
         report += &format!(
@@ -315,7 +321,15 @@ fn check_case(
         );
     }
     let stem = format!("mismatch-{}-{index}", options.seed);
-    match write_reproducer(out_dir, &stem, &shrunk, differ) {
+    let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        write_reproducer(out_dir, &stem, &shrunk, differ)
+    }))
+    .unwrap_or_else(|_| {
+        Err(DifftestError::Reproducer(
+            "an engine panicked on the reproducer".to_string(),
+        ))
+    });
+    match written {
         Ok(reproducer) => {
             report += &format!(
                 "  reproducer: {} {}\n  run: {}\n",
@@ -330,4 +344,41 @@ fn check_case(
         Err(e) => report += &format!("  no reproducer: {e}\n"),
     }
     (count, Some(finding(report)))
+}
+
+/// A comparison, or the panic of an engine while preparing or running the case.
+struct Guarded {
+    invocations: usize,
+    mismatch: Option<super::compare::Mismatch>,
+    panic: Option<String>,
+}
+
+impl Guarded {
+    fn fails(&self) -> bool {
+        self.mismatch.is_some() || self.panic.is_some()
+    }
+}
+
+/// [`Differ::compare`], turning an engine's panic into a finding instead of ending the run.
+fn guarded_compare(differ: &mut Differ, case: &TestCase) -> Result<Guarded, DifftestError> {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| differ.compare(case)));
+    match outcome {
+        Ok(result) => result.map(|c| Guarded {
+            invocations: c.invocations,
+            mismatch: c.mismatch,
+            panic: None,
+        }),
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_string());
+            Ok(Guarded {
+                invocations: case.inputs.invocations.len(),
+                mismatch: None,
+                panic: Some(format!("an engine panicked: {message}")),
+            })
+        }
+    }
 }
