@@ -67,6 +67,11 @@ pub fn generate(entropy: &mut Entropy, options: &GeneratorOptions) -> TestCase {
         calls: Vec::new(),
         procs: Vec::new(),
         current_proc: None,
+        descriptors: [
+            (DescriptorKind::Mad, Vec::new()),
+            (DescriptorKind::Mova, Vec::new()),
+            (DescriptorKind::Other, Vec::new()),
+        ],
     };
     generator.program(max_len);
     let program = generator.finish();
@@ -113,6 +118,15 @@ struct Proc {
     boundaries: Vec<usize>,
     /// Whether calls take suffixes (ending with the procedure) rather than prefixes.
     suffixes: bool,
+}
+
+/// What a descriptor is for: MAD's can only be among the first 32, MOVA's must write only
+/// a0.x and a0.y, and the rest are free.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DescriptorKind {
+    Mad = 0,
+    Mova = 1,
+    Other = 2,
 }
 
 /// Block depths at a statement.
@@ -168,6 +182,8 @@ struct Generator<'g, 'a> {
     calls: Vec<(usize, usize)>,
     procs: Vec<Proc>,
     current_proc: Option<usize>,
+    /// The distinct descriptors used so far, by [`DescriptorKind`] (in its order).
+    descriptors: [(DescriptorKind, Vec<u32>); 3],
 }
 
 impl Generator<'_, '_> {
@@ -675,13 +691,39 @@ impl Generator<'_, '_> {
     }
 
     /// A descriptor for `sources` source operands (the unused slots stay 0).
-    fn descriptor(&mut self, mask: DestMask, sources: usize) -> OperandDescriptor {
+    ///
+    /// Descriptor memory holds 128 and MAD reaches only the first 32, so a long program reuses
+    /// a descriptor of its kind once it has many.
+    fn descriptor(
+        &mut self,
+        kind: DescriptorKind,
+        mask: DestMask,
+        sources: usize,
+    ) -> OperandDescriptor {
         let mut slots = [(false, Swizzle(0)); 3];
         for slot in slots.iter_mut().take(sources) {
             let negate = self.entropy.chance(20);
             *slot = (negate, self.swizzle());
         }
-        OperandDescriptor::new(mask, slots)
+        let fresh = OperandDescriptor::new(mask, slots).0;
+        let pool = &self.descriptors;
+        let total = pool.iter().map(|(_, list)| list.len()).sum::<usize>();
+        let known = |list: &Vec<u32>| list.contains(&fresh);
+        let memory_full = !pool.iter().any(|(_, list)| known(list)) && total >= 124;
+        let full = match kind {
+            DescriptorKind::Mad => memory_full || (!known(&pool[0].1) && pool[0].1.len() >= 30),
+            _ => memory_full,
+        };
+        let index = kind as usize;
+        if full && !self.descriptors[index].1.is_empty() {
+            let list = &self.descriptors[index].1;
+            let reused = list[self.entropy.index(list.len())];
+            return OperandDescriptor(reused);
+        }
+        if !known(&self.descriptors[index].1) {
+            self.descriptors[index].1.push(fresh);
+        }
+        OperandDescriptor(fresh)
     }
 
     /// An arithmetic or data-movement instruction (every format-1, 1i, 1u and 5/5i opcode).
@@ -734,7 +776,7 @@ impl Generator<'_, '_> {
                         rel,
                         desc: 0,
                     },
-                    descriptor: self.descriptor(mask, 2),
+                    descriptor: self.descriptor(DescriptorKind::Other, mask, 2),
                 }
             }
             1 => {
@@ -749,7 +791,7 @@ impl Generator<'_, '_> {
                         desc: 0,
                         ignored: 0,
                     },
-                    descriptor: self.descriptor(mask, 1),
+                    descriptor: self.descriptor(DescriptorKind::Other, mask, 1),
                 }
             }
             2 => {
@@ -766,7 +808,7 @@ impl Generator<'_, '_> {
                         rel,
                         desc: 0,
                     },
-                    descriptor: self.descriptor(mask, 3),
+                    descriptor: self.descriptor(DescriptorKind::Mad, mask, 3),
                 }
             }
             _ => {
@@ -783,7 +825,7 @@ impl Generator<'_, '_> {
                         rel,
                         desc: 0,
                     },
-                    descriptor: self.descriptor(mask, 3),
+                    descriptor: self.descriptor(DescriptorKind::Mad, mask, 3),
                 }
             }
         }
@@ -805,7 +847,7 @@ impl Generator<'_, '_> {
                 cmp_x,
                 cmp_y,
             },
-            descriptor: self.descriptor(DestMask::ALL, 2),
+            descriptor: self.descriptor(DescriptorKind::Other, DestMask::ALL, 2),
         }
     }
 
@@ -830,7 +872,7 @@ impl Generator<'_, '_> {
                 desc: 0,
                 ignored: 0,
             },
-            descriptor: self.descriptor(mask, 1),
+            descriptor: self.descriptor(DescriptorKind::Mova, mask, 1),
         }
     }
 }

@@ -286,7 +286,13 @@ fn check_case(
     );
     let comparison = match guarded_compare(differ, case) {
         Ok(comparison) => comparison,
-        Err(e) => return (0, Some(finding(format!("{header}: {e}")))),
+        Err(e) => {
+            let report = format!(
+                "ERROR: program {index} (seed {}), precision {precision}: {e}",
+                options.seed
+            );
+            return (0, Some(finding(report)));
+        }
     };
     let count = comparison.invocations as u64;
     let found = match comparison.mismatch {
