@@ -53,6 +53,25 @@ fn the_generator_is_deterministic_for_a_seed() {
 }
 
 #[test]
+fn long_programs_fit_descriptor_memory_and_picasso_source() {
+    for index in 0..30 {
+        let case = case_for(9, index, 512);
+        assert!(case.program.ops.len() <= 512);
+        let program = case.program.to_program();
+        assert!(program.is_ok(), "program {index}: {program:?}");
+        let setemit3 = case
+            .program
+            .ops
+            .iter()
+            .any(|op| matches!(op.instruction, Instruction::SetEmit { vertex: 3, .. }));
+        assert!(
+            setemit3 || case.program.to_source().is_ok(),
+            "program {index}"
+        );
+    }
+}
+
+#[test]
 fn the_generator_covers_every_opcode_and_addressing_form() {
     let mut mnemonics = BTreeSet::new();
     let mut rels = BTreeSet::new();

@@ -94,6 +94,9 @@ struct Style {
     backward_jumps: bool,
     /// How often a source is relatively addressed.
     relative: u64,
+    /// Whether SETEMIT may name vertex 3 (EMIT then fails; picasso cannot express it, so few
+    /// programs do).
+    invalid_emit: bool,
 }
 
 impl Style {
@@ -105,6 +108,7 @@ impl Style {
             deep_loops: entropy.chance(8),
             backward_jumps: entropy.chance(15),
             relative: [5, 20, 45][entropy.index(3)],
+            invalid_emit: entropy.chance(12),
         }
     }
 }
@@ -375,7 +379,7 @@ impl Generator<'_, '_> {
                 self.push(Op::plain(simple(SimpleOp::Emit)));
             }
             Statement::SetEmit => {
-                let vertex = if self.entropy.chance(2) {
+                let vertex = if self.style.invalid_emit && self.entropy.chance(10) {
                     3
                 } else {
                     self.entropy.below(3) as u8
@@ -408,7 +412,11 @@ impl Generator<'_, '_> {
         self.statements(inner, then_most);
         let target = self.ops.len();
         if has_else {
-            self.statements(inner, 200);
+            // The ELSE length is an 8-bit count: cap the block's region.
+            let region = self.limit;
+            self.limit = region.min(target + 255);
+            self.statements(inner, usize::MAX);
+            self.limit = region;
         }
         let count = (self.ops.len() - target) as u8;
         let header = if self.entropy.chance(50) {
