@@ -288,8 +288,10 @@ impl Generator<'_, '_> {
         let room = self.room();
         let wanted = if scope.depth == 0 && self.entropy.chance(75) {
             room
-        } else if scope.depth > 0 && self.entropy.chance(70) {
-            self.entropy.index(room.min(8) + 1)
+        } else if scope.depth > 0 && self.entropy.chance(80) {
+            self.entropy.index(room.min(6) + 1)
+        } else if scope.depth > 0 {
+            self.entropy.index(room.min(30) + 1)
         } else {
             self.entropy.index(room + 1)
         }
@@ -310,27 +312,30 @@ impl Generator<'_, '_> {
         let block_room = self.room() >= 2 && scope.depth < 24;
         let deep_if = self.style.deep_ifs && scope.ifs < 10;
         let deep_loop = self.style.deep_loops && scope.loops < 6;
+        // Weights per mille-ish; END and a BREAK outside a loop are rare, as each cuts the
+        // invocation short.
+        let blocks = |base: u32, deep: bool| match (block_room, deep) {
+            (false, _) => 0,
+            (true, false) => base,
+            (true, true) => base + 240,
+        };
         let weights = [
-            60, // Data
-            10, // Compare
-            6,  // AddressLoad
-            if block_room {
-                flow / 2 + if deep_if { 60 } else { 0 }
-            } else {
+            240,                             // Data
+            40,                              // Compare
+            24,                              // AddressLoad
+            blocks(flow * 2, deep_if),       // If
+            blocks(flow * 4 / 3, deep_loop), // Loop
+            if self.procs.is_empty() {
                 0
-            }, // If
-            if block_room {
-                flow / 3 + if deep_loop { 60 } else { 0 }
             } else {
-                0
-            }, // Loop
-            if self.procs.is_empty() { 0 } else { flow / 3 }, // Call
-            flow / 4, // Jump
-            if in_loop { flow / 4 } else { 1 }, // Break
-            1,  // End
-            2,  // Nop
-            if geometry { 8 } else { 1 }, // Emit
-            if geometry { 8 } else { 0 }, // SetEmit
+                flow * 4 / 3
+            }, // Call
+            flow,                            // Jump
+            if in_loop { flow } else { 1 },  // Break
+            1,                               // End
+            8,                               // Nop
+            if geometry { 32 } else { 2 },   // Emit
+            if geometry { 32 } else { 0 },   // SetEmit
         ];
         match STATEMENTS[self.entropy.weighted(&weights)] {
             Statement::Data => {
