@@ -160,6 +160,48 @@ fn the_generator_covers_every_opcode_and_addressing_form() {
     assert!(deep_loops > 0, "LOOP nesting beyond the 4-deep stack");
 }
 
+#[test]
+fn generated_inputs_drive_addresses_into_every_region() {
+    // Final a0 and aL values over many vertex invocations: offsets that land inside c0-c95,
+    // past c95 or below c0, and outside -128..127 (which count as 0).
+    let (mut inside, mut beyond, mut out_of_range, mut big_al, mut budget) = (0, 0, 0, 0, 0);
+    for index in 0..600 {
+        let case = case_for(21, index, 64);
+        if case.program.stage != ShaderKind::Vertex {
+            continue;
+        }
+        let engine = interpreter(
+            case.program.to_program().unwrap(),
+            config(Precision::F24Truncate),
+        )
+        .unwrap();
+        let uniforms = case.inputs.uniforms(Precision::F24Truncate);
+        for invocation in 0..case.inputs.invocations.len() {
+            let registers = case.inputs.registers(invocation, Precision::F24Truncate);
+            match engine.run_vertex(&uniforms, &registers) {
+                Ok(result) => {
+                    for a in result.flow.a0 {
+                        match a {
+                            1..=95 => inside += 1,
+                            -128..=0 | 96..=127 => beyond += 1,
+                            _ => out_of_range += 1,
+                        }
+                    }
+                    big_al += usize::from(result.flow.al > 127);
+                }
+                Err(ExecError::InstructionBudget { .. }) => budget += 1,
+                Err(_) => {}
+            }
+        }
+    }
+    assert!(
+        inside > 50 && beyond > 50 && out_of_range > 50,
+        "{inside} {beyond} {out_of_range}"
+    );
+    assert!(big_al > 50, "{big_al}");
+    assert!(budget > 5, "some programs never end: {budget}");
+}
+
 /// The deepest static nesting of IF and LOOP blocks.
 fn static_nesting(case: &TestCase) -> (usize, usize) {
     let mut open: Vec<(bool, usize)> = Vec::new();
