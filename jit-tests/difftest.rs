@@ -77,7 +77,7 @@ fn the_generator_covers_every_opcode_and_addressing_form() {
     let mut rels = BTreeSet::new();
     let mut stages = BTreeSet::new();
     let (mut negated, mut swizzled, mut partial_mask, mut setemit3) = (0, 0, 0, 0);
-    let (mut deep_ifs, mut deep_loops) = (0, 0);
+    let (mut deep_ifs, mut deep_loops, mut tail_chains) = (0, 0, 0);
     for index in 0..600 {
         let case = case_for(11, index, 64);
         stages.insert(format!("{:?}", case.program.stage));
@@ -105,6 +105,7 @@ fn the_generator_covers_every_opcode_and_addressing_form() {
         let (ifs, loops) = static_nesting(&case);
         deep_ifs += usize::from(ifs > 8);
         deep_loops += usize::from(loops > 4);
+        tail_chains += usize::from(longest_tail_call_chain(&case) >= 4);
     }
     let every: BTreeSet<String> = [
         Mnemonic::Add,
@@ -158,6 +159,10 @@ fn the_generator_covers_every_opcode_and_addressing_form() {
     assert!(setemit3 > 0, "SETEMIT with vertex id 3");
     assert!(deep_ifs > 0, "IF nesting beyond the 8-deep stack");
     assert!(deep_loops > 0, "LOOP nesting beyond the 4-deep stack");
+    assert!(
+        tail_chains > 0,
+        "four procedures each ending in a call of the next"
+    );
 }
 
 #[test]
@@ -200,6 +205,40 @@ fn generated_inputs_drive_addresses_into_every_region() {
     );
     assert!(big_al > 50, "{big_al}");
     assert!(budget > 5, "some programs never end: {budget}");
+}
+
+/// The longest chain of called ranges each ending in a call of the next.
+fn longest_tail_call_chain(case: &TestCase) -> usize {
+    let call_range = |at: usize| match case.program.ops.get(at)?.instruction {
+        Instruction::CondFlow {
+            op: picajit::isa::CondFlowOp::Call | picajit::isa::CondFlowOp::Callc,
+            target,
+            count,
+            ..
+        }
+        | Instruction::BoolFlow {
+            op: picajit::isa::BoolFlowOp::Callu,
+            target,
+            count,
+            ..
+        } if count > 0 => Some((usize::from(target), usize::from(count))),
+        _ => None,
+    };
+    (0..case.program.ops.len())
+        .map(|at| {
+            let mut length = 0;
+            let mut next = call_range(at);
+            while let Some((target, count)) = next {
+                length += 1;
+                if length > 8 {
+                    break;
+                }
+                next = call_range(target + count - 1);
+            }
+            length
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// The deepest static nesting of IF and LOOP blocks.

@@ -210,10 +210,13 @@ impl Generator<'_, '_> {
             MIN_PROGRAM_LEN + self.entropy.index(span)
         };
         let proc_count = if len >= 12 {
-            [0, 0, 1, 1, 2, 3][self.entropy.index(6)]
+            [0, 0, 1, 1, 2, 3, 4][self.entropy.index(7)]
         } else {
             0
         };
+        // Each procedure ending in a call of the next: returning from the last pops the whole
+        // chain in one step (the fourth pop of a step leaves the PC alone).
+        let chain = proc_count >= 4 && self.entropy.chance(50);
         // Reserve one word for the final END; split the rest between main and the procedures.
         let body = len - 1;
         let mut sizes = Vec::new();
@@ -223,16 +226,16 @@ impl Generator<'_, '_> {
             sizes.push(size);
             left -= size;
         }
-        let mut planned_start = left;
-        for size in &sizes {
-            self.procs.push(Proc {
-                start: planned_start,
-                end: planned_start + size,
+        // Placeholders until each procedure is laid out (calls only need the count now).
+        self.procs = vec![
+            Proc {
+                start: 0,
+                end: 0,
                 boundaries: Vec::new(),
                 suffixes: false,
-            });
-            planned_start += size;
-        }
+            };
+            proc_count
+        ];
         // Main: its statements, then usually END (without it, main runs into the procedures).
         // A geometry shader mostly ends by emitting what it computed.
         let emit_last = self.stage == ShaderKind::Geometry && left >= 3 && self.entropy.chance(60);
@@ -249,14 +252,19 @@ impl Generator<'_, '_> {
             self.current_proc = Some(index);
             let start = self.ops.len();
             self.limit = start + size;
-            let tail_call = self.entropy.chance(35) && self.limit - start >= 2;
+            let chained = chain && index + 1 < proc_count;
+            let tail_call = (chained || self.entropy.chance(35)) && self.limit - start >= 2;
             if tail_call {
                 self.limit -= 1;
             }
             let mut boundaries = self.statements(Scope::default(), usize::MAX);
             if tail_call || self.ops.len() == start {
                 boundaries.push(self.ops.len());
-                let callee = self.callee(true);
+                let callee = if chained {
+                    Some(index + 1)
+                } else {
+                    self.callee(true)
+                };
                 match callee {
                     Some(callee) => self.call(callee),
                     None => {
