@@ -10,8 +10,9 @@ use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::difftest::case::TestCase;
 use picajit::difftest::compare::{Differ, EngineFactory, compare_engines, interpreter, jit};
 use picajit::difftest::fuzz::{ShbinCheck, check_bytes, check_shbin};
+use picajit::difftest::generate::{GeneratorOptions, generate};
 use picajit::difftest::reproducer::write_reproducer;
-use picajit::difftest::rng::Entropy;
+use picajit::difftest::rng::{Entropy, program_seed};
 use picajit::difftest::runner::{DEFAULT_BUDGET, RunOptions, case_for, run};
 use picajit::difftest::shrink::shrink;
 use picajit::engine::{EngineError, ShaderEngine};
@@ -25,6 +26,17 @@ fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Program `index` of a run seeded `seed`, without the unstructured share (so picasso
+/// source can express it).
+fn structured_case(seed: u64, index: u64, max_len: usize) -> TestCase {
+    let mut entropy = Entropy::from_seed(program_seed(seed, index));
+    let options = GeneratorOptions {
+        max_len,
+        unstructured_percent: 0,
+    };
+    generate(&mut entropy, &options)
 }
 
 fn config(precision: Precision) -> ExecConfig {
@@ -55,7 +67,7 @@ fn the_generator_is_deterministic_for_a_seed() {
 #[test]
 fn long_programs_fit_descriptor_memory_and_picasso_source() {
     for index in 0..30 {
-        let case = case_for(9, index, 512);
+        let case = structured_case(9, index, 512);
         assert!(case.program.ops.len() <= 512);
         let program = case.program.to_program();
         assert!(program.is_ok(), "program {index}: {program:?}");
@@ -273,8 +285,12 @@ fn static_nesting(case: &TestCase) -> (usize, usize) {
 fn generated_programs_are_picasso_source_that_reassembles_to_the_same_behaviour() {
     let mut identical = 0;
     let mut checked = 0;
+    let mut unstructured = 0;
     for index in 0..300 {
-        let case = case_for(5, index, 64);
+        // The default share of unstructured programs has no source; the same programs
+        // without it do.
+        unstructured += usize::from(case_for(5, index, 64).program.to_source().is_err());
+        let case = structured_case(5, index, 64);
         let has_setemit3 = case
             .program
             .ops
@@ -316,6 +332,10 @@ fn generated_programs_are_picasso_source_that_reassembles_to_the_same_behaviour(
         checked += 1;
     }
     assert!(checked > 280, "{checked}");
+    assert!(
+        unstructured > 3 && unstructured < 40,
+        "{unstructured} unstructured"
+    );
     eprintln!("{identical} of {checked} reassembled byte for byte");
 }
 

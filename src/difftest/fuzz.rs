@@ -47,6 +47,7 @@ pub fn case_from_bytes(bytes: &[u8]) -> (Precision, TestCase) {
         &mut entropy,
         &GeneratorOptions {
             max_len: FUZZ_MAX_LEN,
+            unstructured_percent: 10,
         },
     );
     (precision, case)

@@ -40,11 +40,21 @@ pub const MIN_PROGRAM_LEN: usize = 4;
 pub struct GeneratorOptions {
     /// The most code words of a program ([`MIN_PROGRAM_LEN`]..=[`MAX_PROGRAM_LEN`]).
     pub max_len: usize,
+    /// The percentage of programs whose flow targets are then partly redrawn at random:
+    /// overlapping scopes, IF and CALL ranges across blocks, recursion, a LOOP ending at
+    /// itself. Picasso cannot express these, so their reproducers are SHBIN files.
+    pub unstructured_percent: u64,
 }
+
+/// The share of unstructured programs in a default run.
+pub const DEFAULT_UNSTRUCTURED_PERCENT: u64 = 5;
 
 impl Default for GeneratorOptions {
     fn default() -> GeneratorOptions {
-        GeneratorOptions { max_len: 64 }
+        GeneratorOptions {
+            max_len: 64,
+            unstructured_percent: DEFAULT_UNSTRUCTURED_PERCENT,
+        }
     }
 }
 
@@ -74,7 +84,10 @@ pub fn generate(entropy: &mut Entropy, options: &GeneratorOptions) -> TestCase {
         ],
     };
     generator.program(max_len);
-    let program = generator.finish();
+    let mut program = generator.finish();
+    if generator.entropy.chance(options.unstructured_percent) {
+        unstructure(generator.entropy, &mut program);
+    }
     let inputs = inputs(generator.entropy, &program);
     TestCase { program, inputs }
 }
@@ -922,6 +935,60 @@ fn set_target(instruction: &mut Instruction, new_target: u16, new_count: u8) {
             }
         }
         _ => {}
+    }
+}
+
+/// Redraws the targets of one to three flow instructions at random (within the program, so
+/// that the JIT does not compile all of program memory).
+fn unstructure(entropy: &mut Entropy, program: &mut TestProgram) {
+    let len = program.ops.len();
+    let flows: Vec<usize> = (0..len)
+        .filter(|&at| {
+            matches!(
+                program.ops[at].instruction,
+                Instruction::CondFlow { .. }
+                    | Instruction::BoolFlow { .. }
+                    | Instruction::Loop { .. }
+            )
+        })
+        .collect();
+    for _ in 0..1 + entropy.index(3) {
+        let Some(at) = entropy.pick(&flows) else {
+            return;
+        };
+        let range = |entropy: &mut Entropy, first: usize| {
+            let target = first + entropy.index(len.saturating_sub(first).max(1));
+            let count = entropy.index((len - target.min(len)).min(8) + 1);
+            (target.min(len - 1) as u16, count as u8)
+        };
+        match &mut program.ops[at].instruction {
+            Instruction::CondFlow {
+                op, target, count, ..
+            } => match op {
+                CondFlowOp::Breakc => {}
+                CondFlowOp::Jmpc => *target = entropy.index(len) as u16,
+                CondFlowOp::Ifc => (*target, *count) = range(entropy, at + 1),
+                CondFlowOp::Call | CondFlowOp::Callc => {
+                    (*target, *count) = range(entropy, 0);
+                    *count = (*count).max(1);
+                }
+            },
+            Instruction::BoolFlow {
+                op, target, count, ..
+            } => match op {
+                BoolFlowOp::Jmpu => *target = entropy.index(len) as u16,
+                BoolFlowOp::Ifu => (*target, *count) = range(entropy, at + 1),
+                BoolFlowOp::Callu => {
+                    (*target, *count) = range(entropy, 0);
+                    *count = (*count).max(1);
+                }
+            },
+            // At or after itself: a LOOP ending at its own address ends at once.
+            Instruction::Loop { target, .. } => {
+                *target = (at + entropy.index(len - at)) as u16;
+            }
+            _ => {}
+        }
     }
 }
 

@@ -182,7 +182,11 @@ pub struct Progress {
 /// The test case of program `index` of a run.
 pub fn case_for(seed: u64, index: u64, max_len: usize) -> TestCase {
     let mut entropy = Entropy::from_seed(program_seed(seed, index));
-    generate(&mut entropy, &GeneratorOptions { max_len })
+    let options = GeneratorOptions {
+        max_len,
+        ..GeneratorOptions::default()
+    };
+    generate(&mut entropy, &options)
 }
 
 /// Runs the differential test of the interpreter against `candidate`.
