@@ -13,6 +13,7 @@
 //!   cache of compiled programs;
 //! * [`engine`]: the one interface both engines implement (what an emulator embeds);
 //! * [`validate`]: static checks for what the hardware cannot do or does unreliably;
+//! * [`difftest`]: the differential tester (random programs, both engines, bit for bit);
 //! * [`cli`]: the `picajit` command line.
 //!
 //! The execution model is `semantics.md` of the project's specification; where it had to choose
@@ -80,6 +81,7 @@
 
 pub mod asm;
 pub mod cli;
+pub mod difftest;
 pub mod engine;
 pub mod float24;
 pub mod flow;

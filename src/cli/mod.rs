@@ -7,6 +7,9 @@
 //! * `picajit bench PROGRAM.shbin --input IN.json [--dvle N] [--precision MODE] [--vertices N]
 //!   [--repeat N]`: compile time and vertex throughput of each engine, whether they agree, and
 //!   the JIT prepared twice through a program cache (a compile, then a hit).
+//! * `picajit difftest [--programs N] [--seed S] [--precision MODE|all] [--max-len L]
+//!   [--out DIR] [--threads T] [--budget N] [--no-shrink]`: the differential tester; exit
+//!   status 1 on any mismatch.
 //!
 //! Bad files and bad JSON give one line on stderr naming what and where, exit status 2 and
 //! nothing on stdout. A failed invocation is reported in the output and the run goes on.
@@ -57,6 +60,50 @@ enum Command {
     Asm(AsmArgs),
     /// Measure how fast each engine runs a DVLE on the vertices of an input file.
     Bench(BenchArgs),
+    /// Run random programs on the interpreter and the JIT and compare them bit for bit; shrink
+    /// and write each mismatch as a reproducer (exit status 1).
+    Difftest(DifftestArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct DifftestArgs {
+    /// How many programs (per precision mode).
+    #[arg(long, default_value_t = 1000)]
+    programs: u64,
+    /// The run seed: program i is generated from a seed derived from it and i.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// f24, f24-rne, f32, or all (the three in turn, on the same programs).
+    #[arg(long, default_value = "f24", value_parser = parse_precisions)]
+    precision: PrecisionList,
+    /// The most code words of a program (4-512).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(4..=512))]
+    max_len: u16,
+    /// Where reproducers are written (with --precision all, a folder per mode inside).
+    #[arg(long, default_value = "difftest-out")]
+    out: PathBuf,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: Option<u16>,
+    /// The most instructions one invocation may execute.
+    #[arg(long, default_value_t = crate::difftest::runner::DEFAULT_BUDGET, value_parser = clap::value_parser!(u64).range(1..))]
+    budget: u64,
+    /// Write mismatches as found, without shrinking them.
+    #[arg(long)]
+    no_shrink: bool,
+}
+
+/// The precision modes of a difftest run.
+#[derive(Clone, Debug)]
+struct PrecisionList(Vec<Precision>);
+
+fn parse_precisions(text: &str) -> Result<PrecisionList, String> {
+    if text == "all" {
+        return Ok(PrecisionList(Precision::ALL.to_vec()));
+    }
+    Precision::from_name(text)
+        .map(|p| PrecisionList(vec![p]))
+        .ok_or_else(|| format!("unknown precision {text:?} (f24, f24-rne, f32, all)"))
 }
 
 #[derive(clap::Args, Debug)]
@@ -168,6 +215,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run_command(&args),
         Command::Asm(args) => asm_command(&args),
         Command::Bench(args) => bench_command(&args),
+        Command::Difftest(args) => return difftest_command(&args),
     };
     match outcome {
         Ok(text) => {
@@ -176,6 +224,49 @@ pub fn main() -> ExitCode {
         }
         Err(CliError(message)) => {
             eprintln!("picajit: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `picajit difftest`: progress on stderr, each mismatch and the totals on stdout (the last line
+/// `N programs, M invocations, K mismatches`); exit status 1 on any mismatch, 2 on an error.
+fn difftest_command(args: &DifftestArgs) -> ExitCode {
+    use crate::difftest::runner::{Progress, RunOptions, run};
+    let options = RunOptions {
+        programs: args.programs,
+        seed: args.seed,
+        precisions: args.precision.0.clone(),
+        max_len: usize::from(args.max_len),
+        budget: args.budget,
+        out_dir: args.out.clone(),
+        threads: args
+            .threads
+            .map_or_else(|| RunOptions::default().threads, usize::from),
+        shrink: !args.no_shrink,
+    };
+    let started = std::time::Instant::now();
+    let progress = |p: Progress| {
+        eprintln!(
+            "difftest {}: {}/{} programs, {} mismatches, {:.1} s",
+            p.precision,
+            p.done,
+            p.total,
+            p.mismatches,
+            started.elapsed().as_secs_f64()
+        );
+    };
+    match run(&options, &crate::difftest::compare::jit, &progress) {
+        Ok(summary) => {
+            print!("{}", summary.report());
+            if summary.total().mismatches == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Err(e) => {
+            eprintln!("picajit: {e}");
             ExitCode::from(2)
         }
     }
