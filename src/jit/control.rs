@@ -535,12 +535,14 @@ impl Lowering<'_, '_> {
             self.b.ins().brif(hit, popped, &[], done, &[]);
             self.b.switch_to_block(popped);
             self.pop(stack, top);
-            let one = self.b.ins().iconst(types::I32, 1);
-            self.b.def_var(route.matched, one);
             if k < CALL_DEPTH - 1 {
                 let ret = self.b.ins().ushr_imm_s(top.entry, 16);
-                self.b.def_var(route.pc, ret);
+                self.route_to(route, ret);
                 compare_with = ret;
+            } else {
+                // The fourth pop: the scope ends, the PC stays the third return address.
+                let one = self.b.ins().iconst(types::I32, 1);
+                self.b.def_var(route.matched, one);
             }
         }
         self.b.ins().jump(done, &[]);
@@ -558,10 +560,8 @@ impl Lowering<'_, '_> {
         self.b.ins().brif(hit, popped, &[], done, &[]);
         self.b.switch_to_block(popped);
         self.pop(stack, top);
-        let one = self.b.ins().iconst(types::I32, 1);
-        self.b.def_var(route.matched, one);
         let end = self.b.ins().ushr_imm_s(top.entry, 16);
-        self.b.def_var(route.pc, end);
+        self.route_to(route, end);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
     }
@@ -609,10 +609,8 @@ impl Lowering<'_, '_> {
             self.b.switch_to_block(again);
             let remaining = self.b.ins().iadd_imm_s(remaining, -1);
             self.store_slot(remaining_at, top.slot, remaining);
-            let one = self.b.ins().iconst(types::I32, 1);
-            self.b.def_var(route.matched, one);
             let body = self.b.ins().band_imm_s(top.entry, 0xFFFF);
-            self.b.def_var(route.pc, body);
+            self.route_to(route, body);
             self.b.ins().jump(done, &[]);
         }
 
@@ -635,13 +633,18 @@ impl Lowering<'_, '_> {
         let al = self.load(types::I32, al_home);
         let al = self.b.ins().select(outer_remains, previous_al, al);
         self.store(al, al_home);
-        let one = self.b.ins().iconst(types::I32, 1);
-        self.b.def_var(route.matched, one);
         let end = self.b.ins().ushr_imm_s(top.entry, 16);
-        self.b.def_var(route.pc, end);
+        self.route_to(route, end);
         self.b.ins().jump(done, &[]);
 
         self.b.switch_to_block(done);
+    }
+
+    /// A scope matched: control goes to `pc` (unless a later stack's match overrides it).
+    fn route_to(&mut self, route: RouteVars, pc: Value) {
+        let one = self.b.ins().iconst(types::I32, 1);
+        self.b.def_var(route.matched, one);
+        self.b.def_var(route.pc, pc);
     }
 
     fn add_increment(&mut self, top: Top) {
