@@ -1054,9 +1054,10 @@ fn inputs(entropy: &mut Entropy, program: &TestProgram) -> TestInputs {
         ];
     }
     result.bools = entropy.below(1 << 16) as u16;
+    // Compiling dominates a JIT's cost, and invocations are cheap: run many per program.
     let count = match program.stage {
-        ShaderKind::Vertex => 1 + entropy.index(5),
-        ShaderKind::Geometry => 1 + entropy.index(4),
+        ShaderKind::Vertex => 1 + entropy.index(12),
+        ShaderKind::Geometry => 1 + entropy.index(6),
     };
     for _ in 0..count {
         let mut invocation = TestInvocation::default();
