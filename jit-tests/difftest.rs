@@ -317,7 +317,19 @@ fn generated_programs_are_picasso_source_that_reassembles_to_the_same_behaviour(
             tested.code.len(),
             "program {index}"
         );
-        // The reassembled program behaves exactly like the tested one.
+        // The reassembled program behaves exactly like the tested one, unless it can run past
+        // the code into zero words (`add o0, v0, v0` with descriptor 0, which the assembler
+        // may have allocated differently).
+        let ends = matches!(
+            case.program.ops.last().map(|op| op.instruction),
+            Some(Instruction::Simple {
+                op: picajit::isa::SimpleOp::End,
+                ..
+            })
+        );
+        if !ends {
+            continue;
+        }
         let reassembled = ShaderProgram::from_shbin(&assembly.shbin, 0).unwrap();
         let original = case.program.to_program().unwrap();
         let a = interpreter(original, config(Precision::F24Truncate)).unwrap();

@@ -45,6 +45,8 @@ pub struct TestProgram {
     pub stage: ShaderKind,
     /// The code, from address 0.
     pub ops: Vec<Op>,
+    /// Where invocations start (the DVLE's entry; its range runs to the end of the code).
+    pub entry: u16,
     /// The output registers of the DVLE's output table (bit n = on; never empty).
     pub outputs: u16,
 }
@@ -270,7 +272,8 @@ impl TestProgram {
         Ok((words, table))
     }
 
-    /// The SHBIN file: the code, one DVLE (entry 0, the whole code) with the output table.
+    /// The SHBIN file: the code, one DVLE (from the entry to the end of the code) with the
+    /// output table.
     pub fn to_shbin(&self) -> Result<Shbin, DifftestError> {
         let (code, opdescs) = self.encode()?;
         let outputs = (0..16u16)
@@ -286,7 +289,7 @@ impl TestProgram {
             version: PICASSO_DVLE_VERSION,
             kind: self.stage,
             merge_outmaps: false,
-            entry: 0,
+            entry: u32::from(self.entry),
             end: code.len() as u32,
             input_mask: 0,
             output_mask: self.outputs,
