@@ -90,9 +90,17 @@ fn the_generator_covers_every_opcode_and_addressing_form() {
     let mut stages = BTreeSet::new();
     let (mut negated, mut swizzled, mut partial_mask, mut setemit3) = (0, 0, 0, 0);
     let (mut deep_ifs, mut deep_loops, mut tail_chains) = (0, 0, 0);
+    let (mut entries, mut unknown_opcodes) = (0, 0);
     for index in 0..600 {
         let case = case_for(11, index, 64);
         stages.insert(format!("{:?}", case.program.stage));
+        entries += usize::from(case.program.entry != 0);
+        unknown_opcodes += case
+            .program
+            .ops
+            .iter()
+            .filter(|op| matches!(op.instruction, Instruction::Unknown { .. }))
+            .count();
         for op in &case.program.ops {
             mnemonics.insert(format!("{:?}", op.instruction.info().mnemonic));
             let rel = match op.instruction {
@@ -174,6 +182,11 @@ fn the_generator_covers_every_opcode_and_addressing_form() {
     assert!(
         tail_chains > 0,
         "four procedures each ending in a call of the next"
+    );
+    assert!(entries > 10, "main at a non-zero entry point");
+    assert!(
+        unknown_opcodes > 0,
+        "unknown opcodes in the unstructured share"
     );
 }
 
