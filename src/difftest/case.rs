@@ -89,7 +89,7 @@ pub type LaneVec = [Lane; 4];
 /// shaders only; those writes persist).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct TestInvocation {
-    /// v-registers given (the others are (0, 0, 0, 1)).
+    /// v-registers given (the others are (0, 0, 0, 1); indices above 15 are ignored).
     pub registers: BTreeMap<u8, LaneVec>,
     /// c-registers written before the invocation.
     pub uniform_writes: BTreeMap<u8, LaneVec>,
@@ -98,7 +98,7 @@ pub struct TestInvocation {
 /// The uniforms and invocations of a test case.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct TestInputs {
-    /// Float uniforms given (the others are 0).
+    /// Float uniforms given (the others are 0; indices above 95 are ignored).
     pub floats: BTreeMap<u8, LaneVec>,
     /// i0-i3.
     pub ints: [[u8; 4]; 4],
@@ -126,7 +126,9 @@ impl TestInputs {
     pub fn uniforms(&self, precision: Precision) -> Uniforms {
         let mut uniforms = Uniforms::default();
         for (&index, values) in &self.floats {
-            uniforms.float[usize::from(index)] = lanes(values, precision);
+            if let Some(register) = uniforms.float.get_mut(usize::from(index)) {
+                *register = lanes(values, precision);
+            }
         }
         uniforms.int = self.ints;
         uniforms.bools = self.bools;
@@ -138,7 +140,9 @@ impl TestInputs {
         let mut registers = [DEFAULT_INPUT; 16];
         if let Some(invocation) = self.invocations.get(index) {
             for (&n, values) in &invocation.registers {
-                registers[usize::from(n) & 15] = lanes(values, precision);
+                if let Some(register) = registers.get_mut(usize::from(n)) {
+                    *register = lanes(values, precision);
+                }
             }
         }
         registers
@@ -148,7 +152,9 @@ impl TestInputs {
     pub fn apply_writes(&self, index: usize, uniforms: &mut Uniforms, precision: Precision) {
         if let Some(invocation) = self.invocations.get(index) {
             for (&n, values) in &invocation.uniform_writes {
-                uniforms.float[usize::from(n) % 96] = lanes(values, precision);
+                if let Some(register) = uniforms.float.get_mut(usize::from(n)) {
+                    *register = lanes(values, precision);
+                }
             }
         }
     }
