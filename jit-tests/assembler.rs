@@ -5,22 +5,17 @@
 use std::process::Command;
 
 use picajit::asm::{AsmOptions, SourceFile, assemble, to_source};
+use picajit::difftest::rng::Entropy;
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
+/// The differential tester's deterministic randomness, in this test's units.
+struct Rng(Entropy<'static>);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.0.index(n)
     }
     fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
+        self.0.chance(percent as u64)
     }
     fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
         items[self.below(items.len())]
@@ -221,7 +216,7 @@ impl Generator {
 
     fn program(seed: u64) -> Vec<SourceFile> {
         let mut g = Generator {
-            rng: Rng(seed | 1),
+            rng: Rng(Entropy::from_seed(seed)),
             text: String::new(),
             depth: 0,
             labels: 0,
@@ -293,7 +288,7 @@ fn random_programs_round_trip_through_source() {
 
 #[test]
 fn mutated_and_truncated_sources_never_panic() {
-    let mut rng = Rng(0x5EED);
+    let mut rng = Rng(Entropy::from_seed(0x5EED));
     let pieces = [
         ",", "[", "]", ".", "-", "(", ")", ":", ".end", ".proc x", "a0.x", "c99", "\n", " ", ";",
         "#", "!",

@@ -16,6 +16,7 @@ mod common;
 
 use common::Builder;
 
+use picajit::difftest::rng::Entropy;
 use picajit::float24::Precision;
 use picajit::interp::{ExecConfig, ExecError, Interpreter};
 use picajit::isa::{
@@ -26,26 +27,21 @@ use picajit::isa::{
 use picajit::program::{ShaderKind, ShaderProgram, Uniforms};
 use picajit::validate::flow::{Exit, FlowGraph, explore};
 
-/// xorshift64: deterministic, no dependencies.
-struct Rng(u64);
+/// The differential tester's deterministic randomness, in this test's units.
+struct Rng(Entropy<'static>);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
+        self.0.next_u64()
     }
 
     /// Uniform in `0..n` (n > 0; the modulo bias does not matter here).
     fn below(&mut self, n: u32) -> u32 {
-        (self.next() % n as u64) as u32
+        self.0.below(u64::from(n)) as u32
     }
 
     fn bool(&mut self) -> bool {
-        self.next() & 1 != 0
+        self.0.chance(50)
     }
 }
 
@@ -304,7 +300,7 @@ fn check_walk(
 
 #[test]
 fn interpreter_paths_are_walks_in_the_abstract_flow_graph() {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng(Entropy::from_seed(0x9E37_79B9_7F4A_7C15));
     let desc = OperandDescriptor::new(DestMask::ALL, [(false, Swizzle::IDENTITY); 3]).0;
     let config = ExecConfig {
         precision: Precision::F24Truncate,

@@ -45,6 +45,8 @@ pub struct TestProgram {
     pub stage: ShaderKind,
     /// The code, from address 0.
     pub ops: Vec<Op>,
+    /// Where invocations start (the DVLE's entry; its range runs to the end of the code).
+    pub entry: u16,
     /// The output registers of the DVLE's output table (bit n = on; never empty).
     pub outputs: u16,
 }
@@ -87,7 +89,7 @@ pub type LaneVec = [Lane; 4];
 /// shaders only; those writes persist).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct TestInvocation {
-    /// v-registers given (the others are (0, 0, 0, 1)).
+    /// v-registers given (the others are (0, 0, 0, 1); indices above 15 are ignored).
     pub registers: BTreeMap<u8, LaneVec>,
     /// c-registers written before the invocation.
     pub uniform_writes: BTreeMap<u8, LaneVec>,
@@ -96,7 +98,7 @@ pub struct TestInvocation {
 /// The uniforms and invocations of a test case.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct TestInputs {
-    /// Float uniforms given (the others are 0).
+    /// Float uniforms given (the others are 0; indices above 95 are ignored).
     pub floats: BTreeMap<u8, LaneVec>,
     /// i0-i3.
     pub ints: [[u8; 4]; 4],
@@ -124,7 +126,9 @@ impl TestInputs {
     pub fn uniforms(&self, precision: Precision) -> Uniforms {
         let mut uniforms = Uniforms::default();
         for (&index, values) in &self.floats {
-            uniforms.float[usize::from(index)] = lanes(values, precision);
+            if let Some(register) = uniforms.float.get_mut(usize::from(index)) {
+                *register = lanes(values, precision);
+            }
         }
         uniforms.int = self.ints;
         uniforms.bools = self.bools;
@@ -136,7 +140,9 @@ impl TestInputs {
         let mut registers = [DEFAULT_INPUT; 16];
         if let Some(invocation) = self.invocations.get(index) {
             for (&n, values) in &invocation.registers {
-                registers[usize::from(n) & 15] = lanes(values, precision);
+                if let Some(register) = registers.get_mut(usize::from(n)) {
+                    *register = lanes(values, precision);
+                }
             }
         }
         registers
@@ -146,7 +152,9 @@ impl TestInputs {
     pub fn apply_writes(&self, index: usize, uniforms: &mut Uniforms, precision: Precision) {
         if let Some(invocation) = self.invocations.get(index) {
             for (&n, values) in &invocation.uniform_writes {
-                uniforms.float[usize::from(n) % 96] = lanes(values, precision);
+                if let Some(register) = uniforms.float.get_mut(usize::from(n)) {
+                    *register = lanes(values, precision);
+                }
             }
         }
     }
@@ -270,7 +278,8 @@ impl TestProgram {
         Ok((words, table))
     }
 
-    /// The SHBIN file: the code, one DVLE (entry 0, the whole code) with the output table.
+    /// The SHBIN file: the code, one DVLE (from the entry to the end of the code) with the
+    /// output table.
     pub fn to_shbin(&self) -> Result<Shbin, DifftestError> {
         let (code, opdescs) = self.encode()?;
         let outputs = (0..16u16)
@@ -286,7 +295,7 @@ impl TestProgram {
             version: PICASSO_DVLE_VERSION,
             kind: self.stage,
             merge_outmaps: false,
-            entry: 0,
+            entry: u32::from(self.entry),
             end: code.len() as u32,
             input_mask: 0,
             output_mask: self.outputs,

@@ -23,6 +23,8 @@ pub enum DifftestError {
     Engine(EngineError),
     /// A reproducer does not read back as what was tested (a bug in the writer).
     Reproducer(String),
+    /// A fuzz input found something: the engines disagree, or a check failed.
+    Finding(String),
     /// A file could not be written.
     Io {
         /// The file or folder.
@@ -44,6 +46,7 @@ impl fmt::Display for DifftestError {
             }
             DifftestError::Engine(e) => e.fmt(f),
             DifftestError::Reproducer(message) => write!(f, "bad reproducer: {message}"),
+            DifftestError::Finding(message) => f.write_str(message),
             DifftestError::Io { path, message } => {
                 write!(f, "{}: cannot write: {message}", path.display())
             }

@@ -8,13 +8,12 @@
 //!   has each DVLE loaded as a program and validated, is printed as source where it can be,
 //!   and is written back into a file that parses again.
 
-use std::fmt;
-
 use crate::float24::Precision;
 use crate::interp::ExecConfig;
 use crate::program::ShaderProgram;
 use crate::shbin;
 
+use super::DifftestError;
 use super::case::TestCase;
 use super::compare::{Differ, describe, interpreter, jit};
 use super::generate::{GeneratorOptions, generate};
@@ -25,18 +24,6 @@ use super::rng::Entropy;
 pub const FUZZ_BUDGET: u64 = 2_000;
 /// The most code words of a fuzzed program.
 pub const FUZZ_MAX_LEN: usize = 48;
-
-/// Something a fuzz check found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FuzzFailure(pub String);
-
-impl fmt::Display for FuzzFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for FuzzFailure {}
 
 /// The precision mode and test case that `bytes` describe.
 pub fn case_from_bytes(bytes: &[u8]) -> (Precision, TestCase) {
@@ -55,7 +42,7 @@ pub fn case_from_bytes(bytes: &[u8]) -> (Precision, TestCase) {
 
 /// Runs the case `bytes` describe on the interpreter and the JIT; returns how many invocations
 /// ran, or what differed.
-pub fn check_bytes(bytes: &[u8]) -> Result<usize, FuzzFailure> {
+pub fn check_bytes(bytes: &[u8]) -> Result<usize, DifftestError> {
     let (precision, case) = case_from_bytes(bytes);
     let config = ExecConfig {
         precision,
@@ -64,10 +51,10 @@ pub fn check_bytes(bytes: &[u8]) -> Result<usize, FuzzFailure> {
     let mut differ = Differ::new(&interpreter, &jit, config);
     let comparison = differ
         .compare(&case)
-        .map_err(|e| FuzzFailure(format!("precision {precision}: {e}")))?;
+        .map_err(|e| DifftestError::Finding(format!("precision {precision}: {e}")))?;
     match comparison.mismatch {
         None => Ok(comparison.invocations),
-        Some(mismatch) => Err(FuzzFailure(format!(
+        Some(mismatch) => Err(DifftestError::Finding(format!(
             "precision {precision}: the engines differ at {}\nprogram: {:?}\ninputs: {}",
             describe(&mismatch),
             case.program,
@@ -94,7 +81,7 @@ pub enum ShbinCheck {
 /// the file as source (or learns why it cannot be) and checks that writing it back gives a file
 /// that parses. Only a rewritten file that no longer parses is a failure; everything else a
 /// malformed file can do is an answer.
-pub fn check_shbin(bytes: &[u8]) -> Result<ShbinCheck, FuzzFailure> {
+pub fn check_shbin(bytes: &[u8]) -> Result<ShbinCheck, DifftestError> {
     let parsed = match shbin::parse(bytes) {
         Ok(parsed) => parsed,
         Err(e) => return Ok(ShbinCheck::Rejected(e.to_string())),
@@ -111,7 +98,7 @@ pub fn check_shbin(bytes: &[u8]) -> Result<ShbinCheck, FuzzFailure> {
     let _ = crate::asm::to_source(&parsed);
     let rewritten = shbin::write(&parsed);
     if let Err(e) = shbin::parse(&rewritten) {
-        return Err(FuzzFailure(format!(
+        return Err(DifftestError::Finding(format!(
             "a parsed file, written back, no longer parses: {e}"
         )));
     }

@@ -14,9 +14,12 @@
 //!   procedure, BREAK outside a loop, forward and backward jumps;
 //! * geometry shaders with SETEMIT (vertex id 3 now and then: EMIT then fails) and EMIT.
 //!
-//! The only inputs picasso cannot express are SETEMIT with vertex id 3; such programs are
-//! written as a SHBIN file instead. Every decision comes from an [`Entropy`], whose zero answer
-//! is always the simple, terminating choice.
+//! Sometimes the procedures come first and main starts at a non-zero entry point. Picasso
+//! cannot express SETEMIT with vertex id 3 (a few programs have it) nor the
+//! [`GeneratorOptions::unstructured_percent`] share of programs whose flow targets are redrawn
+//! at random and some of whose words get encodings picasso never writes; their reproducers
+//! are SHBIN files. Every decision comes from an [`Entropy`], whose zero answer is always the
+//! simple, terminating choice.
 
 use std::collections::BTreeSet;
 
@@ -82,11 +85,13 @@ pub fn generate(entropy: &mut Entropy, options: &GeneratorOptions) -> TestCase {
             (DescriptorKind::Mova, Vec::new()),
             (DescriptorKind::Other, Vec::new()),
         ],
+        entry: 0,
     };
     generator.program(max_len);
     let mut program = generator.finish();
     if generator.entropy.chance(options.unstructured_percent) {
         unstructure(generator.entropy, &mut program);
+        roughen(generator.entropy, &mut program);
     }
     let inputs = inputs(generator.entropy, &program);
     TestCase { program, inputs }
@@ -201,6 +206,8 @@ struct Generator<'g, 'a> {
     current_proc: Option<usize>,
     /// The distinct descriptors used so far, by [`DescriptorKind`] (in its order).
     descriptors: [(DescriptorKind, Vec<u32>); 3],
+    /// Where main starts.
+    entry: usize,
 }
 
 impl Generator<'_, '_> {
@@ -249,18 +256,42 @@ impl Generator<'_, '_> {
             };
             proc_count
         ];
-        // Main: its statements, then usually END (without it, main runs into the procedures).
+        // Main first (procedures follow, inside its DVLE range), or now and then the procedures
+        // first and main at a non-zero entry point.
+        let procs_first = proc_count > 0 && self.entropy.chance(25);
+        if procs_first {
+            self.procedures(&sizes, chain);
+        }
+        self.entry = self.ops.len();
+        self.main(left);
+        if !procs_first {
+            self.procedures(&sizes, chain);
+        }
+        // Falling off the end runs into zero words until the budget ends the invocation: rare,
+        // as the JIT then compiles all of program memory.
+        if !self.entropy.chance(1) || self.ops.is_empty() {
+            self.push(Op::plain(simple(SimpleOp::End)));
+        }
+    }
+
+    /// Main: its statements, then usually END (without it, main runs into what follows).
+    fn main(&mut self, left: usize) {
+        let start = self.ops.len();
         // A geometry shader mostly ends by emitting what it computed.
         let emit_last = self.stage == ShaderKind::Geometry && left >= 3 && self.entropy.chance(60);
-        self.limit = left.saturating_sub(1 + usize::from(emit_last)).max(1);
+        self.limit = start + left.saturating_sub(1 + usize::from(emit_last)).max(1);
         self.statements(Scope::default(), usize::MAX);
         if emit_last {
             self.push(Op::plain(simple(SimpleOp::Emit)));
         }
-        if self.entropy.chance(92) || self.ops.is_empty() {
+        if self.entropy.chance(92) || self.ops.len() == start {
             self.push(Op::plain(simple(SimpleOp::End)));
         }
-        // Procedures, each where it actually starts (main may have ended early).
+    }
+
+    /// The procedures, each filling at most its planned size.
+    fn procedures(&mut self, sizes: &[usize], chain: bool) {
+        let proc_count = sizes.len();
         for (index, &size) in sizes.iter().enumerate() {
             self.current_proc = Some(index);
             let start = self.ops.len();
@@ -295,11 +326,6 @@ impl Generator<'_, '_> {
             };
         }
         self.current_proc = None;
-        // Falling off the end runs into zero words until the budget ends the invocation: rare,
-        // as the JIT then compiles all of program memory.
-        if !self.entropy.chance(1) || self.ops.is_empty() {
-            self.push(Op::plain(simple(SimpleOp::End)));
-        }
     }
 
     /// Statements until the region's limit or a random stop; returns their start addresses.
@@ -602,6 +628,7 @@ impl Generator<'_, '_> {
         TestProgram {
             stage: self.stage,
             ops: std::mem::take(&mut self.ops),
+            entry: self.entry as u16,
             outputs,
         }
     }
@@ -992,6 +1019,78 @@ fn unstructure(entropy: &mut Entropy, program: &mut TestProgram) {
     }
 }
 
+/// Gives some words encodings picasso never writes, which the engines must still run alike:
+/// ignored bits set, unknown opcodes (NOP), CMP operators 6 and 7 (true), an index register on
+/// a non-uniform source (no effect), descriptor bits no operation reads, a MOVA mask with z/w
+/// bits or none.
+fn roughen(entropy: &mut Entropy, program: &mut TestProgram) {
+    use crate::isa::decode::ignored;
+    const UNKNOWN_OPCODES: [u32; 10] = [0x10, 0x11, 0x14, 0x15, 0x16, 0x17, 0x1C, 0x1D, 0x1E, 0x1F];
+    for at in 0..program.ops.len() {
+        if !entropy.chance(15) {
+            continue;
+        }
+        let before = program.ops[at];
+        let op = &mut program.ops[at];
+        let ignored_mask = match op.instruction {
+            Instruction::Unary { .. } => ignored::UNARY,
+            Instruction::Mova { .. } => ignored::MOVA,
+            Instruction::Simple { .. } => ignored::SIMPLE,
+            Instruction::CondFlow { .. } | Instruction::BoolFlow { .. } => ignored::FLOW,
+            Instruction::Loop { .. } => ignored::LOOP,
+            Instruction::SetEmit { .. } => ignored::SETEMIT,
+            _ => 0,
+        };
+        match entropy.index(4) {
+            0 if ignored_mask != 0 => {
+                if let Ok(word) = crate::isa::encode(&op.instruction) {
+                    let noise = (entropy.next_u64() as u32) & ignored_mask;
+                    op.instruction = crate::isa::decode(word | noise);
+                }
+            }
+            1 if matches!(
+                op.instruction,
+                Instruction::Simple {
+                    op: SimpleOp::Nop,
+                    ..
+                }
+            ) =>
+            {
+                let opcode = entropy.pick(&UNKNOWN_OPCODES).unwrap_or(0x10);
+                let word = opcode << 26 | (entropy.next_u64() as u32 & ((1 << 26) - 1));
+                op.instruction = Instruction::Unknown { word };
+            }
+            _ => {
+                match &mut op.instruction {
+                    Instruction::Cmp { cmp_x, cmp_y, .. } => {
+                        *cmp_x = CompareOp::from_bits(6 + entropy.below(2) as u32);
+                        if entropy.chance(50) {
+                            *cmp_y = CompareOp::from_bits(6 + entropy.below(2) as u32);
+                        }
+                    }
+                    Instruction::Binary { rel, .. }
+                    | Instruction::Unary { rel, .. }
+                    | Instruction::Mad { rel, .. }
+                        if *rel == RelIndex::None =>
+                    {
+                        *rel = RelIndex::from_bits(1 + entropy.below(3) as u32);
+                    }
+                    Instruction::Mova { .. } => op.descriptor.0 ^= entropy.below(16) as u32,
+                    _ => {}
+                }
+                if op.has_descriptor() {
+                    // Bit 31, which nothing reads.
+                    op.descriptor.0 |= (entropy.next_u64() as u32) & 0x8000_0000;
+                }
+            }
+        }
+        // A new descriptor may not fit descriptor memory (or MAD's 32): then not this one.
+        if program.ops[at].descriptor != before.descriptor && program.encode().is_err() {
+            program.ops[at] = before;
+        }
+    }
+}
+
 /// The input registers and float uniforms a program names directly.
 fn registers_read(program: &TestProgram) -> (BTreeSet<u8>, BTreeSet<u8>) {
     let mut inputs = BTreeSet::new();
@@ -1054,9 +1153,10 @@ fn inputs(entropy: &mut Entropy, program: &TestProgram) -> TestInputs {
         ];
     }
     result.bools = entropy.below(1 << 16) as u16;
+    // Compiling dominates a JIT's cost, and invocations are cheap: run many per program.
     let count = match program.stage {
-        ShaderKind::Vertex => 1 + entropy.index(5),
-        ShaderKind::Geometry => 1 + entropy.index(4),
+        ShaderKind::Vertex => 1 + entropy.index(12),
+        ShaderKind::Geometry => 1 + entropy.index(6),
     };
     for _ in 0..count {
         let mut invocation = TestInvocation::default();

@@ -1,6 +1,7 @@
 //! Writing a mismatch down so that anyone can rerun it: `STEM.pica` (picasso source from the
 //! SHBIN through [`crate::asm::to_source`], checked to reassemble into a program that still
-//! mismatches) or, for the few programs picasso cannot express, `STEM.shbin`; and `STEM.json`
+//! mismatches) or, for the few programs picasso cannot express (or whose reassembly no longer
+//! mismatches), the tested `STEM.shbin`; and `STEM.json`
 //! in the `picajit run` input format with every value spelled exactly (`"0x..."` f32 bits or
 //! `"f24:0x..."`), checked to read back as the values tested.
 
@@ -62,28 +63,43 @@ pub fn write_reproducer(
 
     let tested = case.program.to_shbin()?;
     let shbin_path = dir.join(format!("{stem}.shbin"));
-    let (program_path, run_shbin, identical, assemble_step) = match case.program.to_source() {
-        Ok(source) => {
-            let pica_path = dir.join(format!("{stem}.pica"));
+    // Picasso source when it expresses the program and its reassembly still mismatches (a
+    // program that runs past its code reads descriptor 0, which the assembler may allocate
+    // differently); the tested SHBIN otherwise.
+    let mut written = None;
+    if let Ok(source) = case.program.to_source() {
+        let pica_path = dir.join(format!("{stem}.pica"));
+        let reassembled = reassemble(&pica_path, source.clone())?;
+        let program = ShaderProgram::from_shbin(&reassembled, 0)
+            .map_err(|e| DifftestError::Reproducer(e.to_string()))?;
+        if differ
+            .compare_program(program.clone(), &case.inputs)?
+            .mismatch
+            .is_some()
+        {
             write_file(&pica_path, source.as_bytes())?;
-            let reassembled = reassemble(&pica_path, source)?;
-            let identical = reassembled == tested;
             let step = format!(
                 "picajit asm --no-nop {} -o {} && ",
                 pica_path.display(),
                 shbin_path.display()
             );
-            (pica_path, reassembled, Some(identical), step)
+            let identical = reassembled == tested;
+            written = Some((pica_path, reassembled, program, Some(identical), step));
         }
-        Err(_) => {
+    }
+    let (program_path, run_shbin, program, identical, assemble_step) = match written {
+        Some(written) => written,
+        None => {
             write_file(&shbin_path, &shbin::write(&tested))?;
-            (shbin_path.clone(), tested, None, String::new())
+            let program = case.program.to_program()?;
+            (shbin_path.clone(), tested, program, None, String::new())
         }
     };
-    let program = ShaderProgram::from_shbin(&run_shbin, 0)
-        .map_err(|e| DifftestError::Reproducer(e.to_string()))?;
-    let still = differ.compare_program(program.clone(), &case.inputs)?;
-    if still.mismatch.is_none() {
+    if differ
+        .compare_program(program.clone(), &case.inputs)?
+        .mismatch
+        .is_none()
+    {
         return Err(DifftestError::Reproducer(format!(
             "{} no longer mismatches",
             program_path.display()

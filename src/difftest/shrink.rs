@@ -100,6 +100,12 @@ impl Shrinker<'_> {
             }
             let mut candidate = self.best.clone();
             candidate.program.ops = without(&candidate.program.ops, index);
+            if usize::from(candidate.program.entry) > index {
+                candidate.program.entry -= 1;
+            }
+            if usize::from(candidate.program.entry) >= candidate.program.ops.len() {
+                continue;
+            }
             self.try_candidate(candidate);
         }
     }
