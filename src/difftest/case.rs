@@ -214,15 +214,11 @@ impl TestInputs {
 
 /// The `.out` semantic picasso accepts for register `n` (o7-o15 can only be dummies).
 fn semantic(n: u16) -> OutputSemantic {
-    match n {
-        0 => OutputSemantic::Position,
-        1 => OutputSemantic::NormalQuat,
-        2 => OutputSemantic::Color,
-        3 => OutputSemantic::TexCoord0,
-        4 => OutputSemantic::TexCoord0W,
-        5 => OutputSemantic::TexCoord1,
-        6 => OutputSemantic::TexCoord2,
-        _ => OutputSemantic::Dummy,
+    // Codes 0-6 are the real semantics in register order; the SHBIN table decodes them.
+    if n <= 6 {
+        OutputSemantic::from_code(n)
+    } else {
+        OutputSemantic::Dummy
     }
 }
 
