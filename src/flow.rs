@@ -205,6 +205,61 @@ pub enum Step {
     BreakOutsideLoop,
 }
 
+/// A scope as pushed onto one of the three stacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Onto the IF stack.
+    If(IfScope),
+    /// Onto the CALL stack.
+    Call(CallScope),
+    /// Onto the LOOP stack.
+    Loop(LoopScope),
+}
+
+/// The scope the instruction `inst` at address `pc` pushes when it is taken (IFC/IFU whose test
+/// passes, CALL/CALLC/CALLU taken, LOOP), with every address wrapped as the model says; `None`
+/// for an instruction that pushes nothing. The one place the scope addresses are computed.
+pub fn pushed_scope(pc: u16, inst: &Instruction) -> Option<Scope> {
+    let after = wrap(pc as u32 + 1);
+    match *inst {
+        Instruction::CondFlow {
+            op: CondFlowOp::Ifc,
+            target,
+            count,
+            ..
+        }
+        | Instruction::BoolFlow {
+            op: BoolFlowOp::Ifu,
+            target,
+            count,
+            ..
+        } => Some(Scope::If(IfScope {
+            else_addr: target,
+            end: wrap(target as u32 + count as u32),
+        })),
+        Instruction::CondFlow {
+            op: CondFlowOp::Call | CondFlowOp::Callc,
+            target,
+            count,
+            ..
+        }
+        | Instruction::BoolFlow {
+            op: BoolFlowOp::Callu,
+            target,
+            count,
+            ..
+        } => Some(Scope::Call(CallScope {
+            end: wrap(target as u32 + count as u32),
+            ret: after,
+        })),
+        Instruction::Loop { target, .. } => Some(Scope::Loop(LoopScope {
+            entry: after,
+            end: wrap(target as u32 + 1),
+        })),
+        _ => None,
+    }
+}
+
 /// Whether an instruction has a data-dependent test ([`Choices::condition`] matters).
 pub fn is_conditional(inst: &Instruction) -> bool {
     match inst {
@@ -227,19 +282,22 @@ pub fn step(state: &FlowState, inst: &Instruction, choices: Choices) -> Step {
     let mut s = *state;
     let mut jump = None;
     let mut brk = false;
-    let call = |s: &mut FlowState, target: u16, count: u8| {
-        s.calls.push(CallScope {
-            end: wrap(target as u32 + count as u32),
-            ret: wrap(next_pc),
-        });
+    // The scope this instruction pushes when it is taken (an IF whose test passes, a CALL that
+    // is taken, every LOOP).
+    let scope = pushed_scope(state.pc, inst);
+    let push = |s: &mut FlowState| match scope {
+        Some(Scope::If(entry)) => s.ifs.push(entry),
+        Some(Scope::Call(entry)) => s.calls.push(entry),
+        Some(Scope::Loop(entry)) => s.loops.push(entry),
+        None => {}
+    };
+    let call = |s: &mut FlowState, target: u16| {
+        push(s);
         Some(target as u32)
     };
-    let branch_if = |s: &mut FlowState, target: u16, count: u8| {
+    let branch_if = |s: &mut FlowState, target: u16| {
         if choices.condition {
-            s.ifs.push(IfScope {
-                else_addr: target,
-                end: wrap(target as u32 + count as u32),
-            });
+            push(s);
             None
         } else {
             Some(target as u32)
@@ -251,30 +309,23 @@ pub fn step(state: &FlowState, inst: &Instruction, choices: Choices) -> Step {
             SimpleOp::Break => brk = true,
             SimpleOp::Nop | SimpleOp::Emit => {}
         },
-        Instruction::CondFlow {
-            op, target, count, ..
-        } => match op {
+        Instruction::CondFlow { op, target, .. } => match op {
             CondFlowOp::Breakc => brk = choices.condition,
-            CondFlowOp::Call => jump = call(&mut s, target, count),
-            CondFlowOp::Callc if choices.condition => jump = call(&mut s, target, count),
+            CondFlowOp::Call => jump = call(&mut s, target),
+            CondFlowOp::Callc if choices.condition => jump = call(&mut s, target),
             CondFlowOp::Callc => {}
-            CondFlowOp::Ifc => jump = branch_if(&mut s, target, count),
+            CondFlowOp::Ifc => jump = branch_if(&mut s, target),
             CondFlowOp::Jmpc if choices.condition => jump = Some(target as u32),
             CondFlowOp::Jmpc => {}
         },
-        Instruction::BoolFlow {
-            op, target, count, ..
-        } => match op {
-            BoolFlowOp::Callu if choices.condition => jump = call(&mut s, target, count),
+        Instruction::BoolFlow { op, target, .. } => match op {
+            BoolFlowOp::Callu if choices.condition => jump = call(&mut s, target),
             BoolFlowOp::Callu => {}
-            BoolFlowOp::Ifu => jump = branch_if(&mut s, target, count),
+            BoolFlowOp::Ifu => jump = branch_if(&mut s, target),
             BoolFlowOp::Jmpu if choices.condition => jump = Some(target as u32),
             BoolFlowOp::Jmpu => {}
         },
-        Instruction::Loop { target, .. } => s.loops.push(LoopScope {
-            entry: wrap(next_pc),
-            end: wrap(target as u32 + 1),
-        }),
+        Instruction::Loop { .. } => push(&mut s),
         _ => {}
     }
     if brk && s.loops.is_empty() {

@@ -8,8 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::flow::{CALL_DEPTH, wrap};
-use crate::isa::{BoolFlowOp, CondFlowOp, Instruction, PROGRAM_WORDS, SimpleOp};
+use crate::flow::{CALL_DEPTH, Scope, pushed_scope, wrap};
+use crate::isa::{Instruction, PROGRAM_WORDS, SimpleOp};
 
 /// How many abstract control states the reachability analysis explores before it falls back
 /// to the coarser stack-blind superset.
@@ -50,45 +50,21 @@ impl FlowFacts {
             if !reachable[pc] {
                 continue;
             }
-            match *inst {
-                Instruction::CondFlow {
-                    op: CondFlowOp::Ifc,
-                    target,
-                    count,
-                    ..
+            match pushed_scope(pc as u16, inst) {
+                Some(Scope::If(scope)) => {
+                    let ends = facts.if_ends.entry(scope.else_addr).or_default();
+                    ends.insert(scope.end);
                 }
-                | Instruction::BoolFlow {
-                    op: BoolFlowOp::Ifu,
-                    target,
-                    count,
-                    ..
-                } => {
-                    let end = wrap(target as u32 + count as u32);
-                    facts.if_ends.entry(target).or_default().insert(end);
+                Some(Scope::Call(scope)) => {
+                    let returns = facts.call_returns.entry(scope.end).or_default();
+                    returns.insert(scope.ret);
                 }
-                Instruction::CondFlow {
-                    op: CondFlowOp::Call | CondFlowOp::Callc,
-                    target,
-                    count,
-                    ..
+                Some(Scope::Loop(scope)) => {
+                    let entries = facts.loop_entries.entry(scope.end).or_default();
+                    entries.insert(scope.entry);
+                    facts.loop_ends.insert(scope.end);
                 }
-                | Instruction::BoolFlow {
-                    op: BoolFlowOp::Callu,
-                    target,
-                    count,
-                    ..
-                } => {
-                    let end = wrap(target as u32 + count as u32);
-                    let ret = wrap(pc as u32 + 1);
-                    facts.call_returns.entry(end).or_default().insert(ret);
-                }
-                Instruction::Loop { target, .. } => {
-                    let end = wrap(target as u32 + 1);
-                    let body = wrap(pc as u32 + 1);
-                    facts.loop_entries.entry(end).or_default().insert(body);
-                    facts.loop_ends.insert(end);
-                }
-                _ => {}
+                None => {}
             }
         }
         facts.leaders = leaders(decoded, entry, &reachable, &facts);

@@ -25,7 +25,7 @@ use cranelift_codegen::ir::{InstBuilder, Value, types};
 
 use super::context::{JitContext, LoopCounters, StackRing, status};
 use super::lower::{Lowering, Reg, trusted};
-use crate::flow::{CALL_DEPTH, IF_DEPTH, LOOP_DEPTH, wrap};
+use crate::flow::{CALL_DEPTH, IF_DEPTH, LOOP_DEPTH, Scope, pushed_scope, wrap};
 use crate::isa::{BoolFlowOp, CondCombine, CondFlowOp, Condition, Instruction, SimpleOp};
 
 /// Where a jump request or a BREAK applies.
@@ -418,7 +418,7 @@ impl Lowering<'_, '_> {
 
     /// Step 1 of [`crate::flow::step`]: pushes, and the jump request and BREAK it makes.
     fn own_effect(&mut self, pc: u16, inst: &Instruction) -> ((When, u16), When) {
-        let ret = wrap(pc as u32 + 1);
+        let scope = pushed_scope(pc, inst);
         let mut jump = (When::Never, 0);
         let mut brk = When::Never;
         match *inst {
@@ -427,13 +427,8 @@ impl Lowering<'_, '_> {
                 ..
             } => brk = When::Always,
             Instruction::CondFlow {
-                op,
-                cond,
-                target,
-                count,
-                ..
+                op, cond, target, ..
             } => {
-                let end = wrap(target as u32 + count as u32);
                 let taken = match op {
                     CondFlowOp::Call => When::Always,
                     _ => When::If(self.condition(cond)),
@@ -441,10 +436,10 @@ impl Lowering<'_, '_> {
                 match op {
                     CondFlowOp::Breakc => brk = taken,
                     CondFlowOp::Call | CondFlowOp::Callc => {
-                        self.push_call(taken, end, ret);
+                        self.push_when(taken, scope);
                         jump = (taken, target);
                     }
-                    CondFlowOp::Ifc => jump = (self.push_if(taken, target, end), target),
+                    CondFlowOp::Ifc => jump = (self.push_if(taken, scope), target),
                     CondFlowOp::Jmpc => jump = (taken, target),
                 }
             }
@@ -455,41 +450,46 @@ impl Lowering<'_, '_> {
                 count,
                 ..
             } => {
-                let end = wrap(target as u32 + count as u32);
                 // JMPU jumps when the bool is false if bit 0 of NUM is set.
                 let inverted = op == BoolFlowOp::Jmpu && count & 1 != 0;
                 let taken = When::If(self.bool_uniform(bool_id, inverted));
                 match op {
                     BoolFlowOp::Callu => {
-                        self.push_call(taken, end, ret);
+                        self.push_when(taken, scope);
                         jump = (taken, target);
                     }
-                    BoolFlowOp::Ifu => jump = (self.push_if(taken, target, end), target),
+                    BoolFlowOp::Ifu => jump = (self.push_if(taken, scope), target),
                     BoolFlowOp::Jmpu => jump = (taken, target),
                 }
             }
-            Instruction::Loop { int_id, target, .. } => {
-                self.push_loop(int_id, ret, wrap(target as u32 + 1))
-            }
+            Instruction::Loop { int_id, .. } => self.push_loop(int_id, scope),
             _ => {}
         }
         (jump, brk)
     }
 
-    fn push_call(&mut self, taken: When, end: u16, ret: u16) {
+    /// Pushes `scope` (from [`pushed_scope`]) onto its stack, packed as [`JitContext`]
+    /// documents. Returns the slot.
+    fn push_scope(&mut self, scope: Option<Scope>) -> Value {
+        let (stack, low, high) = match scope.expect("a flow instruction that pushes") {
+            Scope::If(s) => (StackPlace::ifs(), s.else_addr, s.end),
+            Scope::Call(s) => (StackPlace::calls(), s.end, s.ret),
+            Scope::Loop(s) => (StackPlace::loops(), s.entry, s.end),
+        };
+        let entry = self.packed(low, high);
+        self.push(stack, entry)
+    }
+
+    fn push_when(&mut self, taken: When, scope: Option<Scope>) {
         self.when(taken, |s| {
-            let entry = s.packed(end, ret);
-            s.push(StackPlace::calls(), entry);
+            s.push_scope(scope);
         });
     }
 
     /// IFC/IFU: a passing test pushes the scope; a failing one jumps to the else address.
     /// Returns when the jump applies.
-    fn push_if(&mut self, test: When, else_addr: u16, end: u16) -> When {
-        self.when(test, |s| {
-            let entry = s.packed(else_addr, end);
-            s.push(StackPlace::ifs(), entry);
-        });
+    fn push_if(&mut self, test: When, scope: Option<Scope>) -> When {
+        self.push_when(test, scope);
         match test {
             When::If(c) => When::If(self.negated(c)),
             _ => When::Never,
@@ -498,9 +498,8 @@ impl Lowering<'_, '_> {
 
     /// LOOP: pushes the scope and its counters (i.x passes left, increment i.z, the aL to
     /// restore), then aL = i.y.
-    fn push_loop(&mut self, int_id: u8, body: u16, end: u16) {
-        let entry = self.packed(body, end);
-        let slot = self.push(StackPlace::loops(), entry);
+    fn push_loop(&mut self, int_id: u8, scope: Option<Scope>) {
+        let slot = self.push_scope(scope);
         let int = offset_of!(JitContext, ints) + 4 * int_id as usize;
         let byte = |s: &mut Self, k: usize| {
             s.b.ins()
