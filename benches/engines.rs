@@ -16,11 +16,12 @@ use std::time::Duration;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::cli::input::{RunInput, parse_input};
-use picajit::engine::{EngineKind, ShaderEngine, prepare};
+use picajit::engine::cache::ProgramCache;
+use picajit::engine::{EngineKind, prepare};
+use picajit::exec::ShaderEngine;
+use picajit::exec::{ExecConfig, GeometryState};
 use picajit::float24::Precision;
-use picajit::interp::{ExecConfig, GeometryState};
 use picajit::jit::JitShader;
-use picajit::jit::cache::ProgramCache;
 use picajit::program::{InputRegisters, ShaderProgram, Uniforms};
 
 /// Vertex-shader programs of the corpus: small, medium with relative addressing, branchy, large.

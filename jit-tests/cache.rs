@@ -9,10 +9,11 @@ use std::num::NonZeroUsize;
 use std::sync::{Arc, Barrier};
 
 use common::*;
+use picajit::engine::cache::{CacheStats, ProgramCache};
 use picajit::engine::{EngineKind, prepare_cached};
+use picajit::exec::ExecConfig;
 use picajit::float24::Precision;
-use picajit::interp::{ExecConfig, Interpreter};
-use picajit::jit::cache::{CacheStats, ProgramCache};
+use picajit::interp::Interpreter;
 use picajit::program::{ShaderKind, ShaderProgram};
 
 fn cache_of(capacity: usize) -> ProgramCache {
@@ -51,9 +52,13 @@ fn test_inputs(n: usize) -> picajit::program::InputRegisters {
 fn an_identical_upload_hits_and_shares_the_compiled_code() {
     let cache = cache_of(4);
     let config = ExecConfig::default();
-    let first = cache.get_or_compile(&program(0), config).unwrap();
+    let first = cache
+        .get_or_prepare(EngineKind::Jit, &program(0), config)
+        .unwrap();
     // A fresh upload of the same words: equal, not the same allocation.
-    let second = cache.get_or_compile(&program(0), config).unwrap();
+    let second = cache
+        .get_or_prepare(EngineKind::Jit, &program(0), config)
+        .unwrap();
     assert!(Arc::ptr_eq(&first, &second));
     assert_eq!(
         cache.stats(),
@@ -101,9 +106,13 @@ fn every_input_of_code_generation_is_part_of_the_key() {
             },
         ),
     ];
-    let original = cache.get_or_compile(&base, config).unwrap();
+    let original = cache
+        .get_or_prepare(EngineKind::Jit, &base, config)
+        .unwrap();
     for (n, (program, config)) in variants.iter().enumerate() {
-        let shader = cache.get_or_compile(program, *config).unwrap();
+        let shader = cache
+            .get_or_prepare(EngineKind::Jit, program, *config)
+            .unwrap();
         assert!(!Arc::ptr_eq(&original, &shader), "variant {n} hit");
         assert_eq!(shader.program(), program);
         assert_eq!(shader.config(), *config);
@@ -113,7 +122,9 @@ fn every_input_of_code_generation_is_part_of_the_key() {
     }
     // Each variant is now cached under its own key.
     for (program, config) in &variants {
-        cache.get_or_compile(program, *config).unwrap();
+        cache
+            .get_or_prepare(EngineKind::Jit, program, *config)
+            .unwrap();
     }
     let stats = cache.stats();
     assert_eq!((stats.hits, stats.compiles, stats.programs), (6, 7, 7));
@@ -125,19 +136,19 @@ fn eviction_at_capacity_is_least_recently_used() {
     let cache = cache_of(2);
     let config = ExecConfig::default();
     let [a, b, c, d] = [0, 1, 2, 3].map(program);
-    cache.get_or_compile(&a, config).unwrap();
-    cache.get_or_compile(&b, config).unwrap();
-    cache.get_or_compile(&a, config).unwrap(); // a is now more recent than b
-    cache.get_or_compile(&c, config).unwrap(); // evicts b
-    assert!(cache.contains(&a, config));
-    assert!(!cache.contains(&b, config));
-    assert!(cache.contains(&c, config));
-    cache.get_or_compile(&d, config).unwrap(); // evicts a
-    assert!(!cache.contains(&a, config));
-    assert!(cache.contains(&c, config));
-    assert!(cache.contains(&d, config));
-    cache.get_or_compile(&b, config).unwrap(); // a miss again; evicts c
-    assert!(!cache.contains(&c, config));
+    cache.get_or_prepare(EngineKind::Jit, &a, config).unwrap();
+    cache.get_or_prepare(EngineKind::Jit, &b, config).unwrap();
+    cache.get_or_prepare(EngineKind::Jit, &a, config).unwrap(); // a is now more recent than b
+    cache.get_or_prepare(EngineKind::Jit, &c, config).unwrap(); // evicts b
+    assert!(cache.contains(EngineKind::Jit, &a, config));
+    assert!(!cache.contains(EngineKind::Jit, &b, config));
+    assert!(cache.contains(EngineKind::Jit, &c, config));
+    cache.get_or_prepare(EngineKind::Jit, &d, config).unwrap(); // evicts a
+    assert!(!cache.contains(EngineKind::Jit, &a, config));
+    assert!(cache.contains(EngineKind::Jit, &c, config));
+    assert!(cache.contains(EngineKind::Jit, &d, config));
+    cache.get_or_prepare(EngineKind::Jit, &b, config).unwrap(); // a miss again; evicts c
+    assert!(!cache.contains(EngineKind::Jit, &c, config));
     let stats = cache.stats();
     assert_eq!(
         stats,
@@ -158,11 +169,15 @@ fn eviction_at_capacity_is_least_recently_used() {
 fn an_evicted_program_still_held_keeps_running_and_is_freed_on_release() {
     let cache = cache_of(1);
     let config = ExecConfig::default();
-    let held = cache.get_or_compile(&program(0), config).unwrap();
+    let held = cache
+        .get_or_prepare(EngineKind::Jit, &program(0), config)
+        .unwrap();
     let watch = Arc::downgrade(&held);
-    cache.get_or_compile(&program(1), config).unwrap(); // evicts program 0
+    cache
+        .get_or_prepare(EngineKind::Jit, &program(1), config)
+        .unwrap(); // evicts program 0
     assert_eq!(cache.stats().evictions, 1);
-    assert!(!cache.contains(&program(0), config));
+    assert!(!cache.contains(EngineKind::Jit, &program(0), config));
 
     let interp = Interpreter::new(program(0), config);
     let u = test_uniforms();
@@ -180,38 +195,49 @@ fn an_evicted_program_still_held_keeps_running_and_is_freed_on_release() {
 fn eviction_frees_a_program_nobody_holds() {
     let cache = cache_of(1);
     let config = ExecConfig::default();
-    let watch = Arc::downgrade(&cache.get_or_compile(&program(0), config).unwrap());
+    let watch = Arc::downgrade(
+        &cache
+            .get_or_prepare(EngineKind::Jit, &program(0), config)
+            .unwrap(),
+    );
     assert!(watch.upgrade().is_some(), "the cache holds it");
-    cache.get_or_compile(&program(1), config).unwrap();
+    cache
+        .get_or_prepare(EngineKind::Jit, &program(1), config)
+        .unwrap();
     assert!(watch.upgrade().is_none(), "evicted and freed");
     // clear() releases the rest.
-    let watch = Arc::downgrade(&cache.get_or_compile(&program(1), config).unwrap());
+    let watch = Arc::downgrade(
+        &cache
+            .get_or_prepare(EngineKind::Jit, &program(1), config)
+            .unwrap(),
+    );
     cache.clear();
     assert!(cache.is_empty());
     assert!(watch.upgrade().is_none());
 }
 
 #[test]
-fn prepare_cached_shares_jit_programs_and_never_caches_the_interpreter() {
+fn prepare_cached_keeps_each_engine_kind_apart() {
     let cache = cache_of(4);
     let config = ExecConfig::default();
     let interp = prepare_cached(&cache, EngineKind::Interpreter, &program(0), config).unwrap();
     assert_eq!(interp.name(), "interp");
-    assert_eq!(
-        cache.stats(),
-        CacheStats {
-            capacity: 4,
-            ..CacheStats::default()
-        }
-    );
+    let again = prepare_cached(&cache, EngineKind::Interpreter, &program(0), config).unwrap();
+    assert!(Arc::ptr_eq(&interp, &again), "the interpreter is cached too");
+    // The same program for another engine is another entry, never the interpreter's.
     let first = prepare_cached(&cache, EngineKind::Jit, &program(0), config).unwrap();
     let second = prepare_cached(&cache, EngineKind::Jit, &program(0), config).unwrap();
-    assert_eq!(second.name(), "jit");
+    assert_eq!(first.name(), "jit");
     assert!(Arc::ptr_eq(&first, &second));
+    assert!(cache.contains(EngineKind::Interpreter, &program(0), config));
+    assert!(cache.contains(EngineKind::Jit, &program(0), config));
     let (u, v) = (test_uniforms(), test_inputs(3));
     assert_same_vertex(&interp.run_vertex(&u, &v), &second.run_vertex(&u, &v));
     let stats = cache.stats();
-    assert_eq!((stats.hits, stats.misses, stats.compiles), (1, 1, 1));
+    assert_eq!(
+        (stats.hits, stats.misses, stats.compiles, stats.programs),
+        (2, 2, 2, 2)
+    );
 }
 
 #[test]
@@ -243,7 +269,9 @@ fn concurrent_requests_compile_each_program_once_and_agree_with_the_interpreter(
                     // Every thread asks for every program, starting at a different one.
                     for i in 0..requests.len() {
                         let (program, config) = &requests[(thread + round + i) % requests.len()];
-                        let shader = cache.get_or_compile(program, *config).unwrap();
+                        let shader = cache
+                            .get_or_prepare(EngineKind::Jit, program, *config)
+                            .unwrap();
                         let interp = Interpreter::new(program.clone(), *config);
                         let v = test_inputs(thread * 31 + round * 7 + i);
                         assert_same_vertex(&interp.run_vertex(u, &v), &shader.run_vertex(u, &v));
@@ -276,7 +304,7 @@ fn a_small_cache_under_concurrent_load_stays_bounded_and_correct() {
                 for i in 0..10 {
                     let program = &programs[(thread * 3 + i) % programs.len()];
                     let shader = cache
-                        .get_or_compile(program, ExecConfig::default())
+                        .get_or_prepare(EngineKind::Jit, program, ExecConfig::default())
                         .unwrap();
                     let interp = Interpreter::new(program.clone(), ExecConfig::default());
                     let v = test_inputs(i);

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::*;
+use picajit::exec::ExecConfig;
 use picajit::float24::Precision;
-use picajit::interp::{ExecConfig, Interpreter};
+use picajit::interp::Interpreter;
 use picajit::program::{ShaderProgram, Uniforms};
 
 fn root() -> PathBuf {
@@ -87,9 +88,12 @@ fn run_prints_the_interpreter_results_for_the_example() {
     // The same run through the library.
     let shbin = picajit::shbin::parse(&std::fs::read(&shbin_path).unwrap()).unwrap();
     let input_text = std::fs::read_to_string(&input_path).unwrap();
-    let input =
-        picajit::cli::input::parse_input(&input_text, Precision::F24Truncate, shbin.dvles[0].kind)
-            .unwrap();
+    let input = picajit::document::input::parse_input(
+        &input_text,
+        Precision::F24Truncate,
+        shbin.dvles[0].kind,
+    )
+    .unwrap();
     let mut uniforms = Uniforms::from_constants(&shbin.dvles[0]);
     input.apply_uniforms(&mut uniforms);
     let interp = Interpreter::new(

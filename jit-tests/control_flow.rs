@@ -6,8 +6,8 @@
 mod common;
 
 use common::*;
+use picajit::exec::{ExecConfig, ExecError, VertexResult};
 use picajit::float24::Precision;
-use picajit::interp::{ExecConfig, ExecError, VertexResult};
 use picajit::program::{ShaderKind, Uniforms};
 
 /// c0 = 1, c1 = 2, c2 = 4, c3 = 8, ...: distinct powers of two mark which code ran.

@@ -15,9 +15,10 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use picajit::asm::{AsmOptions, Assembly, SourceFile, assemble, to_source};
-use picajit::cli::{input::parse_input, output::OutputOptions, run_document};
+use picajit::document::{input::parse_input, output::OutputOptions, run_document};
+use picajit::exec::ExecConfig;
 use picajit::float24::Precision;
-use picajit::interp::{ExecConfig, Interpreter};
+use picajit::interp::Interpreter;
 use picajit::isa::{Mnemonic, decode};
 use picajit::jit::JitShader;
 use picajit::program::ShaderProgram;

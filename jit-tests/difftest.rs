@@ -15,11 +15,13 @@ use picajit::difftest::reproducer::write_reproducer;
 use picajit::difftest::rng::{Entropy, program_seed};
 use picajit::difftest::runner::{DEFAULT_BUDGET, RunOptions, case_for, run};
 use picajit::difftest::shrink::shrink;
-use picajit::engine::{EngineError, ShaderEngine};
+use picajit::engine::EngineError;
+use picajit::exec::{
+    EmitConfig, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
+};
 use picajit::float24::Precision;
-use picajit::interp::{ExecConfig, ExecError, GeometryResult, GeometryState, VertexResult};
 use picajit::isa::{Instruction, Mnemonic, RelIndex, UnaryOp};
-use picajit::program::{InputRegisters, ShaderKind, ShaderProgram, Uniforms};
+use picajit::program::{InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("picajit-difftest-{}-{name}", std::process::id()));
@@ -418,14 +420,33 @@ impl ShaderEngine for RcpFlipper {
         state: &mut GeometryState,
         u: &Uniforms,
         v: &InputRegisters,
-    ) -> Result<GeometryResult, ExecError> {
-        let mut result = self.inner.run_geometry(state, u, v)?;
-        if self.has_rcp {
-            for vertex in &mut result.vertices {
-                vertex.outputs[0][0] = f32::from_bits(vertex.outputs[0][0].to_bits() ^ 1);
-            }
+        sink: &mut dyn EmitSink,
+    ) -> Result<(), ExecError> {
+        let mut flipped = FlipSink {
+            inner: sink,
+            flip: self.has_rcp,
+        };
+        self.inner.run_geometry(state, u, v, &mut flipped)
+    }
+}
+
+/// Passes emitted vertices on with the lowest bit of o0.x flipped when `flip` is set.
+struct FlipSink<'a> {
+    inner: &'a mut dyn EmitSink,
+    flip: bool,
+}
+
+impl EmitSink for FlipSink<'_> {
+    fn vertex(&mut self, config: EmitConfig, outputs: &[Vec4; 16]) {
+        let mut outputs = *outputs;
+        if self.flip {
+            outputs[0][0] = f32::from_bits(outputs[0][0].to_bits() ^ 1);
         }
-        Ok(result)
+        self.inner.vertex(config, &outputs);
+    }
+
+    fn primitive(&mut self, winding: bool, slots: &[[Vec4; 16]; 3]) {
+        self.inner.primitive(winding, slots);
     }
 }
 
@@ -507,7 +528,7 @@ fn the_shrinker_reduces_a_planted_bug_to_a_tiny_reproducer() {
         let program = ShaderProgram::from_shbin(&shbin, 0).unwrap();
         let json = std::fs::read_to_string(&reproducer.input).unwrap();
         let input =
-            picajit::cli::input::parse_input(&json, Precision::F24Nearest, ShaderKind::Vertex)
+            picajit::document::input::parse_input(&json, Precision::F24Nearest, ShaderKind::Vertex)
                 .unwrap();
         let mut uniforms = Uniforms::default();
         input.apply_uniforms(&mut uniforms);

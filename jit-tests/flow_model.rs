@@ -17,15 +17,16 @@ mod common;
 use common::Builder;
 
 use picajit::difftest::rng::Entropy;
+use picajit::exec::{ExecConfig, ExecError};
 use picajit::float24::Precision;
-use picajit::interp::{ExecConfig, ExecError, Interpreter};
+use picajit::flow::explore::{Exit, FlowGraph, explore};
+use picajit::interp::Interpreter;
 use picajit::isa::{
     BinaryOp, BoolFlowOp, CompareOp, CondCombine, CondFlowOp, Condition, DestMask, DstReg,
     Instruction, OperandDescriptor, PROGRAM_WORDS, RelIndex, SimpleOp, SrcReg, Swizzle, UnaryOp,
     decode, encode,
 };
 use picajit::program::{ShaderKind, ShaderProgram, Uniforms};
-use picajit::validate::flow::{Exit, FlowGraph, explore};
 
 /// The differential tester's deterministic randomness, in this test's units.
 struct Rng(Entropy<'static>);

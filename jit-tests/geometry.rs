@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use picajit::interp::{EmitConfig, ExecError};
+use picajit::exec::{EmitConfig, ExecError};
 use picajit::program::Uniforms;
 
 #[test]

@@ -214,7 +214,7 @@ fn every_invocation_starts_from_zeroed_state() {
     b.ops("add r0, c0, r0; mov o0, r0; mova a0.x, c0; end");
     let interp = picajit::interp::Interpreter::new(
         b.program(picajit::program::ShaderKind::Vertex),
-        picajit::interp::ExecConfig::default(),
+        picajit::exec::ExecConfig::default(),
     );
     let u = uniforms(&[(0, [1.0; 4])]);
     for _ in 0..3 {

@@ -26,7 +26,7 @@
 //! ```
 //! use picajit::asm::{AsmOptions, SourceFile, assemble};
 //! use picajit::engine::{EngineKind, prepare};
-//! use picajit::interp::ExecConfig;
+//! use picajit::exec::ExecConfig;
 //! use picajit::program::{ShaderProgram, Uniforms};
 //!
 //! let source = "
@@ -53,7 +53,7 @@
 //! # Caching compiled programs
 //!
 //! An emulator uploads the same code before many draws. Prepare through a shared
-//! [`jit::cache::ProgramCache`] with [`engine::prepare_cached`] and an identical upload (the same
+//! [`engine::cache::ProgramCache`] with [`engine::prepare_cached`] and an identical upload (the same
 //! code words, operand descriptors, entry point, stage, output mask, precision and budget) gets
 //! the program compiled the first time, without compiling again. The cache is bounded (least
 //! recently used programs are evicted and their code freed), counts hits, misses, compiles and
@@ -62,8 +62,8 @@
 //! ```
 //! use std::sync::Arc;
 //! use picajit::engine::{EngineKind, prepare_cached};
-//! use picajit::interp::ExecConfig;
-//! use picajit::jit::cache::ProgramCache;
+//! use picajit::exec::ExecConfig;
+//! use picajit::engine::cache::ProgramCache;
 //! use picajit::program::{ShaderKind, ShaderProgram};
 //!
 //! let cache = Arc::new(ProgramCache::default());
@@ -82,7 +82,9 @@
 pub mod asm;
 pub mod cli;
 pub mod difftest;
+pub mod document;
 pub mod engine;
+pub mod exec;
 pub mod float24;
 pub mod flow;
 pub mod interp;

@@ -3,10 +3,10 @@
 //! and shortcuts to run programs.
 #![allow(dead_code)]
 
+use picajit::difftest::compare::{geometry_difference, state_difference};
+use picajit::exec::{ExecConfig, ExecError, GeometryResult, GeometryState, VertexResult};
 use picajit::float24::{F24, Precision};
-use picajit::interp::{
-    ExecConfig, ExecError, GeometryResult, GeometryState, Interpreter, VertexResult,
-};
+use picajit::interp::Interpreter;
 use picajit::isa::{
     BinaryOp, BoolFlowOp, CompareOp, CondCombine, CondFlowOp, Condition, DestMask, DstReg,
     Instruction, OperandDescriptor, RelIndex, SimpleOp, SrcReg, Swizzle, UnaryOp, encode,
@@ -526,8 +526,9 @@ pub fn o0(b: &Builder, u: &Uniforms, v: &InputRegisters) -> Vec4 {
         .outputs[0]
 }
 
-/// Runs a geometry shader over several invocations on both engines, asserts they agree (emitted
-/// vertices, primitives, error kinds and the final state), and returns the interpreter's results.
+/// Runs a geometry shader over several invocations on both engines, asserts they agree bit for
+/// bit (emitted vertices and primitives, before an error too, error kinds and the state after
+/// each invocation), and returns the interpreter's results.
 pub fn run_gs(
     b: &Builder,
     u: &Uniforms,
@@ -540,24 +541,19 @@ pub fn run_gs(
     let mut state = GeometryState::default();
     let mut jit_state = GeometryState::default();
     let mut results = Vec::new();
+    let names = ["interp", "jit"];
     for v in invocations {
-        let a = interp.run_geometry(&mut state, u, v);
-        let j = jit.run_geometry(&mut jit_state, u, v);
-        match (&a, &j) {
-            (Ok(x), Ok(y)) => assert_eq!(
-                format!("{x:?}"),
-                format!("{y:?}"),
-                "emitted vertices differ"
-            ),
-            (Err(x), Err(y)) => assert_eq!(x.kind(), y.kind()),
-            _ => panic!("one engine failed: {a:?} vs {j:?}"),
+        let mut emitted = GeometryResult::default();
+        let mut jit_emitted = GeometryResult::default();
+        let a = interp.run_geometry(&mut state, u, v, &mut emitted);
+        let j = jit.run_geometry(&mut jit_state, u, v, &mut jit_emitted);
+        if let Some(difference) = geometry_difference((&a, &emitted), (&j, &jit_emitted), names) {
+            panic!("the engines' invocations differ: {difference}");
         }
-        assert_eq!(
-            format!("{state:?}"),
-            format!("{jit_state:?}"),
-            "geometry state differs"
-        );
-        results.push(a);
+        if let Some(difference) = state_difference(&state, &jit_state, names) {
+            panic!("the engines' geometry states differ: {difference}");
+        }
+        results.push(a.map(|()| emitted));
     }
     (state, results)
 }

@@ -14,20 +14,18 @@
 //! Bad files and bad JSON give one line on stderr naming what and where, exit status 2 and
 //! nothing on stdout. A failed invocation is reported in the output and the run goes on.
 
-pub mod input;
-pub mod output;
-
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::asm;
-use crate::engine::{self, EngineKind, ShaderEngine};
+use crate::document::{input, output, run_document};
+use crate::engine::cache::ProgramCache;
+use crate::engine::{self, EngineKind};
+use crate::exec::{DEFAULT_INSTRUCTION_BUDGET, ExecConfig};
 use crate::float24::Precision;
-use crate::interp::{DEFAULT_INSTRUCTION_BUDGET, ExecConfig, GeometryState};
 use crate::isa::disasm;
-use crate::jit::cache::ProgramCache;
 use crate::program::{ShaderKind, ShaderProgram, Uniforms};
 use crate::shbin::{self, Shbin};
 use crate::validate;
@@ -497,45 +495,6 @@ fn asm_command(args: &AsmArgs) -> Result<String, CliError> {
         write(header, assembly.header.as_bytes())?;
     }
     Ok(String::new())
-}
-
-/// Runs every vertex (or geometry-shader invocation) of `run_input` on `interp` and returns
-/// the output document of `picajit run`. `dvle` gives the constants applied before the input's
-/// uniforms.
-pub fn run_document(
-    interp: &dyn ShaderEngine,
-    dvle: &crate::shbin::Dvle,
-    run_input: &input::RunInput,
-    options: output::OutputOptions,
-) -> String {
-    let mut uniforms = Uniforms::from_constants(dvle);
-    run_input.apply_uniforms(&mut uniforms);
-    let outputs: Vec<usize> = interp.program().output_registers().collect();
-    match dvle.kind {
-        ShaderKind::Vertex => {
-            let results: Vec<_> = run_input
-                .invocations
-                .iter()
-                .map(|inv| interp.run_vertex(&uniforms, &inv.registers))
-                .collect();
-            output::vertex_document(&results, &outputs, options)
-        }
-        ShaderKind::Geometry => {
-            let mut state = GeometryState::default();
-            let results: Vec<_> = run_input
-                .invocations
-                .iter()
-                .map(|inv| {
-                    for &(n, v) in &inv.uniform_writes {
-                        uniforms.float[n] = v;
-                    }
-                    let result = interp.run_geometry(&mut state, &uniforms, &inv.registers);
-                    (result, state.registers.flow)
-                })
-                .collect();
-            output::geometry_document(&results, &outputs, options)
-        }
-    }
 }
 
 /// `picajit run`: returns the output document (or writes it and returns nothing).

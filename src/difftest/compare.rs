@@ -3,8 +3,9 @@
 //! vertex and primitive and the geometry-shader state after each invocation, and the error
 //! kind of an invocation that fails (whose outputs are not compared). Never a tolerance.
 
-use crate::engine::{self, EngineError, EngineKind, ShaderEngine};
-use crate::interp::{ExecConfig, ExecError, GeometryResult, GeometryState, VertexResult};
+use crate::engine::{self, EngineError, EngineKind};
+use crate::exec::ShaderEngine;
+use crate::exec::{ExecConfig, ExecError, GeometryResult, GeometryState, VertexResult};
 use crate::isa::LANE_NAMES;
 use crate::program::{FlowRegisters, ShaderKind, ShaderProgram, Vec4};
 
@@ -160,9 +161,14 @@ pub fn compare_engines(
                 inputs.apply_writes(index, &mut uniforms, precision);
                 let registers = inputs.registers(index, precision);
                 let [state_a, state_b] = &mut states;
-                let a = reference.run_geometry(state_a, &uniforms, &registers);
-                let b = candidate.run_geometry(state_b, &uniforms, &registers);
-                note(index, geometry_difference(&a, &b, names));
+                let mut emitted = [GeometryResult::default(), GeometryResult::default()];
+                let [emitted_a, emitted_b] = &mut emitted;
+                let a = reference.run_geometry(state_a, &uniforms, &registers, emitted_a);
+                let b = candidate.run_geometry(state_b, &uniforms, &registers, emitted_b);
+                note(
+                    index,
+                    geometry_difference((&a, &emitted[0]), (&b, &emitted[1]), names),
+                );
                 note(index, state_difference(&states[0], &states[1], names));
             }
         }
@@ -278,18 +284,16 @@ pub fn vertex_difference(
     differences.finish()
 }
 
-/// The difference between two geometry-shader invocation results, if any.
+/// The difference between two geometry-shader invocations (each its outcome and everything it
+/// emitted, before an error too), if any.
 pub fn geometry_difference(
-    a: &Result<GeometryResult, ExecError>,
-    b: &Result<GeometryResult, ExecError>,
+    (a, x): (&Result<(), ExecError>, &GeometryResult),
+    (b, y): (&Result<(), ExecError>, &GeometryResult),
     names: [&'static str; 2],
 ) -> Option<String> {
-    if let Err(difference) = outcome_difference(a, b, names) {
-        return difference;
+    if let Err(Some(difference)) = outcome_difference(a, b, names) {
+        return Some(difference);
     }
-    let (Ok(x), Ok(y)) = (a, b) else {
-        return None;
-    };
     let mut differences = Differences::new(names);
     differences.value("emitted vertex count", &x.vertices.len(), &y.vertices.len());
     for (n, (p, q)) in x.vertices.iter().zip(&y.vertices).enumerate() {

@@ -8,8 +8,8 @@
 //!   has each DVLE loaded as a program and validated, is printed as source where it can be,
 //!   and is written back into a file that parses again.
 
+use crate::exec::ExecConfig;
 use crate::float24::Precision;
-use crate::interp::ExecConfig;
 use crate::program::ShaderProgram;
 use crate::shbin;
 

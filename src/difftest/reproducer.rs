@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::asm::{AsmOptions, SourceFile, assemble};
-use crate::cli::{input, output, run_document};
+use crate::document::{input, output, run_document};
 use crate::float24::Precision;
 use crate::program::{ShaderProgram, Uniforms};
 use crate::shbin::{self, Shbin};

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+use crate::exec::ExecConfig;
 use crate::float24::Precision;
-use crate::interp::ExecConfig;
 
 use super::DifftestError;
 use super::case::TestCase;

@@ -13,197 +13,17 @@
 //! ([`Interpreter::run_geometry`]): registers, the two output banks and the emit state carry over,
 //! and b15 reads true after the first invocation.
 
-mod driver;
-
-use std::fmt;
-
-pub use driver::{FlowDriver, FlowInputs};
-
+use crate::exec::{
+    EmitConfig, EmitSink, ExecConfig, ExecError, GeometryState, Registers, ShaderEngine,
+    VertexResult,
+};
 use crate::float24::{Precision, arith};
+use crate::flow::{FlowDriver, FlowInputs, Stop};
 use crate::isa::{
     BinaryOp, DstReg, Instruction, OperandDescriptor, RegisterFile, RelIndex, SimpleOp, SrcReg,
     UnaryOp, decode, split_rel,
 };
-use crate::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
-
-/// The default instruction budget of one invocation (2^20 executed instructions).
-pub const DEFAULT_INSTRUCTION_BUDGET: u64 = 1 << 20;
-
-/// Settings fixed when a program is prepared for running.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ExecConfig {
-    /// How arithmetic results become register values.
-    pub precision: Precision,
-    /// The most instructions one invocation may execute before it fails.
-    pub instruction_budget: u64,
-}
-
-impl Default for ExecConfig {
-    fn default() -> ExecConfig {
-        ExecConfig {
-            precision: Precision::default(),
-            instruction_budget: DEFAULT_INSTRUCTION_BUDGET,
-        }
-    }
-}
-
-/// Why an invocation stopped without reaching END. Both engines report the same kind.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ExecError {
-    /// BREAK or a taken BREAKC with an empty loop stack (the hardware hangs).
-    BreakOutsideLoop {
-        /// Address of the BREAK.
-        pc: u16,
-    },
-    /// The invocation executed more instructions than the budget allows.
-    InstructionBudget {
-        /// The budget.
-        budget: u64,
-        /// Address of the instruction that exceeded it.
-        pc: u16,
-    },
-    /// EMIT with vertex id 3 (SETEMIT's 2-bit field allows it; there are only 3 slots).
-    InvalidEmitVertex {
-        /// Address of the EMIT.
-        pc: u16,
-    },
-}
-
-impl ExecError {
-    /// A stable machine-readable name of the error kind (used in JSON output and engine
-    /// comparison).
-    pub const fn kind(&self) -> &'static str {
-        match self {
-            ExecError::BreakOutsideLoop { .. } => "break-outside-loop",
-            ExecError::InstructionBudget { .. } => "instruction-budget",
-            ExecError::InvalidEmitVertex { .. } => "invalid-emit-vertex",
-        }
-    }
-}
-
-impl fmt::Display for ExecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ExecError::BreakOutsideLoop { pc } => {
-                write!(
-                    f,
-                    "BREAK at {pc:#05x} with an empty loop stack (the GPU would hang)"
-                )
-            }
-            ExecError::InstructionBudget { budget, pc } => write!(
-                f,
-                "instruction budget of {budget} exceeded at {pc:#05x} (the program does not reach END)"
-            ),
-            ExecError::InvalidEmitVertex { pc } => {
-                write!(
-                    f,
-                    "EMIT at {pc:#05x} with vertex id 3 (only slots 0-2 exist)"
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for ExecError {}
-
-/// The registers of one invocation.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Registers {
-    /// r0-r15.
-    pub temp: [Vec4; 16],
-    /// o0-o15 (a geometry shader writes the current bank of [`GeometryState`] instead).
-    pub output: [Vec4; 16],
-    /// a0, aL and cmp.
-    pub flow: FlowRegisters,
-}
-
-impl Default for Registers {
-    fn default() -> Registers {
-        Registers {
-            temp: [[0.0; 4]; 16],
-            output: [[0.0; 4]; 16],
-            flow: FlowRegisters::default(),
-        }
-    }
-}
-
-/// What a vertex-shader invocation leaves behind.
-#[derive(Clone, Debug, PartialEq)]
-pub struct VertexResult {
-    /// o0-o15 (all of them; [`ShaderProgram::output_mask`] says which are sent on).
-    pub outputs: [Vec4; 16],
-    /// a0, aL and cmp at END.
-    pub flow: FlowRegisters,
-}
-
-/// The SETEMIT state: where and how the next EMIT sends its vertex.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EmitConfig {
-    /// The vertex slot (0-2; 3 makes EMIT fail).
-    pub vertex: u8,
-    /// Emit a triangle after the vertex.
-    pub primitive: bool,
-    /// Invert that triangle's winding.
-    pub winding: bool,
-}
-
-/// One vertex sent by EMIT.
-#[derive(Clone, Debug, PartialEq)]
-pub struct EmittedVertex {
-    /// The SETEMIT state at the EMIT.
-    pub config: EmitConfig,
-    /// The emitting bank's o-registers (only those in the output mask are meaningful).
-    pub outputs: [Vec4; 16],
-}
-
-/// A triangle sent by an EMIT with the primitive flag: the three vertex slots, in slot order.
-/// When `winding` is set, the primitive assembler takes them as (slot 1, slot 0, slot 2).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Primitive {
-    /// The winding flag of the emitting SETEMIT.
-    pub winding: bool,
-    /// Slots 0, 1, 2.
-    pub vertices: [[Vec4; 16]; 3],
-}
-
-/// The state a geometry shader keeps across the invocations of one draw.
-#[derive(Clone, Debug, PartialEq)]
-pub struct GeometryState {
-    /// r0-r15, a0, aL, cmp (the `output` field is unused: outputs live in `banks`).
-    pub registers: Registers,
-    /// The two output banks; writes go to `banks[bank]`.
-    pub banks: [[Vec4; 16]; 2],
-    /// The bank written now; EMIT switches it.
-    pub bank: usize,
-    /// The SETEMIT state (not reset by EMIT).
-    pub emit: EmitConfig,
-    /// The three vertex slots (never cleared, so strips re-emit into them).
-    pub slots: [[Vec4; 16]; 3],
-    /// Whether an invocation has run (b15 then reads true).
-    pub invoked: bool,
-}
-
-impl Default for GeometryState {
-    fn default() -> GeometryState {
-        GeometryState {
-            registers: Registers::default(),
-            banks: [[[0.0; 4]; 16]; 2],
-            bank: 0,
-            emit: EmitConfig::default(),
-            slots: [[[0.0; 4]; 16]; 3],
-            invoked: false,
-        }
-    }
-}
-
-/// What one geometry-shader invocation sent.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct GeometryResult {
-    /// Every EMIT, in order.
-    pub vertices: Vec<EmittedVertex>,
-    /// Every triangle, in order.
-    pub primitives: Vec<Primitive>,
-}
+use crate::program::{InputRegisters, ShaderProgram, Uniforms, Vec4};
 
 /// A program prepared for interpretation.
 #[derive(Clone, Debug)]
@@ -279,33 +99,62 @@ impl Interpreter {
         })
     }
 
-    /// Runs one geometry-shader invocation on the persistent `state`. b15 reads true when an
-    /// earlier invocation has run; after this one (even a failed one) it will.
+    /// Runs one geometry-shader invocation on the persistent `state`, sending what it emits to
+    /// `sink`. b15 reads true when an earlier invocation has run; after this one (even a failed
+    /// one) it will.
     pub fn run_geometry(
         &self,
         state: &mut GeometryState,
         uniforms: &Uniforms,
         inputs: &InputRegisters,
-    ) -> Result<GeometryResult, ExecError> {
-        let bools = if state.invoked {
-            uniforms.bools | 1 << 15
-        } else {
-            uniforms.bools
-        };
+        sink: &mut dyn EmitSink,
+    ) -> Result<(), ExecError> {
+        let bools = state.invocation_bools(uniforms.bools);
         let mut registers = std::mem::take(&mut state.registers);
-        let mut emitted = GeometryResult::default();
         let outcome = Invocation {
             interp: self,
             uniforms,
             bools,
             inputs,
             registers: &mut registers,
-            geometry: Some((state, &mut emitted)),
+            geometry: Some((state, sink)),
         }
         .run(|_| {});
         state.registers = registers;
         state.invoked = true;
-        outcome.map(|()| emitted)
+        outcome
+    }
+}
+
+impl ShaderEngine for Interpreter {
+    fn name(&self) -> &'static str {
+        "interp"
+    }
+
+    fn program(&self) -> &ShaderProgram {
+        Interpreter::program(self)
+    }
+
+    fn config(&self) -> ExecConfig {
+        Interpreter::config(self)
+    }
+
+    fn run_vertex(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+    ) -> Result<VertexResult, ExecError> {
+        Interpreter::run_vertex(self, uniforms, inputs)
+    }
+
+    fn run_geometry(
+        &self,
+        state: &mut GeometryState,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        sink: &mut dyn EmitSink,
+    ) -> Result<(), ExecError> {
+        Interpreter::run_geometry(self, state, uniforms, inputs, sink)
     }
 }
 
@@ -317,7 +166,7 @@ struct Invocation<'a> {
     bools: u16,
     inputs: &'a InputRegisters,
     registers: &'a mut Registers,
-    geometry: Option<(&'a mut GeometryState, &'a mut GeometryResult)>,
+    geometry: Option<(&'a mut GeometryState, &'a mut dyn EmitSink)>,
 }
 
 impl Invocation<'_> {
@@ -345,8 +194,10 @@ impl Invocation<'_> {
                 bools: self.bools,
                 ints: &self.uniforms.int,
             };
-            if !driver.advance(&inst, inputs, &mut self.registers.flow.al)? {
-                return Ok(());
+            match driver.advance(&inst, inputs, &mut self.registers.flow.al) {
+                Ok(()) => {}
+                Err(Stop::End) => return Ok(()),
+                Err(Stop::BreakOutsideLoop) => return Err(ExecError::BreakOutsideLoop { pc }),
             }
         }
     }
@@ -544,26 +395,12 @@ impl Invocation<'_> {
         }
     }
 
-    /// EMIT: copy the current bank to the configured slot, send the vertex (and a triangle when
-    /// the primitive flag is set), then switch banks. A vertex shader ignores EMIT.
+    /// EMIT (the rule is [`GeometryState::emit`]); a vertex shader ignores it.
     fn emit(&mut self, pc: u16) -> Result<(), ExecError> {
-        let Some((state, result)) = self.geometry.as_mut() else {
+        let Some((state, sink)) = self.geometry.as_mut() else {
             return Ok(());
         };
-        let config = state.emit;
-        if config.vertex > 2 {
-            return Err(ExecError::InvalidEmitVertex { pc });
-        }
         let outputs = state.banks[state.bank];
-        state.slots[config.vertex as usize] = outputs;
-        result.vertices.push(EmittedVertex { config, outputs });
-        if config.primitive {
-            result.primitives.push(Primitive {
-                winding: config.winding,
-                vertices: state.slots,
-            });
-        }
-        state.bank ^= 1;
-        Ok(())
+        state.emit(&outputs, pc, &mut **sink)
     }
 }

@@ -153,7 +153,7 @@ fn leaders(
 /// machine's abstract state graph (conditions and loop counts taken both ways, stacks exact),
 /// or, when that graph is too large, a stack-blind superset.
 fn reachable(decoded: &[Instruction], entry: u16) -> Vec<bool> {
-    let graph = crate::validate::flow::explore(decoded, entry, EXPLORATION_LIMIT);
+    let graph = crate::flow::explore::explore(decoded, entry, EXPLORATION_LIMIT);
     if graph.complete {
         let mut seen = vec![false; PROGRAM_WORDS];
         for node in &graph.nodes {

@@ -16,9 +16,9 @@
 //! Only EMIT and SETEMIT (geometry-shader output, which touches Rust-side vectors) and the
 //! deterministic EX2/LG2 functions of [`crate::float24::transcendental`] are host calls.
 
+use crate::exec::{EmitConfig, EmitSink, GeometryState};
 use crate::float24::transcendental;
 use crate::flow::{CALL_DEPTH, IF_DEPTH, LOOP_DEPTH};
-use crate::interp::{EmitConfig, EmittedVertex, GeometryResult, GeometryState, Primitive};
 use crate::program::Vec4;
 
 /// Status codes the compiled function returns.
@@ -112,8 +112,8 @@ pub struct GeometryRun<'a> {
     pub state: &'a mut GeometryState,
     /// The output bank not currently in `JitContext::output`.
     pub other_bank: [Vec4; 16],
-    /// What the invocation sent.
-    pub result: GeometryResult,
+    /// Where emitted vertices and primitives go.
+    pub sink: &'a mut dyn EmitSink,
 }
 
 impl JitContext {
@@ -157,7 +157,7 @@ impl JitContext {
     }
 }
 
-/// SETEMIT: `packed` = vertex | primitive << 8 | winding << 16.
+/// SETEMIT: `packed` is [`EmitConfig::packed`].
 ///
 /// # Safety
 /// `ctx` must point to a live [`JitContext`] whose `geometry` is null or points to a live
@@ -168,15 +168,11 @@ pub unsafe extern "C" fn picajit_setemit(ctx: *mut JitContext, packed: u32) {
     let Some(run) = (unsafe { (*ctx).geometry.as_mut() }) else {
         return;
     };
-    run.state.emit = EmitConfig {
-        vertex: (packed & 0xFF) as u8,
-        primitive: packed & 0x100 != 0,
-        winding: packed & 0x1_0000 != 0,
-    };
+    run.state.emit = EmitConfig::unpacked(packed);
 }
 
-/// EMIT: send the current bank (already stored in `ctx.output`) to its slot (and a triangle),
-/// then switch banks. Returns 0, or [`status::INVALID_EMIT`] for vertex id 3.
+/// EMIT: [`GeometryState::emit`] with the current bank (already stored in `ctx.output`), then
+/// the two banks swap places. Returns 0, or [`status::INVALID_EMIT`] for vertex id 3.
 ///
 /// # Safety
 /// As [`picajit_setemit`].
@@ -186,22 +182,15 @@ pub unsafe extern "C" fn picajit_emit(ctx: *mut JitContext, pc: u32) -> u32 {
     let Some(run) = (unsafe { ctx.geometry.as_mut() }) else {
         return 0;
     };
-    let config = run.state.emit;
-    if config.vertex > 2 {
+    if run
+        .state
+        .emit(&ctx.output, pc as u16, &mut *run.sink)
+        .is_err()
+    {
         ctx.error_pc = pc;
         return status::INVALID_EMIT;
     }
-    let outputs = ctx.output;
-    run.state.slots[config.vertex as usize] = outputs;
-    run.result.vertices.push(EmittedVertex { config, outputs });
-    if config.primitive {
-        run.result.primitives.push(Primitive {
-            winding: config.winding,
-            vertices: run.state.slots,
-        });
-    }
     std::mem::swap(&mut ctx.output, &mut run.other_bank);
-    run.state.bank ^= 1;
     0
 }
 

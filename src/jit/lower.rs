@@ -22,6 +22,7 @@ use cranelift_frontend::{FunctionBuilder, Variable};
 
 use super::analysis::FlowFacts;
 use super::context::JitContext;
+use crate::exec::EmitConfig;
 use crate::float24::{CANONICAL_NAN_BITS, MAX_FINITE, MIN_NORMAL, Precision, arith::LITP_Y_LIMIT};
 use crate::isa::{
     BinaryOp, DstReg, Instruction, OperandDescriptor, RegisterFile, RelIndex, SrcReg, UnaryOp,
@@ -686,8 +687,12 @@ impl Lowering<'_, '_> {
                 winding,
                 ..
             } if self.program.stage == ShaderKind::Geometry => {
-                let packed = vertex as u32 | (primitive as u32) << 8 | (winding as u32) << 16;
-                let packed = self.b.ins().iconst(types::I32, packed as i64);
+                let config = EmitConfig {
+                    vertex,
+                    primitive,
+                    winding,
+                };
+                let packed = self.b.ins().iconst(types::I32, config.packed() as i64);
                 self.b.ins().call(self.host.setemit, &[self.ctx, packed]);
             }
             _ => {}

@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use picajit::engine::{EngineKind, prepare};
-//! use picajit::interp::ExecConfig;
+//! use picajit::exec::ExecConfig;
 //! use picajit::program::{ShaderKind, ShaderProgram, Uniforms};
 //!
 //! // mov o0, v0; end (descriptor 0: all lanes, identity swizzles)
@@ -27,42 +27,92 @@
 //! assert_eq!(result.outputs[0], [1.0, 2.0, 3.0, 4.0]);
 //! ```
 
-pub mod analysis;
-pub mod cache;
-pub mod context;
+mod analysis;
+mod context;
 mod control;
 mod lower;
 
 use std::fmt;
 use std::sync::OnceLock;
 
-use cranelift_codegen::isa::OwnedTargetIsa;
-
-use cranelift_codegen::ir::{AbiParam, InstBuilder, types};
+use cranelift_codegen::ir::{AbiParam, InstBuilder, Signature, types};
+use cranelift_codegen::isa::{CallConv, OwnedTargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module, default_libcall_names};
 
-use crate::interp::{ExecConfig, ExecError, GeometryResult, GeometryState, VertexResult};
+use crate::exec::{EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult};
 use crate::isa::{Instruction, PROGRAM_WORDS, decode};
 use crate::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms};
 use analysis::FlowFacts;
 use context::{GeometryRun, JitContext, status};
 
-/// Why the JIT could not compile a program (an environment problem, never the program's).
+/// The phase of compiling in which the JIT failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JitPhase {
+    /// Detecting the host's instruction set.
+    HostDetection,
+    /// Setting up the code generator (a setting or the target ISA).
+    CodeGenerator,
+    /// Declaring the shader or a host function to the module.
+    Declaration,
+    /// Generating machine code for the shader.
+    CodeGeneration,
+    /// Making the code executable.
+    Finalization,
+}
+
+impl fmt::Display for JitPhase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            JitPhase::HostDetection => "detecting the host",
+            JitPhase::CodeGenerator => "setting up the code generator",
+            JitPhase::Declaration => "declaring a function",
+            JitPhase::CodeGeneration => "generating code",
+            JitPhase::Finalization => "finalizing the code",
+        })
+    }
+}
+
+/// Why the JIT could not compile a program: an environment problem (an unsupported host, no
+/// executable memory) or a code-generator limit, never a property of the program, since every
+/// program is compilable.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JitError(pub String);
+pub struct JitError {
+    /// Where it failed.
+    pub phase: JitPhase,
+    /// What Cranelift said.
+    pub message: String,
+}
 
 impl fmt::Display for JitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        write!(f, "{}: {}", self.phase, self.message)
     }
 }
 
 impl std::error::Error for JitError {}
 
+/// The Rust type of the compiled function. It is `extern "C"`, and [`shader_signature`] and
+/// [`lower::host_signatures`] declare every function with [`c_call_conv`], the host's C calling
+/// convention, so the declaration and the call agree by construction.
 type CompiledFn = unsafe extern "C" fn(*mut JitContext) -> u32;
+
+/// The calling convention of `extern "C"` functions on the host: Cranelift's default for the
+/// host triple is the platform's C ABI (System V on Linux x86-64, the Apple or AAPCS variants on
+/// aarch64, fastcall on Windows).
+fn c_call_conv() -> CallConv {
+    CallConv::triple_default(&target_lexicon::Triple::host())
+}
+
+/// The signature of [`CompiledFn`]: the context pointer in, the status out.
+fn shader_signature(pointer: types::Type) -> Signature {
+    let mut signature = Signature::new(c_call_conv());
+    signature.params.push(AbiParam::new(pointer));
+    signature.returns.push(AbiParam::new(types::I32));
+    signature
+}
 
 /// A program compiled to native code.
 pub struct JitShader {
@@ -90,8 +140,11 @@ impl Drop for JitShader {
     }
 }
 
-fn error(what: &str, e: impl fmt::Display) -> JitError {
-    JitError(format!("{what}: {e}"))
+fn error(phase: JitPhase, detail: &str, e: impl fmt::Display) -> JitError {
+    JitError {
+        phase,
+        message: format!("{detail}: {e}"),
+    }
 }
 
 /// The host's code generator (cranelift-native, so SSE4.1/AVX are used), built once per
@@ -102,7 +155,7 @@ fn host_isa() -> Result<OwnedTargetIsa, JitError> {
         let mut flags = settings::builder();
         flags
             .set("opt_level", "speed")
-            .map_err(|e| error("setting opt_level", e))?;
+            .map_err(|e| error(JitPhase::CodeGenerator, "opt_level", e))?;
         // The IR verifier catches lowering bugs in debug and test builds; release builds skip
         // it (it costs about a tenth of the compile time).
         flags
@@ -114,12 +167,12 @@ fn host_isa() -> Result<OwnedTargetIsa, JitError> {
                     "false"
                 },
             )
-            .map_err(|e| error("setting enable_verifier", e))?;
-        let isa_builder =
-            cranelift_native::builder().map_err(|e| error("detecting the host", e))?;
+            .map_err(|e| error(JitPhase::CodeGenerator, "enable_verifier", e))?;
+        let isa_builder = cranelift_native::builder()
+            .map_err(|e| error(JitPhase::HostDetection, "cranelift-native", e))?;
         isa_builder
             .finish(settings::Flags::new(flags))
-            .map_err(|e| error("building the target ISA", e))
+            .map_err(|e| error(JitPhase::CodeGenerator, "the target ISA", e))
     })
     .clone()
 }
@@ -130,7 +183,6 @@ impl JitShader {
         let decoded: Box<[Instruction]> = program.code.iter().map(|&w| decode(w)).collect();
 
         let isa = host_isa()?;
-        let call_conv = isa.default_call_conv();
         let pointer = isa.pointer_type();
         let mut jit_builder = JITBuilder::with_isa(isa, default_libcall_names());
         jit_builder.symbol("picajit_emit", context::picajit_emit as *const u8);
@@ -140,19 +192,18 @@ impl JitShader {
         let mut module = JITModule::new(jit_builder);
 
         let mut host_ids = Vec::new();
-        for (name, signature) in lower::host_signatures(pointer, call_conv) {
+        for (name, signature) in lower::host_signatures(pointer, c_call_conv()) {
             let id = module
                 .declare_function(name, Linkage::Import, &signature)
-                .map_err(|e| error("declaring a host function", e))?;
+                .map_err(|e| error(JitPhase::Declaration, name, e))?;
             host_ids.push(id);
         }
 
         let mut ctx = module.make_context();
-        ctx.func.signature.params.push(AbiParam::new(pointer));
-        ctx.func.signature.returns.push(AbiParam::new(types::I32));
+        ctx.func.signature = shader_signature(pointer);
         let function_id = module
             .declare_function("shader", Linkage::Local, &ctx.func.signature)
-            .map_err(|e| error("declaring the shader", e))?;
+            .map_err(|e| error(JitPhase::Declaration, "shader", e))?;
         let frontend_config = module.target_config();
         let mut builder_context = FunctionBuilderContext::new();
         {
@@ -221,13 +272,14 @@ impl JitShader {
         }
         module
             .define_function(function_id, &mut ctx)
-            .map_err(|e| error("compiling the shader", format!("{e:?}")))?;
+            .map_err(|e| error(JitPhase::CodeGeneration, "shader", format!("{e:?}")))?;
         module.clear_context(&mut ctx);
         module
             .finalize_definitions()
-            .map_err(|e| error("finalizing the code", e))?;
+            .map_err(|e| error(JitPhase::Finalization, "shader", e))?;
         let code = module.get_finalized_function(function_id);
-        // SAFETY: the function was declared with exactly this signature.
+        // SAFETY: the function was defined with `shader_signature`, which is `CompiledFn`'s
+        // parameters, result and calling convention.
         let function = unsafe { std::mem::transmute::<*const u8, CompiledFn>(code) };
         Ok(JitShader {
             program,
@@ -263,9 +315,7 @@ impl JitShader {
                 pc,
             }),
             status::INVALID_EMIT => Err(ExecError::InvalidEmitVertex { pc }),
-            other => {
-                unreachable!("the compiled code returned status {other} at {pc:#05x}: a JIT bug")
-            }
+            code => Err(ExecError::Internal { pc, code }),
         }
     }
 
@@ -311,19 +361,17 @@ impl JitShader {
         })
     }
 
-    /// Runs one geometry-shader invocation on the persistent `state`.
+    /// Runs one geometry-shader invocation on the persistent `state`, sending what it emits to
+    /// `sink`.
     pub fn run_geometry(
         &self,
         state: &mut GeometryState,
         uniforms: &Uniforms,
         inputs: &InputRegisters,
-    ) -> Result<GeometryResult, ExecError> {
+        sink: &mut dyn EmitSink,
+    ) -> Result<(), ExecError> {
         let mut ctx = JitContext::new();
-        let bools = if state.invoked {
-            uniforms.bools | 1 << 15
-        } else {
-            uniforms.bools
-        };
+        let bools = state.invocation_bools(uniforms.bools);
         Self::set_uniforms(&mut ctx, uniforms, bools);
         ctx.input = *inputs;
         ctx.temp = state.registers.temp;
@@ -335,7 +383,7 @@ impl JitShader {
         let mut run = GeometryRun {
             state,
             other_bank,
-            result: GeometryResult::default(),
+            sink,
         };
         ctx.geometry = (&mut run as *mut GeometryRun).cast();
         let outcome = self.execute(&mut ctx);
@@ -346,11 +394,11 @@ impl JitShader {
         state.registers.temp = ctx.temp;
         state.registers.flow = Self::flow_registers(&ctx);
         state.invoked = true;
-        outcome.map(|()| run.result)
+        outcome
     }
 }
 
-impl crate::engine::ShaderEngine for JitShader {
+impl ShaderEngine for JitShader {
     fn name(&self) -> &'static str {
         "jit"
     }
@@ -376,8 +424,9 @@ impl crate::engine::ShaderEngine for JitShader {
         state: &mut GeometryState,
         uniforms: &Uniforms,
         inputs: &InputRegisters,
-    ) -> Result<GeometryResult, ExecError> {
-        JitShader::run_geometry(self, state, uniforms, inputs)
+        sink: &mut dyn EmitSink,
+    ) -> Result<(), ExecError> {
+        JitShader::run_geometry(self, state, uniforms, inputs, sink)
     }
 
     fn run_vertices(

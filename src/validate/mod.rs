@@ -24,16 +24,14 @@
 //! deterministic in this project; it is reported because the hardware keeps register values
 //! from earlier vertices.
 
-pub mod flow;
-
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::flow::explore::{self as flow, Exit, FlowGraph};
 use crate::isa::{
     self, DstReg, Instruction, LANE_NAMES, MAD_OPDESC_LIMIT, OPDESC_COUNT, OperandDescriptor,
     PROGRAM_WORDS, RegisterFile, SimpleOp,
 };
-use flow::{Exit, FlowGraph};
 
 pub use crate::program::ShaderKind;
 use crate::program::ShaderProgram;
@@ -469,7 +467,7 @@ fn run(ctx: &Context, limit: usize) -> Vec<Diagnostic> {
         return report.finish(len);
     }
 
-    let graph = flow::explore(ctx.program, ctx.entry, limit);
+    let graph = crate::flow::explore::explore(ctx.program, ctx.entry, limit);
     let reachable = if graph.complete {
         graph.addresses()
     } else {

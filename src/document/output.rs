@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::interp::{ExecError, GeometryResult, VertexResult};
+use crate::exec::{ExecError, GeometryResult, VertexResult};
 use crate::program::{FlowRegisters, Vec4};
 
 /// How values and state are printed.

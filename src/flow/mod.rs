@@ -21,6 +21,12 @@
 //! the next PC all wrap at 4096 before they are compared. This is a choice: nothing is known
 //! about the hardware's comparator width.
 
+mod driver;
+pub mod explore;
+pub mod rules;
+
+pub use driver::{FlowDriver, FlowInputs, Stop};
+
 use crate::isa::{BoolFlowOp, CondFlowOp, Instruction, PROGRAM_WORDS, SimpleOp};
 
 /// Depth of the IF stack.

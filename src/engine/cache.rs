@@ -1,21 +1,22 @@
-//! A bounded, thread-safe cache of compiled programs: uploading identical code never recompiles.
+//! A bounded, thread-safe cache of prepared programs: uploading identical code never
+//! recompiles.
 //!
 //! An emulator sends program memory again before many draws, mostly unchanged.
-//! [`ProgramCache::get_or_compile`] hashes everything the generated code depends on into a
-//! [`ProgramKey`] and hands out the [`JitShader`] compiled for an identical earlier request, or
-//! compiles the program once and keeps it.
+//! [`ProgramCache::get_or_prepare`] hashes everything the prepared program depends on into a
+//! [`ProgramKey`] and hands out the engine prepared for an identical earlier request, or
+//! prepares (compiles) the program once and keeps it. It holds any engine kind's programs.
 //!
-//! * **Key**: xxh3-128 over all 4096 code words, all 128 operand descriptors, the uploaded lengths
-//!   of both, the entry point, the stage, the output mask, the precision, the instruction budget
-//!   and [`KEY_FORMAT_VERSION`] (see [`ProgramKey::of`]). The compiler specialises on no uniform
+//! * **Key**: xxh3-128 over the engine kind, all 4096 code words, all 128 operand descriptors,
+//!   the uploaded lengths of both, the entry point, the stage, the output mask, the precision,
+//!   the instruction budget and [`KEY_FORMAT_VERSION`] (see [`ProgramKey::of`]). The compiler specialises on no uniform
 //!   value today; the key has a section reserved for such values.
 //! * **Collisions**: a found entry only counts as a hit when its program and settings equal the
 //!   requested ones (a 16 KiB comparison, negligible next to a compile); otherwise the request is
 //!   a miss, compiled without being cached, and counted in [`CacheStats::collisions`].
 //! * **Bounds**: at most [`ProgramCache::capacity`] compiled programs; one more evicts the least
-//!   recently used. Each [`JitShader`] owns one `JITModule`; eviction drops the cache's [`Arc`],
-//!   so the code is freed (`free_memory`, in `JitShader`'s `Drop`) as soon as no caller still
-//!   holds the shader. A caller that holds an evicted shader keeps running it safely.
+//!   recently used. Eviction drops the cache's [`Arc`], so a compiled program's code is freed
+//!   as soon as no caller still holds it. A caller that holds an evicted program keeps running
+//!   it safely.
 //! * **Threads**: the cache is `Send + Sync` (share it as `Arc<ProgramCache>`). The map lock is
 //!   never held while compiling: requests for other programs are served meanwhile, and concurrent
 //!   requests for the same missing program wait for the one compile already running.
@@ -24,16 +25,17 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use picajit::interp::ExecConfig;
-//! use picajit::jit::cache::ProgramCache;
+//! use picajit::engine::EngineKind;
+//! use picajit::engine::cache::ProgramCache;
+//! use picajit::exec::ExecConfig;
 //! use picajit::program::{ShaderKind, ShaderProgram};
 //!
 //! // mov o0, v0; end
 //! let program =
 //!     ShaderProgram::new(&[0x4C00_0000, 0x8800_0000], &[0x36F], 0, ShaderKind::Vertex, 1).unwrap();
 //! let cache = ProgramCache::default();
-//! let first = cache.get_or_compile(&program, ExecConfig::default()).unwrap();
-//! let again = cache.get_or_compile(&program.clone(), ExecConfig::default()).unwrap();
+//! let first = cache.get_or_prepare(EngineKind::Jit, &program, ExecConfig::default()).unwrap();
+//! let again = cache.get_or_prepare(EngineKind::Jit, &program.clone(), ExecConfig::default()).unwrap();
 //! assert!(Arc::ptr_eq(&first, &again));
 //! let stats = cache.stats();
 //! assert_eq!((stats.hits, stats.misses, stats.compiles), (1, 1, 1));
@@ -46,15 +48,15 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use xxhash_rust::xxh3::Xxh3;
 
-use super::{JitError, JitShader};
+use super::{EngineError, EngineKind, prepare};
+use crate::exec::{ExecConfig, ShaderEngine};
 use crate::float24::Precision;
-use crate::interp::ExecConfig;
 use crate::program::{ShaderKind, ShaderProgram};
 
 /// The layout version of [`ProgramKey`]: raised whenever the key starts covering something new
 /// (a uniform value the compiler specialises on, a new setting), so that keys computed under
 /// different layouts never compare equal.
-pub const KEY_FORMAT_VERSION: u32 = 1;
+pub const KEY_FORMAT_VERSION: u32 = 2;
 
 /// How many compiled programs [`ProgramCache::default`] keeps.
 pub const DEFAULT_CAPACITY: NonZeroUsize = NonZeroUsize::new(128).expect("128 is not zero");
@@ -90,6 +92,14 @@ const fn stage_tag(stage: ShaderKind) -> u8 {
     }
 }
 
+/// A fixed tag per engine kind.
+const fn engine_tag(kind: EngineKind) -> u8 {
+    match kind {
+        EngineKind::Interpreter => 0,
+        EngineKind::Jit => 1,
+    }
+}
+
 /// A fixed tag per precision mode.
 const fn precision_tag(precision: Precision) -> u8 {
     match precision {
@@ -100,13 +110,13 @@ const fn precision_tag(precision: Precision) -> u8 {
 }
 
 impl ProgramKey {
-    /// The key of compiling `program` with `config`.
+    /// The key of preparing `program` with `config` for the engine `kind`.
     ///
     /// Every field of both is hashed. The uploaded lengths do not change the generated code (the
     /// rest of memory is zero either way), but a cached shader reports its program, so a hit must
     /// be the very program asked for. The destructuring below is exhaustive on purpose: a field
     /// added to [`ShaderProgram`] or [`ExecConfig`] does not compile until the key covers it.
-    pub fn of(program: &ShaderProgram, config: &ExecConfig) -> ProgramKey {
+    pub fn of(kind: EngineKind, program: &ShaderProgram, config: &ExecConfig) -> ProgramKey {
         let ShaderProgram {
             code,
             code_len,
@@ -122,6 +132,7 @@ impl ProgramKey {
         } = config;
         let mut hasher = Xxh3::new();
         hasher.update(&KEY_FORMAT_VERSION.to_le_bytes());
+        hasher.update(&[engine_tag(kind)]);
         hash_words(&mut hasher, &code[..]);
         hash_words(&mut hasher, &opdescs[..]);
         hasher.update(&(*code_len as u64).to_le_bytes());
@@ -162,21 +173,25 @@ pub struct CacheStats {
     pub capacity: usize,
 }
 
+/// What a request gets: the prepared program, shared with the cache, or why it failed.
+pub type Prepared = Result<Arc<dyn ShaderEngine>, EngineError>;
+
 /// A compile in progress; requests for the same program wait on it.
 struct PendingCompile {
+    kind: EngineKind,
     program: ShaderProgram,
     config: ExecConfig,
-    outcome: Mutex<Option<Result<Arc<JitShader>, JitError>>>,
+    outcome: Mutex<Option<Prepared>>,
     finished: Condvar,
 }
 
 impl PendingCompile {
-    fn publish(&self, outcome: Result<Arc<JitShader>, JitError>) {
+    fn publish(&self, outcome: Prepared) {
         *lock(&self.outcome) = Some(outcome);
         self.finished.notify_all();
     }
 
-    fn wait(&self) -> Result<Arc<JitShader>, JitError> {
+    fn wait(&self) -> Prepared {
         let mut outcome = lock(&self.outcome);
         loop {
             if let Some(outcome) = outcome.as_ref() {
@@ -192,7 +207,8 @@ impl PendingCompile {
 
 enum Slot {
     Ready {
-        shader: Arc<JitShader>,
+        shader: Arc<dyn ShaderEngine>,
+        kind: EngineKind,
         /// The tick of its last use: its place in [`CacheState::recency`].
         last_use: u64,
     },
@@ -244,7 +260,7 @@ impl fmt::Debug for ProgramCache {
 
 /// What a lookup under the lock decided.
 enum Lookup {
-    Hit(Arc<JitShader>),
+    Hit(Arc<dyn ShaderEngine>),
     /// Another request is compiling the same program.
     Wait(Arc<PendingCompile>),
     /// This request compiles and caches the program.
@@ -296,11 +312,12 @@ impl ProgramCache {
 
     /// Whether the program compiled for `program` and `config` is held (counts nothing and
     /// does not make it recently used).
-    pub fn contains(&self, program: &ShaderProgram, config: ExecConfig) -> bool {
-        let key = ProgramKey::of(program, &config);
+    pub fn contains(&self, kind: EngineKind, program: &ShaderProgram, config: ExecConfig) -> bool {
+        let key = ProgramKey::of(kind, program, &config);
         matches!(
             lock(&self.state).slots.get(&key),
-            Some(Slot::Ready { shader, .. }) if shader.program() == program && shader.config() == config
+            Some(Slot::Ready { shader, kind: held, .. })
+                if *held == kind && shader.program() == program && shader.config() == config
         )
     }
 
@@ -319,20 +336,25 @@ impl ProgramCache {
         drop(dropped);
     }
 
-    /// The program compiled for `program` and `config`: the cached one when an identical request
-    /// came before, else compiled now (once, however many threads ask at the same time) and
-    /// cached, evicting the least recently used program when the cache is full.
-    pub fn get_or_compile(
+    /// `program` prepared with `config` by the engine `kind`: the cached one when an identical
+    /// request came before, else prepared now (once, however many threads ask at the same time)
+    /// and cached, evicting the least recently used program when the cache is full.
+    pub fn get_or_prepare(
         &self,
+        kind: EngineKind,
         program: &ShaderProgram,
         config: ExecConfig,
-    ) -> Result<Arc<JitShader>, JitError> {
-        let key = ProgramKey::of(program, &config);
+    ) -> Prepared {
+        let key = ProgramKey::of(kind, program, &config);
         let lookup = {
             let mut state = lock(&self.state);
             let lookup = match state.slots.get(&key) {
-                Some(Slot::Ready { shader, last_use }) => {
-                    if shader.program() == program && shader.config() == config {
+                Some(Slot::Ready {
+                    shader,
+                    kind: held,
+                    last_use,
+                }) => {
+                    if *held == kind && shader.program() == program && shader.config() == config {
                         let (shader, last_use) = (Arc::clone(shader), *last_use);
                         let now = state.tick();
                         state.recency.remove(&last_use);
@@ -346,7 +368,10 @@ impl ProgramCache {
                     }
                 }
                 Some(Slot::Compiling(pending)) => {
-                    if pending.program == *program && pending.config == config {
+                    if pending.kind == kind
+                        && pending.program == *program
+                        && pending.config == config
+                    {
                         Lookup::Wait(Arc::clone(pending))
                     } else {
                         Lookup::Collision
@@ -354,6 +379,7 @@ impl ProgramCache {
                 }
                 None => {
                     let pending = Arc::new(PendingCompile {
+                        kind,
                         program: program.clone(),
                         config,
                         outcome: Mutex::new(None),
@@ -379,7 +405,7 @@ impl ProgramCache {
             Lookup::Hit(shader) => Ok(shader),
             Lookup::Wait(pending) => pending.wait(),
             Lookup::Collision => {
-                let outcome = JitShader::compile(program.clone(), config).map(Arc::new);
+                let outcome = prepare(kind, program.clone(), config).map(Arc::from);
                 self.count_compile(outcome.is_ok());
                 outcome
             }
@@ -390,7 +416,7 @@ impl ProgramCache {
                     pending: &pending,
                     published: false,
                 };
-                let outcome = JitShader::compile(program.clone(), config).map(Arc::new);
+                let outcome = prepare(kind, program.clone(), config).map(Arc::from);
                 publisher.publish(outcome.clone());
                 outcome
             }
@@ -407,7 +433,7 @@ impl ProgramCache {
 
     /// Replaces the pending slot of `key` with the outcome (cached when it is a program,
     /// removed when it is an error) and evicts down to the capacity.
-    fn finish_compile(&self, key: ProgramKey, outcome: &Result<Arc<JitShader>, JitError>) {
+    fn finish_compile(&self, key: ProgramKey, kind: EngineKind, outcome: &Prepared) {
         let evicted: Vec<Slot> = {
             let mut state = lock(&self.state);
             state.stats.compiles += 1;
@@ -419,6 +445,7 @@ impl ProgramCache {
                         key,
                         Slot::Ready {
                             shader: Arc::clone(shader),
+                            kind,
                             last_use: now,
                         },
                     );
@@ -452,9 +479,10 @@ struct Publisher<'a> {
 }
 
 impl Publisher<'_> {
-    fn publish(&mut self, outcome: Result<Arc<JitShader>, JitError>) {
+    fn publish(&mut self, outcome: Prepared) {
         self.published = true;
-        self.cache.finish_compile(self.key, &outcome);
+        self.cache
+            .finish_compile(self.key, self.pending.kind, &outcome);
         self.pending.publish(outcome);
     }
 }
@@ -462,9 +490,8 @@ impl Publisher<'_> {
 impl Drop for Publisher<'_> {
     fn drop(&mut self) {
         if !self.published {
-            self.publish(Err(JitError(
-                "the compiler panicked while compiling this program".to_string(),
-            )));
+            let engine = self.pending.kind;
+            self.publish(Err(EngineError::Panicked { engine }));
         }
     }
 }
@@ -496,8 +523,8 @@ mod tests {
     fn the_key_covers_every_field() {
         let base = program();
         let config = ExecConfig::default();
-        let key = ProgramKey::of(&base, &config);
-        assert_eq!(key, ProgramKey::of(&base.clone(), &config));
+        let key = ProgramKey::of(EngineKind::Jit, &base, &config);
+        assert_eq!(key, ProgramKey::of(EngineKind::Jit, &base.clone(), &config));
         let mut variants = Vec::new();
         let mut p = base.clone();
         p.code[4095] = 1;
@@ -536,8 +563,11 @@ mod tests {
                 ..config
             },
         ));
-        let mut keys: Vec<ProgramKey> =
-            variants.iter().map(|(p, c)| ProgramKey::of(p, c)).collect();
+        let mut keys: Vec<ProgramKey> = variants
+            .iter()
+            .map(|(p, c)| ProgramKey::of(EngineKind::Jit, p, c))
+            .collect();
+        keys.push(ProgramKey::of(EngineKind::Interpreter, &base, &config));
         keys.push(key);
         let count = keys.len();
         keys.sort();
@@ -550,9 +580,10 @@ mod tests {
         let cache = ProgramCache::new(NonZeroUsize::new(2).unwrap());
         let program = program();
         let config = ExecConfig::default();
-        let key = ProgramKey::of(&program, &config);
+        let key = ProgramKey::of(EngineKind::Jit, &program, &config);
         // Simulate a request that started compiling and then panicked.
         let pending = Arc::new(PendingCompile {
+            kind: EngineKind::Jit,
             program: program.clone(),
             config,
             outcome: Mutex::new(None),
@@ -562,7 +593,7 @@ mod tests {
             .slots
             .insert(key, Slot::Compiling(Arc::clone(&pending)));
         std::thread::scope(|scope| {
-            let waiter = scope.spawn(|| cache.get_or_compile(&program, config));
+            let waiter = scope.spawn(|| cache.get_or_prepare(EngineKind::Jit, &program, config));
             // The waiter holds a third reference once it has found the compile in progress.
             while Arc::strong_count(&pending) < 3 {
                 std::thread::yield_now();
@@ -574,12 +605,22 @@ mod tests {
                 published: false,
             });
             let outcome = waiter.join().expect("the waiter returns");
-            assert!(outcome.unwrap_err().0.contains("panicked"));
+            let error = outcome.err().expect("the panic is an error");
+            assert_eq!(
+                error,
+                EngineError::Panicked {
+                    engine: EngineKind::Jit
+                }
+            );
         });
         assert!(lock(&cache.state).slots.is_empty());
         assert_eq!(cache.stats().compile_errors, 1);
         // The next request compiles for real.
-        assert!(cache.get_or_compile(&program, config).is_ok());
+        assert!(
+            cache
+                .get_or_prepare(EngineKind::Jit, &program, config)
+                .is_ok()
+        );
         assert_eq!(cache.len(), 1);
     }
 }
