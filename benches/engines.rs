@@ -15,11 +15,10 @@ use std::time::Duration;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use picajit::asm::{AsmOptions, SourceFile, assemble};
-use picajit::cli::input::{RunInput, parse_input};
+use picajit::document::input::{RunInput, parse_input};
 use picajit::engine::cache::ProgramCache;
 use picajit::engine::{EngineKind, prepare};
-use picajit::exec::ShaderEngine;
-use picajit::exec::{ExecConfig, GeometryState};
+use picajit::exec::{ExecConfig, GeometryResult, GeometryState, ShaderEngine};
 use picajit::float24::Precision;
 use picajit::jit::JitShader;
 use picajit::program::{InputRegisters, ShaderProgram, Uniforms};
@@ -153,8 +152,14 @@ fn run_draw(engine: &dyn ShaderEngine, fixture: &Fixture) -> GeometryState {
         for &(n, value) in &invocation.uniform_writes {
             uniforms.float[n] = value;
         }
-        let result = engine.run_geometry(&mut state, &uniforms, black_box(&invocation.registers));
-        black_box(result.ok());
+        let mut emitted = GeometryResult::default();
+        let result = engine.run_geometry(
+            &mut state,
+            &uniforms,
+            black_box(&invocation.registers),
+            &mut emitted,
+        );
+        black_box((result.ok(), emitted));
     }
     state
 }
@@ -178,12 +183,14 @@ fn cache_hit_against_compile(c: &mut Criterion) {
     let program = fixture("skinning", 0, Precision::F24Truncate).program;
     let config = ExecConfig::default();
     let cache = ProgramCache::default();
-    cache.get_or_compile(&program, config).expect("compiles");
+    cache
+        .get_or_prepare(EngineKind::Jit, &program, config)
+        .expect("compiles");
     // A hit: hashing the 16 KiB of program memory, one map lookup, the equality check.
     group.bench_function("hit", |b| {
         b.iter(|| {
             cache
-                .get_or_compile(black_box(&program), config)
+                .get_or_prepare(EngineKind::Jit, black_box(&program), config)
                 .expect("cached")
         })
     });
@@ -194,7 +201,7 @@ fn cache_hit_against_compile(c: &mut Criterion) {
             || ProgramCache::new(NonZeroUsize::MIN),
             |empty| {
                 empty
-                    .get_or_compile(black_box(&program), config)
+                    .get_or_prepare(EngineKind::Jit, black_box(&program), config)
                     .expect("compiles");
                 empty
             },

@@ -223,7 +223,10 @@ fn prepare_cached_keeps_each_engine_kind_apart() {
     let interp = prepare_cached(&cache, EngineKind::Interpreter, &program(0), config).unwrap();
     assert_eq!(interp.name(), "interp");
     let again = prepare_cached(&cache, EngineKind::Interpreter, &program(0), config).unwrap();
-    assert!(Arc::ptr_eq(&interp, &again), "the interpreter is cached too");
+    assert!(
+        Arc::ptr_eq(&interp, &again),
+        "the interpreter is cached too"
+    );
     // The same program for another engine is another entry, never the interpreter's.
     let first = prepare_cached(&cache, EngineKind::Jit, &program(0), config).unwrap();
     let second = prepare_cached(&cache, EngineKind::Jit, &program(0), config).unwrap();
