@@ -5,84 +5,70 @@
 //! the DST product, RCP, RSQ, EX2, LG2, FLR) flush their inputs and round their results;
 //! the others (MAX, MIN, SGE, SLT, CMP, LITP, MOVA) work on the raw values.
 
-use super::{Precision, flush_input, round, sanitized_mul, transcendental};
+use super::Precision;
+use super::lanes::{self, Exact};
 
 /// Four register lanes.
 pub type Vec4 = [f32; 4];
 
-/// `round(a + b)` on flushed inputs (ADD, one lane).
-pub fn add(a: f32, b: f32, p: Precision) -> f32 {
-    round(flush_input(a, p) + flush_input(b, p), p)
+/// ADD on four lanes ([`lanes::add`]).
+pub fn add(a: &Vec4, b: &Vec4, p: Precision) -> Vec4 {
+    lanes::add(&mut Exact, *a, *b, p)
 }
 
-/// `round(a * b)` on flushed inputs with inf·0 = 0 (MUL, one lane; also the DST product).
-pub fn mul(a: f32, b: f32, p: Precision) -> f32 {
-    round(sanitized_mul(flush_input(a, p), flush_input(b, p)), p)
+/// MUL on four lanes ([`lanes::mul`]).
+pub fn mul(a: &Vec4, b: &Vec4, p: Precision) -> Vec4 {
+    lanes::mul(&mut Exact, *a, *b, p)
 }
 
-/// `round(round(a * b) + c)`: two roundings, never fused (MAD, one lane).
-pub fn mad(a: f32, b: f32, c: f32, p: Precision) -> f32 {
-    round(mul(a, b, p) + flush_input(c, p), p)
+/// MAD on four lanes ([`lanes::mad`]).
+pub fn mad(a: &Vec4, b: &Vec4, c: &Vec4, p: Precision) -> Vec4 {
+    lanes::mad(&mut Exact, *a, *b, *c, p)
 }
 
-/// The rounded products of the first `N` lanes.
-fn products<const N: usize>(a: &Vec4, b: &Vec4, p: Precision) -> [f32; N] {
-    std::array::from_fn(|i| mul(a[i], b[i], p))
+/// DP3, broadcast ([`lanes::dot`]).
+pub fn dp3(a: &Vec4, b: &Vec4, p: Precision) -> Vec4 {
+    lanes::dot(&mut Exact, *a, *b, 3, p)
 }
 
-/// DP3: F24 modes `round(round(p0 + p1) + p2)`; F32 mode `((0 + p0) + p1) + p2`.
-pub fn dp3(a: &Vec4, b: &Vec4, p: Precision) -> f32 {
-    let [p0, p1, p2] = products::<3>(a, b, p);
-    if p.is_f24() {
-        round(round(p0 + p1, p) + p2, p)
-    } else {
-        round(((0.0 + p0) + p1) + p2, p)
-    }
+/// DP4, broadcast ([`lanes::dot`]).
+pub fn dp4(a: &Vec4, b: &Vec4, p: Precision) -> Vec4 {
+    lanes::dot(&mut Exact, *a, *b, 4, p)
 }
 
-/// DP4: F24 modes pairwise `round(round(p0 + p1) + round(p2 + p3))`; F32 mode sequential from +0.
-pub fn dp4(a: &Vec4, b: &Vec4, p: Precision) -> f32 {
-    let [p0, p1, p2, p3] = products::<4>(a, b, p);
-    if p.is_f24() {
-        round(round(p0 + p1, p) + round(p2 + p3, p), p)
-    } else {
-        round((((0.0 + p0) + p1) + p2) + p3, p)
-    }
+/// DPH, broadcast ([`lanes::dph`]).
+pub fn dph(a: &Vec4, b: &Vec4, p: Precision) -> Vec4 {
+    lanes::dph(&mut Exact, *a, *b, p)
 }
 
-/// DPH: DP4 with `a.w` replaced by 1.0 (after swizzle and negate).
-pub fn dph(a: &Vec4, b: &Vec4, p: Precision) -> f32 {
-    dp4(&[a[0], a[1], a[2], 1.0], b, p)
-}
-
-/// DST: `(1, a.y * b.y, a.z, b.w)`; only the product is arithmetic, the copied lanes are raw.
+/// DST: (1, a.y·b.y, a.z, b.w); only the product is arithmetic.
 pub fn dst(a: &Vec4, b: &Vec4, p: Precision) -> Vec4 {
-    [1.0, mul(a[1], b[1], p), a[2], b[3]]
+    [1.0, mul(a, b, p)[1], a[2], b[3]]
 }
 
-/// RCP: `round(1 / x)` with IEEE division on the flushed input (so rcp(±0) = +inf in F24 modes).
-pub fn rcp(x: f32, p: Precision) -> f32 {
-    round(1.0 / flush_input(x, p), p)
+/// RCP of a.x, broadcast ([`lanes::rcp`]).
+pub fn rcp(a: &Vec4, p: Precision) -> Vec4 {
+    lanes::rcp(&mut Exact, *a, p)
 }
 
-/// RSQ: `round(1 / sqrt(x))` with IEEE square root and division on the flushed input.
-pub fn rsq(x: f32, p: Precision) -> f32 {
-    round(1.0 / flush_input(x, p).sqrt(), p)
+/// RSQ of a.x, broadcast ([`lanes::rsq`]).
+pub fn rsq(a: &Vec4, p: Precision) -> Vec4 {
+    lanes::rsq(&mut Exact, *a, p)
 }
 
-/// EX2: the deterministic [`transcendental::exp2`] of the flushed input, rounded.
-pub fn ex2(x: f32, p: Precision) -> f32 {
-    round(transcendental::exp2(flush_input(x, p)), p)
+/// EX2 of a.x, broadcast ([`lanes::ex2`]).
+pub fn ex2(a: &Vec4, p: Precision) -> Vec4 {
+    lanes::ex2(&mut Exact, *a, p)
 }
 
-/// LG2: the deterministic [`transcendental::log2`] of the flushed input, rounded.
-pub fn lg2(x: f32, p: Precision) -> f32 {
-    round(transcendental::log2(flush_input(x, p)), p)
+/// LG2 of a.x, broadcast ([`lanes::lg2`]).
+pub fn lg2(a: &Vec4, p: Precision) -> Vec4 {
+    lanes::lg2(&mut Exact, *a, p)
 }
 
-/// FLR: floor of the flushed input, rounded (one lane).
-pub fn flr(x: f32, p: Precision) -> f32 {
-    round(flush_input(x, p).floor(), p)
+/// FLR on four lanes ([`lanes::flr`]).
+pub fn flr(a: &Vec4, p: Precision) -> Vec4 {
+    lanes::flr(&mut Exact, *a, p)
 }
 
 /// MAX: `(a > b) ? a : b` on raw values (x86 `maxps` semantics): max(NaN, 0) = 0,

@@ -4,20 +4,26 @@
 //! bits). This crate stores it as the `f32` whose value is exactly that float24: every float24,
 //! subnormals included, is an f32 normal or zero, so a register is four f32 lanes.
 //!
-//! The rules of `semantics.md` sections 1, 2 and 7 live here, one small function each:
+//! The rules of docs/execution-model.md §1, §2 and §7 live here, each stated once:
 //!
 //! * [`F24`]: the raw 24-bit pattern and its exact conversion to and from `f32` bits;
+//! * the bit-level constants ([`MIN_NORMAL_BITS`], [`MAX_FINITE_BITS`], [`CANONICAL_NAN_BITS`],
+//!   [`DROPPED_MANTISSA_BITS`]);
+//! * [`lanes`]: every arithmetic rule (flush, inf·0 = 0, rounding and the range rules, the dot
+//!   product's summation order, MAD, RCP, RSQ, EX2, LG2, FLR) written once against a small lane
+//!   abstraction that the interpreter runs on arrays and the JIT compiles to vector code;
 //! * [`Precision`]: how an arithmetic result becomes a register value ([`round`]);
-//! * [`flush_input`]: the input flush of arithmetic instructions;
-//! * [`sanitized_mul`]: the multiply with inf·0 = 0;
+//! * [`flush_input`], [`sanitized_mul`]: the one-value forms of two rules;
 //! * [`convert_f32`]: an f32 entering a register (uniform upload, attributes, JSON input);
 //! * [`pack_uniform`] / [`unpack_uniform`]: the 3-word float24 uniform upload format;
 //! * [`arith`]: the per-instruction arithmetic built from those rules;
 //! * [`transcendental`]: the deterministic pure-Rust EX2 and LG2.
 //!
-//! The JIT lowers these same rules to machine code and is checked against this module.
+//! The JIT emits these same rules as machine code, and the differential tester checks it
+//! against the interpreter bit for bit.
 
 pub mod arith;
+pub mod lanes;
 pub mod transcendental;
 
 use std::fmt;
@@ -32,13 +38,19 @@ pub const CANONICAL_NAN_F24: u32 = 0x7F_8000;
 pub const CANONICAL_NAN: f32 = f32::from_bits(CANONICAL_NAN_BITS);
 
 /// The smallest positive normal float24, 2^-62. Smaller magnitudes are flushed by the range rules.
-pub const MIN_NORMAL: f32 = f32::from_bits((127 - 62) << 23);
+pub const MIN_NORMAL: f32 = f32::from_bits(MIN_NORMAL_BITS);
+
+/// The bits of [`MIN_NORMAL`].
+pub const MIN_NORMAL_BITS: u32 = (127 - 62) << 23;
 
 /// The largest finite float24, (2 - 2^-16) · 2^63.
-pub const MAX_FINITE: f32 = f32::from_bits(((63 + 127) << 23) | (0xFFFF << 7));
+pub const MAX_FINITE: f32 = f32::from_bits(MAX_FINITE_BITS);
+
+/// The bits of [`MAX_FINITE`].
+pub const MAX_FINITE_BITS: u32 = ((63 + 127) << 23) | (0xFFFF << 7);
 
 /// Mask of the f32 mantissa bits that a float24 cannot hold.
-const DROPPED_MANTISSA_BITS: u32 = 0x7F;
+pub const DROPPED_MANTISSA_BITS: u32 = 0x7F;
 
 /// A raw float24 bit pattern (the low 24 bits of the wrapped `u32`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -204,45 +216,10 @@ impl fmt::Display for Precision {
     }
 }
 
-/// Rounds the f32 mantissa toward zero to 16 bits (truncation; sign-magnitude, so toward zero).
-pub const fn truncate_mantissa_bits(bits: u32) -> u32 {
-    bits & !DROPPED_MANTISSA_BITS
-}
-
-/// Rounds the f32 mantissa to nearest-even at 16 bits. A carry may raise the exponent (up to
-/// infinity). The input must not be a NaN.
-pub const fn round_mantissa_nearest_even_bits(bits: u32) -> u32 {
-    let lsb = (bits >> 7) & 1;
-    (bits + 0x3F + lsb) & !DROPPED_MANTISSA_BITS
-}
-
-/// The float24 range rules applied after rounding: |r| < 2^-62 → +0 (removes −0 too),
-/// |r| > the largest finite float24 → ±inf, NaN → the canonical NaN.
-pub fn apply_range_rules(value: f32) -> f32 {
-    if value.is_nan() {
-        CANONICAL_NAN
-    } else if value.abs() < MIN_NORMAL {
-        0.0
-    } else if value.abs() > MAX_FINITE {
-        f32::INFINITY.copysign(value)
-    } else {
-        value
-    }
-}
-
-/// Turns an arithmetic result (an f32) into a register value under `precision`.
+/// An arithmetic result becoming a register value under `precision`
+/// ([`lanes::round`] on one value).
 pub fn round(value: f32, precision: Precision) -> f32 {
-    if value.is_nan() {
-        return CANONICAL_NAN;
-    }
-    let bits = value.to_bits();
-    match precision {
-        Precision::F32 => value,
-        Precision::F24Truncate => apply_range_rules(f32::from_bits(truncate_mantissa_bits(bits))),
-        Precision::F24Nearest => {
-            apply_range_rules(f32::from_bits(round_mantissa_nearest_even_bits(bits)))
-        }
-    }
+    lanes::round(&mut lanes::Exact, [value; 4], precision)[0]
 }
 
 /// Converts an f32 entering a register from outside (a float32-mode uniform, an f32 vertex
@@ -255,25 +232,14 @@ pub fn convert_f32(value: f32, precision: Precision) -> f32 {
     }
 }
 
-/// The input flush of arithmetic instructions: in the F24 modes a source component with
-/// |x| < 2^-62 (an f24 subnormal, or −0) reads as +0. F32 mode never flushes.
+/// The input flush of arithmetic instructions ([`lanes::flush`] on one value).
 pub fn flush_input(value: f32, precision: Precision) -> f32 {
-    if precision.is_f24() && value.abs() < MIN_NORMAL {
-        0.0
-    } else {
-        value
-    }
+    lanes::flush(&mut lanes::Exact, [value; 4], precision)[0]
 }
 
-/// The product of every multiplying instruction before rounding: `a*b`, except that a NaN
-/// produced from two non-NaN factors (inf·0) is +0. NaN·0 stays NaN.
+/// The multiply with inf·0 = 0 ([`lanes::sanitized_mul`] on one value).
 pub fn sanitized_mul(a: f32, b: f32) -> f32 {
-    let product = a * b;
-    if product.is_nan() && !a.is_nan() && !b.is_nan() {
-        0.0
-    } else {
-        product
-    }
+    lanes::sanitized_mul(&mut lanes::Exact, [a; 4], [b; 4])[0]
 }
 
 /// Packs four float24 values into the 3-word upload format of the float-uniform FIFO (and fixed

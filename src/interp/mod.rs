@@ -273,7 +273,7 @@ impl Invocation<'_> {
                 let b = self.read(src2, rel2, d, 1);
                 let c = self.read(src3, rel3, d, 2);
                 let p = self.precision();
-                let result = std::array::from_fn(|i| arith::mad(a[i], b[i], c[i], p));
+                let result = arith::mad(&a, &b, &c, p);
                 self.write(dst, d, result);
             }
             Instruction::Simple { op, .. } => match op {
@@ -365,15 +365,15 @@ impl Invocation<'_> {
         let p = self.precision();
         let per_lane = |f: &dyn Fn(f32, f32) -> f32| std::array::from_fn(|i| f(a[i], b[i]));
         match op {
-            BinaryOp::Add => per_lane(&|x, y| arith::add(x, y, p)),
-            BinaryOp::Mul => per_lane(&|x, y| arith::mul(x, y, p)),
+            BinaryOp::Add => arith::add(a, b, p),
+            BinaryOp::Mul => arith::mul(a, b, p),
             BinaryOp::Max => per_lane(&arith::max),
             BinaryOp::Min => per_lane(&arith::min),
             BinaryOp::Sge | BinaryOp::Sgei => per_lane(&arith::sge),
             BinaryOp::Slt | BinaryOp::Slti => per_lane(&arith::slt),
-            BinaryOp::Dp3 => [arith::dp3(a, b, p); 4],
-            BinaryOp::Dp4 => [arith::dp4(a, b, p); 4],
-            BinaryOp::Dph | BinaryOp::Dphi => [arith::dph(a, b, p); 4],
+            BinaryOp::Dp3 => arith::dp3(a, b, p),
+            BinaryOp::Dp4 => arith::dp4(a, b, p),
+            BinaryOp::Dph | BinaryOp::Dphi => arith::dph(a, b, p),
             BinaryOp::Dst | BinaryOp::Dsti => arith::dst(a, b, p),
         }
     }
@@ -382,11 +382,11 @@ impl Invocation<'_> {
         let p = self.precision();
         match op {
             UnaryOp::Mov => *a,
-            UnaryOp::Flr => a.map(|x| arith::flr(x, p)),
-            UnaryOp::Rcp => [arith::rcp(a[0], p); 4],
-            UnaryOp::Rsq => [arith::rsq(a[0], p); 4],
-            UnaryOp::Ex2 => [arith::ex2(a[0], p); 4],
-            UnaryOp::Lg2 => [arith::lg2(a[0], p); 4],
+            UnaryOp::Flr => arith::flr(a, p),
+            UnaryOp::Rcp => arith::rcp(a, p),
+            UnaryOp::Rsq => arith::rsq(a, p),
+            UnaryOp::Ex2 => arith::ex2(a, p),
+            UnaryOp::Lg2 => arith::lg2(a, p),
             UnaryOp::Litp => {
                 let (value, flags) = arith::litp(a);
                 self.registers.flow.cmp = flags;

@@ -25,8 +25,9 @@ use cranelift_codegen::ir::{InstBuilder, Value, types};
 
 use super::context::{JitContext, LoopCounters, StackRing, status};
 use super::lower::{Lowering, Reg, trusted};
+use crate::flow::rules::{self, FlowOps};
 use crate::flow::{CALL_DEPTH, IF_DEPTH, LOOP_DEPTH, Scope, pushed_scope, wrap};
-use crate::isa::{BoolFlowOp, CondCombine, CondFlowOp, Condition, Instruction, SimpleOp};
+use crate::isa::{BoolFlowOp, CondFlowOp, Instruction, SimpleOp};
 
 /// Where a jump request or a BREAK applies.
 #[derive(Clone, Copy)]
@@ -184,44 +185,6 @@ impl Lowering<'_, '_> {
                 self.b.switch_to_block(after);
             }
         }
-    }
-
-    // ------------------------------------------------------------------ tests
-
-    /// A format-2 condition on the flags, as 0 or 1.
-    fn condition(&mut self, cond: Condition) -> Value {
-        let mut test = |flag: u8, reference: bool| {
-            let flag = self.load(types::I32, Reg::Cmp(flag).home().0);
-            if reference {
-                flag
-            } else {
-                self.b.ins().bxor_imm_s(flag, 1)
-            }
-        };
-        let x = test(0, cond.ref_x);
-        let y = test(1, cond.ref_y);
-        match cond.combine {
-            CondCombine::Or => self.b.ins().bor(x, y),
-            CondCombine::And => self.b.ins().band(x, y),
-            CondCombine::X => x,
-            CondCombine::Y => y,
-        }
-    }
-
-    /// Bool uniform `id` as 0 or 1, inverted when `inverted`.
-    fn bool_uniform(&mut self, id: u8, inverted: bool) -> Value {
-        let bools = self.load(types::I32, offset_of!(JitContext, bools));
-        let bit = self.b.ins().ushr_imm_s(bools, id as i64);
-        let bit = self.b.ins().band_imm_s(bit, 1);
-        if inverted {
-            self.b.ins().bxor_imm_s(bit, 1)
-        } else {
-            bit
-        }
-    }
-
-    fn negated(&mut self, condition: Value) -> Value {
-        self.b.ins().bxor_imm_s(condition, 1)
     }
 
     // ------------------------------------------------------------------ exits
@@ -416,9 +379,14 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// Step 1 of [`crate::flow::step`]: pushes, and the jump request and BREAK it makes.
+    /// Step 1 of [`crate::flow::step`]: pushes, and the jump request and BREAK it makes. The
+    /// test is [`rules::test`], emitted as code.
     fn own_effect(&mut self, pc: u16, inst: &Instruction) -> ((When, u16), When) {
         let scope = pushed_scope(pc, inst);
+        let taken = match rules::test(self, inst) {
+            Some(test) => When::If(test),
+            None => When::Always,
+        };
         let mut jump = (When::Never, 0);
         let mut brk = When::Never;
         match *inst {
@@ -426,42 +394,23 @@ impl Lowering<'_, '_> {
                 op: SimpleOp::Break,
                 ..
             } => brk = When::Always,
-            Instruction::CondFlow {
-                op, cond, target, ..
-            } => {
-                let taken = match op {
-                    CondFlowOp::Call => When::Always,
-                    _ => When::If(self.condition(cond)),
-                };
-                match op {
-                    CondFlowOp::Breakc => brk = taken,
-                    CondFlowOp::Call | CondFlowOp::Callc => {
-                        self.push_when(taken, scope);
-                        jump = (taken, target);
-                    }
-                    CondFlowOp::Ifc => jump = (self.push_if(taken, scope), target),
-                    CondFlowOp::Jmpc => jump = (taken, target),
+            Instruction::CondFlow { op, target, .. } => match op {
+                CondFlowOp::Breakc => brk = taken,
+                CondFlowOp::Call | CondFlowOp::Callc => {
+                    self.push_when(taken, scope);
+                    jump = (taken, target);
                 }
-            }
-            Instruction::BoolFlow {
-                op,
-                bool_id,
-                target,
-                count,
-                ..
-            } => {
-                // JMPU jumps when the bool is false if bit 0 of NUM is set.
-                let inverted = op == BoolFlowOp::Jmpu && count & 1 != 0;
-                let taken = When::If(self.bool_uniform(bool_id, inverted));
-                match op {
-                    BoolFlowOp::Callu => {
-                        self.push_when(taken, scope);
-                        jump = (taken, target);
-                    }
-                    BoolFlowOp::Ifu => jump = (self.push_if(taken, scope), target),
-                    BoolFlowOp::Jmpu => jump = (taken, target),
+                CondFlowOp::Ifc => jump = (self.push_if(taken, scope), target),
+                CondFlowOp::Jmpc => jump = (taken, target),
+            },
+            Instruction::BoolFlow { op, target, .. } => match op {
+                BoolFlowOp::Callu => {
+                    self.push_when(taken, scope);
+                    jump = (taken, target);
                 }
-            }
+                BoolFlowOp::Ifu => jump = (self.push_if(taken, scope), target),
+                BoolFlowOp::Jmpu => jump = (taken, target),
+            },
             Instruction::Loop { int_id, .. } => self.push_loop(int_id, scope),
             _ => {}
         }
@@ -491,34 +440,31 @@ impl Lowering<'_, '_> {
     fn push_if(&mut self, test: When, scope: Option<Scope>) -> When {
         self.push_when(test, scope);
         match test {
-            When::If(c) => When::If(self.negated(c)),
+            When::If(c) => When::If(self.not(c)),
             _ => When::Never,
         }
     }
 
-    /// LOOP: pushes the scope and its counters (i.x passes left, increment i.z, the aL to
-    /// restore), then aL = i.y.
+    /// LOOP: pushes the scope and its counters and starts aL ([`rules::loop_start`]); the aL
+    /// before the LOOP is kept beside the counters.
     fn push_loop(&mut self, int_id: u8, scope: Option<Scope>) {
         let slot = self.push_scope(scope);
-        let int = offset_of!(JitContext, ints) + 4 * int_id as usize;
-        let byte = |s: &mut Self, k: usize| {
-            s.b.ins()
-                .uload8(types::I32, trusted(), s.ctx, (int + k) as i32)
-        };
-        let count = byte(self, 0);
-        let start = byte(self, 1);
-        let increment = byte(self, 2);
+        let start = rules::loop_start(self, int_id);
         let counters = offset_of!(JitContext, loop_counters);
-        self.store_slot(counters + offset_of!(LoopCounters, remaining), slot, count);
+        self.store_slot(
+            counters + offset_of!(LoopCounters, remaining),
+            slot,
+            start.remaining,
+        );
         self.store_slot(
             counters + offset_of!(LoopCounters, increment),
             slot,
-            increment,
+            start.increment,
         );
         let al_home = Reg::Al.home().0;
         let al = self.load(types::I32, al_home);
         self.store_slot(counters + offset_of!(LoopCounters, previous_al), slot, al);
-        self.store(start, al_home);
+        self.store(start.al, al_home);
     }
 
     /// The CALL stack pops while its top ends at the next PC (at most `pops` times, as far as
@@ -630,7 +576,7 @@ impl Lowering<'_, '_> {
             self.load_slot(counters + offset_of!(LoopCounters, previous_al), top.slot);
         let al_home = Reg::Al.home().0;
         let al = self.load(types::I32, al_home);
-        let al = self.b.ins().select(outer_remains, previous_al, al);
+        let al = rules::al_after_exit(self, outer_remains, previous_al, al);
         self.store(al, al_home);
         let end = self.b.ins().ushr_imm_s(top.entry, 16);
         self.route_to(route, end);
@@ -651,7 +597,48 @@ impl Lowering<'_, '_> {
         let increment = self.load_slot(at, top.slot);
         let al_home = Reg::Al.home().0;
         let al = self.load(types::I32, al_home);
-        let al = self.b.ins().iadd(al, increment);
+        let al = rules::al_after_pass(self, al, increment);
         self.store(al, al_home);
+    }
+}
+
+/// The control-flow rules of [`rules`] emitted as code: a truth value is an `i32` 0 or 1 (or an
+/// `icmp` result), an integer an `i32`. Flags and uniforms are read from the context (every run
+/// has stored its registers before its control part).
+impl FlowOps for Lowering<'_, '_> {
+    type Bit = Value;
+    type Int = Value;
+
+    fn constant(&mut self, value: bool) -> Value {
+        self.b.ins().iconst(types::I32, value as i64)
+    }
+    fn not(&mut self, a: Value) -> Value {
+        self.b.ins().bxor_imm_s(a, 1)
+    }
+    fn and(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().band(a, b)
+    }
+    fn or(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().bor(a, b)
+    }
+    fn cmp_flag(&mut self, lane: usize) -> Value {
+        self.load(types::I32, Reg::Cmp(lane as u8).home().0)
+    }
+    fn bool_uniform(&mut self, id: u8) -> Value {
+        let bools = self.load(types::I32, offset_of!(JitContext, bools));
+        let bit = self.b.ins().ushr_imm_s(bools, id as i64);
+        self.b.ins().band_imm_s(bit, 1)
+    }
+    fn int_uniform(&mut self, id: u8, byte: usize) -> Value {
+        let at = offset_of!(JitContext, ints) + 4 * id as usize + byte;
+        self.b
+            .ins()
+            .uload8(types::I32, trusted(), self.ctx, at as i32)
+    }
+    fn add(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().iadd(a, b)
+    }
+    fn select(&mut self, condition: Value, a: Value, b: Value) -> Value {
+        self.b.ins().select(condition, a, b)
     }
 }

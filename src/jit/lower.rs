@@ -23,10 +23,11 @@ use cranelift_frontend::{FunctionBuilder, Variable};
 use super::analysis::FlowFacts;
 use super::context::JitContext;
 use crate::exec::EmitConfig;
-use crate::float24::{CANONICAL_NAN_BITS, MAX_FINITE, MIN_NORMAL, Precision, arith::LITP_Y_LIMIT};
+use crate::float24::lanes::{self, Lanes};
+use crate::float24::{Precision, arith::LITP_Y_LIMIT};
 use crate::isa::{
-    BinaryOp, DstReg, Instruction, OperandDescriptor, RegisterFile, RelIndex, SrcReg, UnaryOp,
-    split_rel,
+    BinaryOp, DstReg, Instruction, OperandDescriptor, RegisterFile, RelIndex, SimpleOp, SrcReg,
+    UnaryOp, split_rel,
 };
 use crate::program::{ShaderKind, ShaderProgram};
 
@@ -145,10 +146,6 @@ impl Lowering<'_, '_> {
         self.b.ins().vconst(I32X4, constant)
     }
 
-    fn splat_bits(&mut self, bits: u32) -> Value {
-        self.i32x4_const([bits; 4])
-    }
-
     fn f32x4_const(&mut self, lanes: [f32; 4]) -> Value {
         let v = self.i32x4_const(lanes.map(f32::to_bits));
         self.as_float(v)
@@ -242,96 +239,12 @@ impl Lowering<'_, '_> {
         }
     }
 
-    // ------------------------------------------------------------------ float24 rules
-
     /// `bitselect` on float vectors with an integer mask.
     fn select_vec(&mut self, mask: Value, if_true: Value, if_false: Value) -> Value {
         let t = self.as_int(if_true);
         let f = self.as_int(if_false);
         let r = self.b.ins().bitselect(mask, t, f);
         self.as_float(r)
-    }
-
-    /// `float24::flush_input` on four lanes.
-    fn flush(&mut self, v: Value) -> Value {
-        if !self.precision.is_f24() {
-            return v;
-        }
-        let bits = self.as_int(v);
-        let abs_mask = self.splat_bits(0x7FFF_FFFF);
-        let abs = self.b.ins().band(bits, abs_mask);
-        let min = self.splat_bits(MIN_NORMAL.to_bits());
-        let small = self.b.ins().icmp(IntCC::UnsignedLessThan, abs, min);
-        let zero = self.splat_bits(0);
-        let r = self.b.ins().bitselect(small, zero, bits);
-        self.as_float(r)
-    }
-
-    /// `float24::round` on four lanes.
-    fn round(&mut self, v: Value) -> Value {
-        let is_nan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
-        let canonical = self.splat_bits(CANONICAL_NAN_BITS);
-        let bits = self.as_int(v);
-        let result = match self.precision {
-            Precision::F32 => bits,
-            mode => {
-                let drop_mask = self.splat_bits(!0x7F);
-                let rounded = if mode == Precision::F24Nearest {
-                    let seven = self.b.ins().iconst(types::I32, 7);
-                    let shifted = self.b.ins().ushr(bits, seven);
-                    let one = self.splat_bits(1);
-                    let lsb = self.b.ins().band(shifted, one);
-                    let half = self.splat_bits(0x3F);
-                    let sum = self.b.ins().iadd(bits, half);
-                    let sum = self.b.ins().iadd(sum, lsb);
-                    self.b.ins().band(sum, drop_mask)
-                } else {
-                    self.b.ins().band(bits, drop_mask)
-                };
-                let abs_mask = self.splat_bits(0x7FFF_FFFF);
-                let abs = self.b.ins().band(rounded, abs_mask);
-                let min = self.splat_bits(MIN_NORMAL.to_bits());
-                let small = self.b.ins().icmp(IntCC::UnsignedLessThan, abs, min);
-                let max = self.splat_bits(MAX_FINITE.to_bits());
-                let big = self.b.ins().icmp(IntCC::UnsignedGreaterThan, abs, max);
-                let sign_mask = self.splat_bits(0x8000_0000);
-                let sign = self.b.ins().band(rounded, sign_mask);
-                let inf = self.splat_bits(0x7F80_0000);
-                let signed_inf = self.b.ins().bor(sign, inf);
-                let zero = self.splat_bits(0);
-                let r = self.b.ins().bitselect(big, signed_inf, rounded);
-                self.b.ins().bitselect(small, zero, r)
-            }
-        };
-        let r = self.b.ins().bitselect(is_nan, canonical, result);
-        self.as_float(r)
-    }
-
-    /// `float24::sanitized_mul` on four lanes.
-    fn sanitized_mul(&mut self, a: Value, c: Value) -> Value {
-        let p = self.b.ins().fmul(a, c);
-        let p_nan = self.b.ins().fcmp(FloatCC::Unordered, p, p);
-        let a_ok = self.b.ins().fcmp(FloatCC::Ordered, a, a);
-        let c_ok = self.b.ins().fcmp(FloatCC::Ordered, c, c);
-        let both_ok = self.b.ins().band(a_ok, c_ok);
-        let zero_it = self.b.ins().band(p_nan, both_ok);
-        let zero = self.f32x4_const([0.0; 4]);
-        self.select_vec(zero_it, zero, p)
-    }
-
-    /// `arith::mul`: round(sanitized(flush a, flush b)).
-    fn mul(&mut self, a: Value, c: Value) -> Value {
-        let a = self.flush(a);
-        let c = self.flush(c);
-        let p = self.sanitized_mul(a, c);
-        self.round(p)
-    }
-
-    fn add(&mut self, a: Value, c: Value) -> Value {
-        let a = self.flush(a);
-        let c = self.flush(c);
-        let s = self.b.ins().fadd(a, c);
-        self.round(s)
     }
 
     /// A lane permutation of one vector (`lanes[i]` = source lane of result lane i).
@@ -355,39 +268,6 @@ impl Lowering<'_, '_> {
             .push(ConstantData::from(mask.to_vec()));
         let shuffled = self.b.ins().shuffle(bytes, bytes, immediate);
         self.b.ins().bitcast(F32X4, little, shuffled)
-    }
-
-    fn splat_lane(&mut self, v: Value, lane: usize) -> Value {
-        self.permute(v, [lane; 4])
-    }
-
-    /// DP3/DP4/DPH over already rounded products `p` (`lanes` = 3 or 4), broadcast.
-    fn dot(&mut self, p: Value, lanes: usize) -> Value {
-        if self.precision.is_f24() {
-            let swapped = self.permute(p, [1, 0, 3, 2]);
-            let pairs = self.b.ins().fadd(p, swapped);
-            let pairs = self.round(pairs); // lane 0: round(p0 + p1), lane 2: round(p2 + p3)
-            let second = if lanes == 4 {
-                self.splat_lane(pairs, 2)
-            } else {
-                self.splat_lane(p, 2)
-            };
-            let first = self.splat_lane(pairs, 0);
-            let sum = self.b.ins().fadd(first, second);
-            self.round(sum)
-        } else {
-            let mut acc = self.f32x4_const([0.0; 4]);
-            for lane in 0..lanes {
-                let term = self.splat_lane(p, lane);
-                acc = self.b.ins().fadd(acc, term);
-            }
-            self.round(acc)
-        }
-    }
-
-    /// The products of a dot product, each rounded.
-    fn products(&mut self, a: Value, c: Value) -> Value {
-        self.mul(a, c)
     }
 
     // ------------------------------------------------------------------ operands
@@ -463,9 +343,10 @@ impl Lowering<'_, '_> {
     // ------------------------------------------------------------------ operations
 
     fn binary(&mut self, op: BinaryOp, a: Value, c: Value) -> Value {
-        match op.base() {
-            BinaryOp::Add => self.add(a, c),
-            BinaryOp::Mul => self.mul(a, c),
+        let p = self.precision;
+        match op {
+            BinaryOp::Add => lanes::add(self, a, c, p),
+            BinaryOp::Mul => lanes::mul(self, a, c, p),
             BinaryOp::Max | BinaryOp::Min => {
                 let cc = if op == BinaryOp::Max {
                     FloatCC::GreaterThan
@@ -475,7 +356,7 @@ impl Lowering<'_, '_> {
                 let m = self.b.ins().fcmp(cc, a, c);
                 self.select_vec(m, a, c)
             }
-            BinaryOp::Sge | BinaryOp::Slt => {
+            BinaryOp::Sge | BinaryOp::Sgei | BinaryOp::Slt | BinaryOp::Slti => {
                 let cc = if op.base() == BinaryOp::Sge {
                     FloatCC::GreaterThanOrEqual
                 } else {
@@ -486,23 +367,12 @@ impl Lowering<'_, '_> {
                 let zero = self.f32x4_const([0.0; 4]);
                 self.select_vec(m, one, zero)
             }
-            BinaryOp::Dp3 => {
-                let p = self.products(a, c);
-                self.dot(p, 3)
-            }
-            BinaryOp::Dp4 => {
-                let p = self.products(a, c);
-                self.dot(p, 4)
-            }
-            BinaryOp::Dph => {
-                let one = self.b.ins().f32const(1.0);
-                let a = self.b.ins().insertlane(a, one, 3);
-                let p = self.products(a, c);
-                self.dot(p, 4)
-            }
-            BinaryOp::Dst => {
+            BinaryOp::Dp3 => lanes::dot(self, a, c, 3, p),
+            BinaryOp::Dp4 => lanes::dot(self, a, c, 4, p),
+            BinaryOp::Dph | BinaryOp::Dphi => lanes::dph(self, a, c, p),
+            BinaryOp::Dst | BinaryOp::Dsti => {
                 // (1, a.y * b.y, a.z, b.w): only the product is arithmetic.
-                let product = self.mul(a, c);
+                let product = lanes::mul(self, a, c, p);
                 let y_lane = self.i32x4_const([0, u32::MAX, 0, 0]);
                 let z_lane = self.i32x4_const([0, 0, u32::MAX, 0]);
                 let copied = self.select_vec(z_lane, a, c);
@@ -510,7 +380,6 @@ impl Lowering<'_, '_> {
                 let one = self.b.ins().f32const(1.0);
                 self.b.ins().insertlane(r, one, 0)
             }
-            other => unreachable!("{other:?} folds onto a base operation"),
         }
     }
 
@@ -522,35 +391,14 @@ impl Lowering<'_, '_> {
     }
 
     fn unary(&mut self, op: UnaryOp, a: Value) -> Value {
+        let p = self.precision;
         match op {
             UnaryOp::Mov => a,
-            UnaryOp::Flr => {
-                let x = self.flush(a);
-                let f = self.b.ins().floor(x);
-                self.round(f)
-            }
-            UnaryOp::Rcp | UnaryOp::Rsq => {
-                let x = self.splat_lane(a, 0);
-                let x = self.flush(x);
-                let x = if op == UnaryOp::Rsq {
-                    self.b.ins().sqrt(x)
-                } else {
-                    x
-                };
-                let one = self.f32x4_const([1.0; 4]);
-                let q = self.b.ins().fdiv(one, x);
-                self.round(q)
-            }
-            UnaryOp::Ex2 | UnaryOp::Lg2 => {
-                let x = self.flush(a);
-                let f = if op == UnaryOp::Ex2 {
-                    self.host.exp2
-                } else {
-                    self.host.log2
-                };
-                let r = self.call_scalar(f, x);
-                self.round(r)
-            }
+            UnaryOp::Flr => lanes::flr(self, a, p),
+            UnaryOp::Rcp => lanes::rcp(self, a, p),
+            UnaryOp::Rsq => lanes::rsq(self, a, p),
+            UnaryOp::Ex2 => lanes::ex2(self, a, p),
+            UnaryOp::Lg2 => lanes::lg2(self, a, p),
             UnaryOp::Litp => {
                 let zero = self.f32x4_const([0.0; 4]);
                 let positive = self.b.ins().fcmp(FloatCC::GreaterThan, a, zero);
@@ -666,37 +514,130 @@ impl Lowering<'_, '_> {
                 let a = self.read(src1, RelIndex::None, d, 0);
                 let c = self.read(src2, rel2, d, 1);
                 let e = self.read(src3, rel3, d, 2);
-                let product = self.mul(a, c);
-                let e = self.flush(e);
-                let sum = self.b.ins().fadd(product, e);
-                let r = self.round(sum);
+                let r = lanes::mad(self, a, c, e, self.precision);
                 self.write(dst, d, r);
             }
+            // EMIT and SETEMIT do nothing in a vertex shader (docs/model-choices.md).
             Instruction::Simple {
-                op: crate::isa::SimpleOp::Emit,
-                ..
-            } if self.program.stage == ShaderKind::Geometry => {
-                self.spill_outputs();
-                let pc = self.b.ins().iconst(types::I32, pc as i64);
-                let call = self.b.ins().call(self.host.emit, &[self.ctx, pc]);
-                return Some(self.b.inst_results(call)[0]);
+                op: SimpleOp::Emit, ..
+            } => {
+                if self.program.stage == ShaderKind::Geometry {
+                    self.spill_outputs();
+                    let pc = self.b.ins().iconst(types::I32, pc as i64);
+                    let call = self.b.ins().call(self.host.emit, &[self.ctx, pc]);
+                    return Some(self.b.inst_results(call)[0]);
+                }
             }
             Instruction::SetEmit {
                 vertex,
                 primitive,
                 winding,
                 ..
-            } if self.program.stage == ShaderKind::Geometry => {
-                let config = EmitConfig {
-                    vertex,
-                    primitive,
-                    winding,
-                };
-                let packed = self.b.ins().iconst(types::I32, config.packed() as i64);
-                self.b.ins().call(self.host.setemit, &[self.ctx, packed]);
+            } => {
+                if self.program.stage == ShaderKind::Geometry {
+                    let config = EmitConfig {
+                        vertex,
+                        primitive,
+                        winding,
+                    };
+                    let packed = self.b.ins().iconst(types::I32, config.packed() as i64);
+                    self.b.ins().call(self.host.setemit, &[self.ctx, packed]);
+                }
             }
-            _ => {}
+            // No data part: END, BREAK and the flow instructions are all control
+            // (super::control), NOP does nothing.
+            Instruction::Simple {
+                op: SimpleOp::Nop | SimpleOp::End | SimpleOp::Break,
+                ..
+            }
+            | Instruction::CondFlow { .. }
+            | Instruction::BoolFlow { .. }
+            | Instruction::Loop { .. } => {}
+            // An unknown opcode does nothing (docs/execution-model.md §3).
+            Instruction::Unknown { .. } => {}
         }
         None
+    }
+}
+
+/// The float24 rules of [`lanes`] emitted as vector code: each operation is one IR instruction
+/// on four lanes (a mask is an `i32x4` of all-ones or zero lanes).
+impl Lanes for Lowering<'_, '_> {
+    type Float = Value;
+    type Bits = Value;
+    type Mask = Value;
+
+    fn to_bits(&mut self, v: Value) -> Value {
+        self.as_int(v)
+    }
+    fn from_bits(&mut self, v: Value) -> Value {
+        self.as_float(v)
+    }
+    fn splat_bits(&mut self, bits: u32) -> Value {
+        self.i32x4_const([bits; 4])
+    }
+    fn and(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().band(a, b)
+    }
+    fn or(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().bor(a, b)
+    }
+    fn add_bits(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().iadd(a, b)
+    }
+    fn shift_right(&mut self, a: Value, amount: u32) -> Value {
+        let amount = self.b.ins().iconst(types::I32, amount as i64);
+        self.b.ins().ushr(a, amount)
+    }
+    fn below(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().icmp(IntCC::UnsignedLessThan, a, b)
+    }
+    fn above(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().icmp(IntCC::UnsignedGreaterThan, a, b)
+    }
+    fn is_nan(&mut self, a: Value) -> Value {
+        self.b.ins().fcmp(FloatCC::Unordered, a, a)
+    }
+    fn is_number(&mut self, a: Value) -> Value {
+        self.b.ins().fcmp(FloatCC::Ordered, a, a)
+    }
+    fn both(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().band(a, b)
+    }
+    fn select(&mut self, mask: Value, a: Value, b: Value) -> Value {
+        self.b.ins().bitselect(mask, a, b)
+    }
+    fn fadd(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fadd(a, b)
+    }
+    fn fmul(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fmul(a, b)
+    }
+    fn fdiv(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fdiv(a, b)
+    }
+    fn sqrt(&mut self, a: Value) -> Value {
+        self.b.ins().sqrt(a)
+    }
+    fn floor(&mut self, a: Value) -> Value {
+        self.b.ins().floor(a)
+    }
+    fn exp2_first(&mut self, a: Value) -> Value {
+        let f = self.host.exp2;
+        self.call_scalar(f, a)
+    }
+    fn log2_first(&mut self, a: Value) -> Value {
+        let f = self.host.log2;
+        self.call_scalar(f, a)
+    }
+    fn swap_pairs(&mut self, a: Value) -> Value {
+        self.permute(a, [1, 0, 3, 2])
+    }
+    fn broadcast(&mut self, a: Value, lane: usize) -> Value {
+        self.permute(a, [lane; 4])
+    }
+    fn with_lane(&mut self, a: Value, lane: usize, value: f32) -> Value {
+        let value = self.b.ins().f32const(value);
+        self.b.ins().insertlane(a, value, lane as u8)
     }
 }
