@@ -33,9 +33,9 @@ pub trait Lanes {
     type Mask: Copy;
 
     /// The lanes' bit patterns.
-    fn to_bits(&mut self, v: Self::Float) -> Self::Bits;
+    fn bits_of(&mut self, v: Self::Float) -> Self::Bits;
     /// Lanes from bit patterns.
-    fn from_bits(&mut self, v: Self::Bits) -> Self::Float;
+    fn float_of(&mut self, v: Self::Bits) -> Self::Float;
     /// `bits` in every lane.
     fn splat_bits(&mut self, bits: u32) -> Self::Bits;
     /// Bitwise and.
@@ -82,7 +82,7 @@ pub trait Lanes {
     /// `value` in every lane.
     fn splat(&mut self, value: f32) -> Self::Float {
         let bits = self.splat_bits(value.to_bits());
-        self.from_bits(bits)
+        self.float_of(bits)
     }
 }
 
@@ -92,14 +92,14 @@ pub fn flush<L: Lanes>(l: &mut L, v: L::Float, precision: Precision) -> L::Float
     if !precision.is_f24() {
         return v;
     }
-    let bits = l.to_bits(v);
+    let bits = l.bits_of(v);
     let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
     let magnitude = l.and(bits, magnitude_mask);
     let min_normal = l.splat_bits(MIN_NORMAL_BITS);
     let small = l.below(magnitude, min_normal);
     let zero = l.splat_bits(0);
     let r = l.select(small, zero, bits);
-    l.from_bits(r)
+    l.float_of(r)
 }
 
 /// An arithmetic result becoming a register value: NaN becomes the canonical NaN; in the float24
@@ -108,7 +108,7 @@ pub fn flush<L: Lanes>(l: &mut L, v: L::Float, precision: Precision) -> L::Float
 pub fn round<L: Lanes>(l: &mut L, v: L::Float, precision: Precision) -> L::Float {
     let nan = l.is_nan(v);
     let canonical = l.splat_bits(CANONICAL_NAN_BITS);
-    let bits = l.to_bits(v);
+    let bits = l.bits_of(v);
     let result = match precision {
         Precision::F32 => bits,
         Precision::F24Truncate | Precision::F24Nearest => {
@@ -130,7 +130,7 @@ pub fn round<L: Lanes>(l: &mut L, v: L::Float, precision: Precision) -> L::Float
         }
     };
     let r = l.select(nan, canonical, result);
-    l.from_bits(r)
+    l.float_of(r)
 }
 
 /// The range rules on a rounded non-NaN value's bits.
@@ -159,9 +159,9 @@ pub fn sanitized_mul<L: Lanes>(l: &mut L, a: L::Float, b: L::Float) -> L::Float 
     let factors_numbers = l.both(a_number, b_number);
     let zero_it = l.both(product_nan, factors_numbers);
     let zero = l.splat_bits(0);
-    let bits = l.to_bits(product);
+    let bits = l.bits_of(product);
     let r = l.select(zero_it, zero, bits);
-    l.from_bits(r)
+    l.float_of(r)
 }
 
 /// ADD: round(flush a + flush b).
@@ -283,10 +283,10 @@ impl Lanes for Exact {
     type Bits = [u32; 4];
     type Mask = [bool; 4];
 
-    fn to_bits(&mut self, v: [f32; 4]) -> [u32; 4] {
+    fn bits_of(&mut self, v: [f32; 4]) -> [u32; 4] {
         each(v, f32::to_bits)
     }
-    fn from_bits(&mut self, v: [u32; 4]) -> [f32; 4] {
+    fn float_of(&mut self, v: [u32; 4]) -> [f32; 4] {
         each(v, f32::from_bits)
     }
     fn splat_bits(&mut self, bits: u32) -> [u32; 4] {

@@ -567,10 +567,10 @@ impl Lanes for Lowering<'_, '_> {
     type Bits = Value;
     type Mask = Value;
 
-    fn to_bits(&mut self, v: Value) -> Value {
+    fn bits_of(&mut self, v: Value) -> Value {
         self.as_int(v)
     }
-    fn from_bits(&mut self, v: Value) -> Value {
+    fn float_of(&mut self, v: Value) -> Value {
         self.as_float(v)
     }
     fn splat_bits(&mut self, bits: u32) -> Value {
