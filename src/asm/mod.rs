@@ -28,7 +28,7 @@ pub use assembler::{Assembler, MAX_VERTEX_SHADER_WORDS};
 pub use error::{AsmError, AsmWarning, Location};
 pub use source::{Unrepresentable, to_source};
 
-use crate::float24::{CANONICAL_NAN_F24, F24};
+use crate::float24::F24;
 use crate::shbin::{
     Constant, Dvle, GsConfig, GsMode, OutputEntry, OutputSemantic, PICASSO_DVLE_VERSION,
     ShaderKind, Shbin, UniformEntry,
@@ -126,27 +126,6 @@ impl Assembly {
     }
 }
 
-/// picasso's f32 → float24 conversion for constants: the mantissa truncated to 16 bits, values
-/// below 2^-63 to signed zero, exponent 0 keeping its mantissa (an f24 subnormal pattern). NaN
-/// becomes the canonical NaN and values of 2^64 and above infinity (see the module docs).
-pub fn constant_to_f24(value: f32) -> F24 {
-    if value.is_nan() {
-        return F24::from_bits_truncated(CANONICAL_NAN_F24);
-    }
-    let bits = value.to_bits();
-    let sign = (bits >> 31) << 23;
-    let exponent = ((bits >> 23) & 0xFF) as i32 - 127 + 63;
-    let mantissa = (bits & 0x7F_FFFF) >> 7;
-    let pattern = if exponent < 0 {
-        sign
-    } else if exponent >= 0x7F {
-        sign | 0x7F << 16
-    } else {
-        sign | (exponent as u32) << 16 | mantissa
-    };
-    F24::from_bits_truncated(pattern)
-}
-
 /// The SHBIN model of one DVLE.
 fn dvle_model(data: &DvleData) -> Dvle {
     let mut uniforms: Vec<_> = data.uniforms.iter().collect();
@@ -172,7 +151,7 @@ fn dvle_model(data: &DvleData) -> Dvle {
         .map(|c| match c.value {
             ConstantValue::Float(v) => Constant::Float {
                 index: (c.reg - 0x20) as u8,
-                value: v.map(constant_to_f24),
+                value: v.map(F24::from_f32_picasso),
             },
             ConstantValue::Int(v) => Constant::Int {
                 index: (c.reg - 0x80) as u8,

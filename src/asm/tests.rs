@@ -255,35 +255,6 @@ fn constants_allocate_downward_and_fill_arrays() {
 }
 
 #[test]
-fn constant_conversion_truncates_like_picasso() {
-    assert_eq!(constant_to_f24(1.0).bits(), 0x3F_0000);
-    assert_eq!(constant_to_f24(-0.0).bits(), 0x80_0000);
-    assert_eq!(
-        constant_to_f24(1.0 + 2f32.powi(-20)).bits(),
-        0x3F_0000,
-        "truncated"
-    );
-    assert_eq!(constant_to_f24(2f32.powi(-64)).bits(), 0, "below 2^-63");
-    assert_eq!(
-        constant_to_f24(1.5 * 2f32.powi(-63)).bits(),
-        0x00_8000,
-        "exponent 0 keeps its mantissa"
-    );
-    assert_eq!(constant_to_f24(f32::INFINITY).bits(), 0x7F_0000);
-    assert_eq!(constant_to_f24(-1.0e30).bits(), 0xFF_0000);
-    assert_eq!(
-        constant_to_f24(1.5 * 2f32.powi(64)).bits(),
-        0x7F_0000,
-        "deliberate: infinity"
-    );
-    assert_eq!(
-        constant_to_f24(f32::NAN).bits(),
-        CANONICAL_NAN_F24,
-        "deliberate: NaN stays NaN"
-    );
-}
-
-#[test]
 fn errors_name_file_line_and_column() {
     let cases = [
         (

@@ -213,5 +213,5 @@ pub fn address_lane(entropy: &mut Entropy) -> Lane {
 /// The float24 pattern of `value`, truncated as picasso converts constants (NaN becomes the
 /// canonical NaN, values beyond the range infinity).
 pub fn f24_bits(value: f32) -> u32 {
-    crate::asm::constant_to_f24(value).bits()
+    crate::float24::F24::from_f32_picasso(value).bits()
 }

@@ -162,6 +162,30 @@ impl F24 {
     }
 }
 
+impl F24 {
+    /// picasso's f32 → float24 conversion of `.constf` values (docs/shbin-and-picasso.md): the
+    /// mantissa truncated to 16 bits, values below 2^-63 to signed zero, exponent 0 keeping its
+    /// mantissa (a float24 subnormal pattern), values of 2^64 and above to signed infinity, and
+    /// NaN to the canonical NaN.
+    pub fn from_f32_picasso(value: f32) -> F24 {
+        if value.is_nan() {
+            return F24(CANONICAL_NAN_F24);
+        }
+        let bits = value.to_bits();
+        let sign = (bits >> 31) << 23;
+        let exponent = ((bits >> 23) & 0xFF) as i32 - 127 + 63;
+        let mantissa = (bits & 0x7F_FFFF) >> 7;
+        let pattern = if exponent < 0 {
+            sign
+        } else if exponent >= 0x7F {
+            sign | 0x7F << 16
+        } else {
+            sign | (exponent as u32) << 16 | mantissa
+        };
+        F24(pattern)
+    }
+}
+
 impl fmt::Debug for F24 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "F24({:#08x} = {:?})", self.0, self.to_f32())

@@ -218,3 +218,36 @@ fn precision_names() {
     assert_eq!(Precision::from_name("f16"), None);
     assert_eq!(Precision::default(), Precision::F24Truncate);
 }
+
+#[test]
+fn constant_conversion_truncates_like_picasso() {
+    assert_eq!(F24::from_f32_picasso(1.0).bits(), 0x3F_0000);
+    assert_eq!(F24::from_f32_picasso(-0.0).bits(), 0x80_0000);
+    assert_eq!(
+        F24::from_f32_picasso(1.0 + 2f32.powi(-20)).bits(),
+        0x3F_0000,
+        "truncated"
+    );
+    assert_eq!(
+        F24::from_f32_picasso(2f32.powi(-64)).bits(),
+        0,
+        "below 2^-63"
+    );
+    assert_eq!(
+        F24::from_f32_picasso(1.5 * 2f32.powi(-63)).bits(),
+        0x00_8000,
+        "exponent 0 keeps its mantissa"
+    );
+    assert_eq!(F24::from_f32_picasso(f32::INFINITY).bits(), 0x7F_0000);
+    assert_eq!(F24::from_f32_picasso(-1.0e30).bits(), 0xFF_0000);
+    assert_eq!(
+        F24::from_f32_picasso(1.5 * 2f32.powi(64)).bits(),
+        0x7F_0000,
+        "deliberate: infinity"
+    );
+    assert_eq!(
+        F24::from_f32_picasso(f32::NAN).bits(),
+        CANONICAL_NAN_F24,
+        "deliberate: NaN stays NaN"
+    );
+}

@@ -4,8 +4,7 @@ use std::fmt;
 
 use super::decode::ignored;
 use super::{
-    BinaryOp, BoolFlowOp, CondCombine, CondFlowOp, Instruction, MAD_OPDESC_LIMIT, OPCODES,
-    OPDESC_COUNT, PROGRAM_WORDS, SimpleOp, SrcReg, UnaryOp,
+    CondCombine, Instruction, MAD_OPDESC_LIMIT, OPCODES, OPDESC_COUNT, PROGRAM_WORDS, SrcReg,
 };
 
 /// Why a typed instruction has no encoding.
@@ -87,61 +86,13 @@ impl fmt::Display for EncodeError {
 
 impl std::error::Error for EncodeError {}
 
-/// The 6-bit opcode of an instruction (for MAD/MADI and CMP, the lowest of their opcode range).
+/// The 6-bit opcode of an instruction: the decoder table's row of its mnemonic (for MAD/MADI
+/// and CMP, the lowest of their opcode range), so the numbers are stated once, in
+/// [`super::OPCODES`].
 pub(crate) fn opcode_bits(inst: &Instruction) -> u32 {
     match *inst {
-        Instruction::Binary { op, .. } => match op {
-            BinaryOp::Add => 0x00,
-            BinaryOp::Dp3 => 0x01,
-            BinaryOp::Dp4 => 0x02,
-            BinaryOp::Dph => 0x03,
-            BinaryOp::Dst => 0x04,
-            BinaryOp::Mul => 0x08,
-            BinaryOp::Sge => 0x09,
-            BinaryOp::Slt => 0x0A,
-            BinaryOp::Max => 0x0C,
-            BinaryOp::Min => 0x0D,
-            BinaryOp::Dphi => 0x18,
-            BinaryOp::Dsti => 0x19,
-            BinaryOp::Sgei => 0x1A,
-            BinaryOp::Slti => 0x1B,
-        },
-        Instruction::Unary { op, .. } => match op {
-            UnaryOp::Ex2 => 0x05,
-            UnaryOp::Lg2 => 0x06,
-            UnaryOp::Litp => 0x07,
-            UnaryOp::Flr => 0x0B,
-            UnaryOp::Rcp => 0x0E,
-            UnaryOp::Rsq => 0x0F,
-            UnaryOp::Mov => 0x13,
-        },
-        Instruction::Mova { .. } => 0x12,
-        Instruction::Cmp { .. } => 0x2E,
-        Instruction::Mad { inverted: true, .. } => 0x30,
-        Instruction::Mad {
-            inverted: false, ..
-        } => 0x38,
-        Instruction::Simple { op, .. } => match op {
-            SimpleOp::Break => 0x20,
-            SimpleOp::Nop => 0x21,
-            SimpleOp::End => 0x22,
-            SimpleOp::Emit => 0x2A,
-        },
-        Instruction::CondFlow { op, .. } => match op {
-            CondFlowOp::Breakc => 0x23,
-            CondFlowOp::Call => 0x24,
-            CondFlowOp::Callc => 0x25,
-            CondFlowOp::Ifc => 0x28,
-            CondFlowOp::Jmpc => 0x2C,
-        },
-        Instruction::BoolFlow { op, .. } => match op {
-            BoolFlowOp::Callu => 0x26,
-            BoolFlowOp::Ifu => 0x27,
-            BoolFlowOp::Jmpu => 0x2D,
-        },
-        Instruction::Loop { .. } => 0x29,
-        Instruction::SetEmit { .. } => 0x2B,
         Instruction::Unknown { word } => word >> 26,
+        _ => super::opcode_of(inst.mnemonic()),
     }
 }
 

@@ -129,7 +129,7 @@ const MADI: OpcodeInfo = op(Mnemonic::Madi, Format::F5i, "madi");
 const MAD: OpcodeInfo = op(Mnemonic::Mad, Format::F5, "mad");
 
 /// The decoder table, indexed by the 6-bit opcode (bits 26-31).
-pub static OPCODES: [OpcodeInfo; 64] = {
+pub static OPCODES: [OpcodeInfo; OPCODES_LEN] = {
     use Format::*;
     use Mnemonic as M;
     [
@@ -199,6 +199,29 @@ pub static OPCODES: [OpcodeInfo; 64] = {
         MAD, // 0x38-0x3F
     ]
 };
+
+/// The lowest opcode whose table row is `mnemonic` (every mnemonic but `Unknown` has one).
+pub const fn opcode_of(mnemonic: Mnemonic) -> u32 {
+    OPCODE_OF[mnemonic as usize] as u32
+}
+
+/// [`opcode_of`] for every mnemonic, derived from [`OPCODES`] at compile time.
+const OPCODE_OF: [u8; Mnemonic::Unknown as usize + 1] = {
+    let mut first = [0u8; Mnemonic::Unknown as usize + 1];
+    let mut seen = [false; Mnemonic::Unknown as usize + 1];
+    let mut opcode = 0;
+    while opcode < OPCODES_LEN {
+        let m = OPCODES[opcode].mnemonic as usize;
+        if !seen[m] {
+            seen[m] = true;
+            first[m] = opcode as u8;
+        }
+        opcode += 1;
+    }
+    first
+};
+
+const OPCODES_LEN: usize = 64;
 
 /// The table row for an instruction word.
 pub fn opcode_info(word: u32) -> &'static OpcodeInfo {
@@ -600,6 +623,64 @@ impl Instruction {
                 ]
             }
             _ => Vec::new(),
+        }
+    }
+
+    /// The operation, as named in the decoder table.
+    pub const fn mnemonic(&self) -> Mnemonic {
+        match *self {
+            Instruction::Binary { op, .. } => match op {
+                BinaryOp::Add => Mnemonic::Add,
+                BinaryOp::Dp3 => Mnemonic::Dp3,
+                BinaryOp::Dp4 => Mnemonic::Dp4,
+                BinaryOp::Dph => Mnemonic::Dph,
+                BinaryOp::Dst => Mnemonic::Dst,
+                BinaryOp::Mul => Mnemonic::Mul,
+                BinaryOp::Sge => Mnemonic::Sge,
+                BinaryOp::Slt => Mnemonic::Slt,
+                BinaryOp::Max => Mnemonic::Max,
+                BinaryOp::Min => Mnemonic::Min,
+                BinaryOp::Dphi => Mnemonic::Dphi,
+                BinaryOp::Dsti => Mnemonic::Dsti,
+                BinaryOp::Sgei => Mnemonic::Sgei,
+                BinaryOp::Slti => Mnemonic::Slti,
+            },
+            Instruction::Unary { op, .. } => match op {
+                UnaryOp::Ex2 => Mnemonic::Ex2,
+                UnaryOp::Lg2 => Mnemonic::Lg2,
+                UnaryOp::Litp => Mnemonic::Litp,
+                UnaryOp::Flr => Mnemonic::Flr,
+                UnaryOp::Rcp => Mnemonic::Rcp,
+                UnaryOp::Rsq => Mnemonic::Rsq,
+                UnaryOp::Mov => Mnemonic::Mov,
+            },
+            Instruction::Mova { .. } => Mnemonic::Mova,
+            Instruction::Cmp { .. } => Mnemonic::Cmp,
+            Instruction::Mad { inverted: true, .. } => Mnemonic::Madi,
+            Instruction::Mad {
+                inverted: false, ..
+            } => Mnemonic::Mad,
+            Instruction::Simple { op, .. } => match op {
+                SimpleOp::Break => Mnemonic::Break,
+                SimpleOp::Nop => Mnemonic::Nop,
+                SimpleOp::End => Mnemonic::End,
+                SimpleOp::Emit => Mnemonic::Emit,
+            },
+            Instruction::CondFlow { op, .. } => match op {
+                CondFlowOp::Breakc => Mnemonic::Breakc,
+                CondFlowOp::Call => Mnemonic::Call,
+                CondFlowOp::Callc => Mnemonic::Callc,
+                CondFlowOp::Ifc => Mnemonic::Ifc,
+                CondFlowOp::Jmpc => Mnemonic::Jmpc,
+            },
+            Instruction::BoolFlow { op, .. } => match op {
+                BoolFlowOp::Callu => Mnemonic::Callu,
+                BoolFlowOp::Ifu => Mnemonic::Ifu,
+                BoolFlowOp::Jmpu => Mnemonic::Jmpu,
+            },
+            Instruction::Loop { .. } => Mnemonic::Loop,
+            Instruction::SetEmit { .. } => Mnemonic::SetEmit,
+            Instruction::Unknown { .. } => Mnemonic::Unknown,
         }
     }
 
