@@ -1,0 +1,186 @@
+//! Rules about the repository itself: data flows one way through the library's modules
+//! (docs/architecture.md), and every integration test file is a test target.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The library's top-level modules, lowest layer first. A module may import only modules of a
+/// strictly lower layer; modules of one layer (the two engines) never import each other.
+const LAYERS: &[&[&str]] = &[
+    &["float24"],
+    &["isa"],
+    &["shbin"],
+    &["program"],
+    &["flow"],
+    &["validate"],
+    &["asm"],
+    &["exec"],
+    &["interp", "jit"],
+    &["engine"],
+    &["document"],
+    &["difftest"],
+    &["cli"],
+];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&module))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).expect("readable source folder") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The text of a Rust file without its comments (`//` to the end of a line), so that a doc link
+/// to another module is not mistaken for an import.
+fn code_of(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.find("//") {
+            Some(at) => &line[..at],
+            None => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The top-level modules a piece of code names through `crate::`: `crate::x::...` and every
+/// item of `crate::{x, y::z, ...}`.
+fn crate_references(code: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        let after = &rest[at + "crate::".len()..];
+        if let Some(group) = after.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for item in group[..end].split(',') {
+                let name = ident(item);
+                if !name.is_empty() {
+                    found.insert(name);
+                }
+            }
+        } else {
+            let name = ident(after);
+            if !name.is_empty() {
+                found.insert(name);
+            }
+        }
+        rest = after;
+    }
+    found
+}
+
+/// The top-level module a source file belongs to (`src/jit/lower.rs` → `jit`), or `None` for
+/// the crate root and the binary.
+fn module_of(path: &Path) -> Option<String> {
+    let relative = path.strip_prefix(root().join("src")).ok()?;
+    let first = relative.components().next()?.as_os_str().to_str()?;
+    let name = first.strip_suffix(".rs").unwrap_or(first);
+    (name != "lib" && name != "main").then(|| name.to_string())
+}
+
+#[test]
+fn every_module_is_in_a_layer() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let modules: BTreeSet<String> = files.iter().filter_map(|p| module_of(p)).collect();
+    for module in &modules {
+        assert!(
+            layer_of(module).is_some(),
+            "src/{module} is in no layer: add it to LAYERS here and to docs/architecture.md"
+        );
+    }
+    for layer in LAYERS {
+        for module in *layer {
+            assert!(modules.contains(*module), "LAYERS names {module}, which is gone");
+        }
+    }
+}
+
+#[test]
+fn modules_import_only_lower_layers() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut violations = Vec::new();
+    for path in &files {
+        let Some(module) = module_of(path) else {
+            continue;
+        };
+        let Some(own) = layer_of(&module) else {
+            continue; // reported by every_module_is_in_a_layer
+        };
+        let code = code_of(&fs::read_to_string(path).expect("readable source"));
+        for target in crate_references(&code) {
+            if target == module {
+                continue;
+            }
+            if let Some(theirs) = layer_of(&target)
+                && theirs >= own
+            {
+                violations.push(format!(
+                    "{} ({module}) imports {target}, which is not below it",
+                    path.strip_prefix(root()).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "data must flow one way (docs/architecture.md):\n{}",
+        violations.join("\n")
+    );
+}
+
+#[test]
+fn the_import_scan_sees_every_form() {
+    let code = code_of(
+        "use crate::exec::ExecConfig;\nuse crate::{isa, flow::step};\n\
+         let x = crate::jit::JitShader::compile(p); // crate::cli in a comment\n",
+    );
+    let found: Vec<String> = crate_references(&code).into_iter().collect();
+    assert_eq!(found, ["exec", "flow", "isa", "jit"]);
+}
+
+/// Every `jit-tests/*.rs` file is a `[[test]]` target of Cargo.toml (with `autotests = false`,
+/// a file that is not listed would silently never run).
+#[test]
+fn every_test_file_is_a_test_target() {
+    let manifest = fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
+    let listed: BTreeSet<String> = manifest
+        .lines()
+        .filter_map(|line| {
+            let value = line.trim().strip_prefix("path = \"jit-tests/")?;
+            Some(value.trim_end_matches('"').to_string())
+        })
+        .collect();
+    let mut missing = Vec::new();
+    for entry in fs::read_dir(root().join("jit-tests")).expect("jit-tests/") {
+        let path = entry.expect("a directory entry").path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let name = path.file_name().unwrap().to_str().unwrap().to_string();
+            if !listed.contains(&name) {
+                missing.push(name);
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "jit-tests files that are not [[test]] targets in Cargo.toml: {missing:?}"
+    );
+}
