@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use picajit::exec::{EmitConfig, ExecError};
+use picajit::exec::{EmitConfig, ExecError, GeometryResult, GeometryState};
 use picajit::program::Uniforms;
 
 #[test]
@@ -169,4 +169,34 @@ fn writes_after_the_last_emit_stay_in_the_bank() {
     // Invocation 2 writes o2.x = 1 into the same bank and emits it with the old y.
     let second = &results[1].as_ref().unwrap().vertices[0];
     assert_bits(second.outputs[2], [1.0, 7.0, 0.0, 0.0]);
+}
+
+#[test]
+fn a_vertex_stage_program_emits_nothing_even_as_a_geometry_invocation() {
+    // EMIT and SETEMIT do nothing in a vertex shader, however it is run: both engines decide by
+    // the program's stage.
+    let mut b = Builder::new();
+    b.ops("setemit 1, prim; mov o0, c1; emit; mov o0, c2; end");
+    let u = uniforms(&[(1, [1.0; 4]), (2, [2.0; 4])]);
+    let program = b.program(picajit::program::ShaderKind::Vertex);
+    let config = picajit::exec::ExecConfig::default();
+    let names = ["interp", "jit"];
+    let mut states = [GeometryState::default(), GeometryState::default()];
+    let mut sent = [GeometryResult::default(), GeometryResult::default()];
+    let engines = picajit::engine::EngineKind::ALL
+        .map(|kind| picajit::engine::prepare(kind, program.clone(), config).unwrap());
+    let mut outcomes = Vec::new();
+    for ((engine, state), sink) in engines.iter().zip(&mut states).zip(&mut sent) {
+        outcomes.push(engine.run_geometry(state, &u, &inputs(&[]), sink));
+    }
+    assert!(outcomes.iter().all(|o| o.is_ok()));
+    assert!(
+        sent.iter()
+            .all(|s| s.vertices.is_empty() && s.primitives.is_empty())
+    );
+    assert_eq!(states[0].emit, EmitConfig::default(), "SETEMIT did nothing");
+    assert_eq!(states[0].bank, 0, "no bank switch");
+    let difference = picajit::difftest::compare::state_difference(&states[0], &states[1], names);
+    assert_eq!(difference, None);
+    assert_bits(states[0].banks[0][0], [2.0; 4]);
 }

@@ -108,7 +108,10 @@ fn every_module_is_in_a_layer() {
     }
     for layer in LAYERS {
         for module in *layer {
-            assert!(modules.contains(*module), "LAYERS names {module}, which is gone");
+            assert!(
+                modules.contains(*module),
+                "LAYERS names {module}, which is gone"
+            );
         }
     }
 }

@@ -230,7 +230,10 @@ impl Precision {
 
     /// Whether this mode applies the float24 rounding, range rules and input flushing.
     pub const fn is_f24(self) -> bool {
-        !matches!(self, Precision::F32)
+        match self {
+            Precision::F24Truncate | Precision::F24Nearest => true,
+            Precision::F32 => false,
+        }
     }
 }
 

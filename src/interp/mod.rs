@@ -23,7 +23,7 @@ use crate::isa::{
     BinaryOp, DstReg, Instruction, OperandDescriptor, RegisterFile, RelIndex, SimpleOp, SrcReg,
     UnaryOp, decode, split_rel,
 };
-use crate::program::{InputRegisters, ShaderProgram, Uniforms, Vec4};
+use crate::program::{InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
 
 /// A program prepared for interpretation.
 #[derive(Clone, Debug)]
@@ -290,7 +290,7 @@ impl Invocation<'_> {
                 winding,
                 ..
             } => {
-                if let Some((state, _)) = self.geometry.as_mut() {
+                if let Some((state, _)) = self.geometry_outputs() {
                     state.emit = EmitConfig {
                         vertex,
                         primitive,
@@ -395,12 +395,25 @@ impl Invocation<'_> {
         }
     }
 
+    /// The geometry state and sink when this invocation emits: a geometry-stage program run as
+    /// a geometry-shader invocation. EMIT and SETEMIT do nothing in a vertex shader
+    /// (docs/model-choices.md), whichever way it is run.
+    #[allow(clippy::type_complexity)]
+    fn geometry_outputs(&mut self) -> Option<(&mut GeometryState, &mut dyn EmitSink)> {
+        if self.interp.program.stage != ShaderKind::Geometry {
+            return None;
+        }
+        self.geometry
+            .as_mut()
+            .map(|(state, sink)| (&mut **state, &mut **sink as &mut dyn EmitSink))
+    }
+
     /// EMIT (the rule is [`GeometryState::emit`]); a vertex shader ignores it.
     fn emit(&mut self, pc: u16) -> Result<(), ExecError> {
-        let Some((state, sink)) = self.geometry.as_mut() else {
+        let Some((state, sink)) = self.geometry_outputs() else {
             return Ok(());
         };
         let outputs = state.banks[state.bank];
-        state.emit(&outputs, pc, &mut **sink)
+        state.emit(&outputs, pc, sink)
     }
 }
