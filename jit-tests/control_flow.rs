@@ -1,4 +1,4 @@
-//! The control-flow stack machine (semantics.md section 5) through whole programs: nested
+//! The control-flow stack machine (docs/execution-model.md §5) through whole programs: nested
 //! IF/CALL/LOOP, overflow of each stack, the 4-pop CALL quirk, a JMP at a scope end, BREAK and
 //! BREAKC with the aL increment, END inside CALL, the inclusive LOOP body and the aL restore.
 //! Every expected value is derived by hand from the model in the comments.

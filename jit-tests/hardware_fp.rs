@@ -1,9 +1,9 @@
-//! Every row of the hardware floating-point table (3dbrew "Floating-Point Behavior", reproduced in
-//! `shared/seeds/001_…` and `pica-reference.md` 5.2) and the extra cases of the 41-case hardware
-//! suite, run as real programs through the interpreter in both F24 modes.
+//! Every row of the hardware floating-point table (3dbrew's "Floating-Point Behavior" page) and
+//! the extra cases of the 41-case hardware suite, run as real programs through the interpreter in
+//! both F24 modes.
 //!
-//! Where `semantics.md` decides differently from a table row, the test follows semantics.md and
-//! says why.
+//! Where docs/execution-model.md decides differently from a table row, the test follows the
+//! model and says why.
 
 mod common;
 
@@ -100,7 +100,7 @@ fn rsq_rows() {
 fn max_rows() {
     check("max o0, v0, v1", 0.0, INF, INF);
     // The 3dbrew table says max(0, -inf) = -inf; the hardware test suite (fp-tests test 10) says
-    // 0, and semantics.md section 3 takes `(a > b) ? a : b`, which gives 0.
+    // 0, and docs/execution-model.md §3 takes `(a > b) ? a : b`, which gives 0.
     check("max o0, v0, v1", 0.0, -INF, 0.0);
     // max(0, NaN) = NaN: the raw NaN operand is copied (MAX is not arithmetic), so its bits stay.
     for p in F24_MODES {

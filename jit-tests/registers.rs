@@ -1,4 +1,4 @@
-//! Operand handling through whole programs: relative addressing (semantics.md section 4),
+//! Operand handling through whole programs: relative addressing (docs/execution-model.md §4),
 //! swizzle then negate, destination masks, MOVA, CMP operators, LITP, DST, the invocation state
 //! reset, and each precision mode on rounding edge cases.
 

@@ -1,23 +1,31 @@
 //! picajit: exact float24 execution of PICA200 (Nintendo 3DS) vertex and geometry shaders.
 //!
-//! Data flows one way through the modules:
+//! Data flows one way through the modules, lowest layer first; a module imports only modules
+//! below it, and the two engines never import each other (docs/architecture.md; the test
+//! `jit-tests/repository.rs` enforces it):
 //!
-//! * [`float24`]: the value model, the single source of truth for rounding and flushing;
-//! * [`isa`]: instruction decode, encode and disassembly;
-//! * [`flow`]: the control-flow stack machine, run concretely by the interpreter and explored
-//!   abstractly by the validator;
+//! * [`float24`]: the value model; every arithmetic rule is stated once, in [`float24::lanes`],
+//!   against a lane abstraction that each engine implements;
+//! * [`isa`]: the one opcode table; decode, encode and disassembly;
 //! * [`shbin`]: the SHBIN (DVLB/DVLP/DVLE) container;
 //! * [`program`]: a loaded shader program, its uniforms and inputs;
-//! * [`interp`]: the reference interpreter (the oracle every other engine is checked against);
-//! * [`jit`]: the Cranelift JIT, bit-exact with the interpreter, and [`jit::cache`], the bounded
-//!   cache of compiled programs;
-//! * [`engine`]: the one interface both engines implement (what an emulator embeds);
+//! * [`flow`]: the control-flow model: the stack machine, the abstract explorer, the concrete
+//!   driver and the rules of tests and loops ([`flow::rules`]), stated once;
 //! * [`validate`]: static checks for what the hardware cannot do or does unreliably;
-//! * [`difftest`]: the differential tester (random programs, both engines, bit for bit);
-//! * [`cli`]: the `picajit` command line.
+//! * [`asm`]: the picasso-compatible assembler and the source disassembler;
+//! * [`exec`]: the execution contract, owned by no engine: settings, results, errors, the
+//!   geometry-shader state with its b15 and EMIT rules, streamed emission ([`exec::EmitSink`])
+//!   and the [`exec::ShaderEngine`] trait;
+//! * [`interp`]: the reference interpreter (the oracle every other engine is checked against);
+//! * [`jit`]: the Cranelift JIT, bit-exact with the interpreter;
+//! * [`engine`]: choosing and preparing an engine, and the bounded cache of prepared programs
+//!   ([`engine::cache`]);
+//! * [`document`]: the run document (the JSON input and output of `picajit run`);
+//! * [`difftest`]: the differential tester (random programs, every engine, bit for bit);
+//! * [`cli`]: the `picajit` command line (nothing in the library depends on it).
 //!
-//! The execution model is `semantics.md` of the project's specification; where it had to choose
-//! (nothing being known about the hardware), the choice is documented at the function that makes it.
+//! The execution model is docs/execution-model.md; where it had to choose (nothing being known
+//! about the hardware), the choice is in docs/model-choices.md and at the function that makes it.
 //!
 //! # Embedding
 //!

@@ -467,7 +467,7 @@ pub fn uniforms(values: &[(usize, Vec4)]) -> Uniforms {
     u
 }
 
-/// Compares two engines' vertex results bit for bit (semantics.md section 8): outputs and
+/// Compares two engines' vertex results bit for bit (docs/execution-model.md §8): outputs and
 /// a0/aL/cmp when both succeed, the error kind when both fail.
 #[track_caller]
 pub fn assert_same_vertex(

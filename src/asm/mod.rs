@@ -1,6 +1,6 @@
 //! A picasso-compatible assembler: PICA200 shader source to SHBIN.
 //!
-//! The syntax is picasso 2.7's (`shared/spec/pica-reference.md` section 3): one DVLE per input
+//! The syntax is picasso 2.7's (docs/shbin-and-picasso.md §3): one DVLE per input
 //! file (procedures are shared across files), `.proc`/`.end`, `ifc`/`ifu` with `.else`, `for`,
 //! `.alias`, `.fvec`/`.ivec`/`.bool`, `.constf`/`.constfa`/`.consti`, `.setf`/`.seti`/`.setb`,
 //! `.in`, `.out`, `.entry`, `.nodvle` and `.gsh`. The assembler reproduces picasso's observable

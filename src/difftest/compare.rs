@@ -1,4 +1,4 @@
-//! Running a test case on two engines and comparing them as `semantics.md` section 8 says: the
+//! Running a test case on two engines and comparing them as docs/execution-model.md §8 says: the
 //! f32 bit patterns of every output lane, the final a0/aL/cmp, every emitted geometry-shader
 //! vertex and primitive and the geometry-shader state after each invocation, and the error
 //! kind of an invocation that fails (whose outputs are not compared). Never a tolerance.

@@ -1,5 +1,5 @@
 //! The differential tester: random valid programs and special-value inputs, run on the
-//! reference interpreter and the JIT, compared bit for bit (`semantics.md` section 8).
+//! reference interpreter and the JIT, compared bit for bit (docs/execution-model.md §8).
 //!
 //! One concern per module:
 //!

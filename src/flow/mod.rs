@@ -1,4 +1,4 @@
-//! The control-flow stack machine of `semantics.md` section 5: the one implementation that the
+//! The control-flow stack machine of docs/execution-model.md §5: the one implementation that the
 //! reference interpreter runs concretely and the validator explores abstractly.
 //!
 //! A [`FlowState`] is the PC and three ring-buffer stacks ([`RingStack`]: IF 8 deep, CALL 4,

@@ -322,7 +322,7 @@ impl Invocation<'_> {
         }
     }
 
-    /// Float uniform `base` offset by `rel` (semantics.md section 4): an offset outside
+    /// Float uniform `base` offset by `rel` (docs/execution-model.md §4): an offset outside
     /// −128..127 counts as 0, the index wraps at 7 bits, and an index above 95 reads ones.
     fn uniform(&self, base: u8, rel: RelIndex) -> Vec4 {
         let flow = &self.registers.flow;

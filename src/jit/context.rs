@@ -11,7 +11,7 @@
 //! The control-flow stacks are compiled code, not host calls: each is a ring of slots with a
 //! wrapping `top` counter (the newest entry is in slot `top & (depth - 1)`) and a length capped
 //! at the depth. A push onto a full stack overwrites its oldest slot, exactly the ring-buffer
-//! behaviour of `semantics.md` section 5.
+//! behaviour of docs/execution-model.md §5.
 //!
 //! Only EMIT and SETEMIT (geometry-shader output, which touches Rust-side vectors) and the
 //! deterministic EX2/LG2 functions of [`crate::float24::transcendental`] are host calls.

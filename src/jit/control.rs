@@ -1,4 +1,4 @@
-//! PICA200 control flow → Cranelift IR: the stack machine of `semantics.md` section 5,
+//! PICA200 control flow → Cranelift IR: the stack machine of docs/execution-model.md §5,
 //! compiled.
 //!
 //! Each reachable address has a block. After an instruction's data part, its control part is

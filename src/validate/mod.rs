@@ -1,4 +1,4 @@
-//! Static checks for what the hardware cannot do or does unreliably (`pica-reference.md` 1.10).
+//! Static checks for what the hardware cannot do or does unreliably (docs/shbin-and-picasso.md §4.9).
 //!
 //! [`validate`] decodes a program as uploaded and returns [`Diagnostic`]s sorted by address;
 //! [`validate_instructions`] does the same on typed instructions (for an assembler, before
