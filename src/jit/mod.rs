@@ -147,6 +147,17 @@ fn error(phase: JitPhase, detail: &str, e: impl fmt::Display) -> JitError {
     }
 }
 
+/// The environment variable that turns Cranelift's IR verifier on in a release build (CI's test
+/// run sets it; any value but `0`).
+pub const VERIFY_IR_VARIABLE: &str = "PICAJIT_VERIFY_IR";
+
+/// Whether compiled functions go through Cranelift's IR verifier, which catches lowering bugs:
+/// always in debug builds, in release builds when [`VERIFY_IR_VARIABLE`] is set (it costs about
+/// a tenth of the compile time).
+fn verify_ir() -> bool {
+    cfg!(debug_assertions) || std::env::var_os(VERIFY_IR_VARIABLE).is_some_and(|v| v != "0")
+}
+
 /// The host's code generator (cranelift-native, so SSE4.1/AVX are used), built once per
 /// process: every program is compiled with the same settings.
 fn host_isa() -> Result<OwnedTargetIsa, JitError> {
@@ -156,17 +167,8 @@ fn host_isa() -> Result<OwnedTargetIsa, JitError> {
         flags
             .set("opt_level", "speed")
             .map_err(|e| error(JitPhase::CodeGenerator, "opt_level", e))?;
-        // The IR verifier catches lowering bugs in debug and test builds; release builds skip
-        // it (it costs about a tenth of the compile time).
         flags
-            .set(
-                "enable_verifier",
-                if cfg!(debug_assertions) {
-                    "true"
-                } else {
-                    "false"
-                },
-            )
+            .set("enable_verifier", if verify_ir() { "true" } else { "false" })
             .map_err(|e| error(JitPhase::CodeGenerator, "enable_verifier", e))?;
         let isa_builder = cranelift_native::builder()
             .map_err(|e| error(JitPhase::HostDetection, "cranelift-native", e))?;
