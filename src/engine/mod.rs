@@ -124,3 +124,24 @@ pub fn prepare_cached(
 ) -> Result<Arc<dyn ShaderEngine>, EngineError> {
     cache.get_or_prepare(kind, program, config)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_say_which_engine_and_what_failed() {
+        let error = EngineError::from(JitError::Finalization {
+            detail: "no executable memory".to_string(),
+        });
+        assert_eq!(error.engine(), EngineKind::Jit);
+        assert_eq!(
+            error.to_string(),
+            "the jit engine cannot prepare the program: finalizing the code: no executable memory"
+        );
+        let panicked = EngineError::Panicked {
+            engine: EngineKind::Interpreter,
+        };
+        assert!(panicked.to_string().starts_with("the interp engine"));
+    }
+}

@@ -48,47 +48,55 @@ use crate::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms};
 use analysis::FlowFacts;
 use context::{GeometryRun, JitContext, status};
 
-/// The phase of compiling in which the JIT failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JitPhase {
-    /// Detecting the host's instruction set.
-    HostDetection,
-    /// Setting up the code generator (a setting or the target ISA).
-    CodeGenerator,
-    /// Declaring the shader or a host function to the module.
-    Declaration,
-    /// Generating machine code for the shader.
-    CodeGeneration,
-    /// Making the code executable.
-    Finalization,
-}
-
-impl fmt::Display for JitPhase {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            JitPhase::HostDetection => "detecting the host",
-            JitPhase::CodeGenerator => "setting up the code generator",
-            JitPhase::Declaration => "declaring a function",
-            JitPhase::CodeGeneration => "generating code",
-            JitPhase::Finalization => "finalizing the code",
-        })
-    }
-}
-
 /// Why the JIT could not compile a program: an environment problem (an unsupported host, no
 /// executable memory) or a code-generator limit, never a property of the program, since every
-/// program is compilable.
+/// program is compilable. Each variant is a phase of compiling; `detail` is what Cranelift said.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JitError {
-    /// Where it failed.
-    pub phase: JitPhase,
-    /// What Cranelift said.
-    pub message: String,
+pub enum JitError {
+    /// The host's instruction set could not be detected or is not supported.
+    HostDetection {
+        /// Cranelift's message.
+        detail: String,
+    },
+    /// A code-generator setting or the target ISA was refused.
+    CodeGenerator {
+        /// The setting or part.
+        what: &'static str,
+        /// Cranelift's message.
+        detail: String,
+    },
+    /// Declaring the shader or a host function to the module failed.
+    Declaration {
+        /// The function.
+        function: &'static str,
+        /// Cranelift's message.
+        detail: String,
+    },
+    /// Generating machine code for the shader failed.
+    CodeGeneration {
+        /// Cranelift's message.
+        detail: String,
+    },
+    /// Making the code executable failed.
+    Finalization {
+        /// Cranelift's message.
+        detail: String,
+    },
 }
 
 impl fmt::Display for JitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.phase, self.message)
+        match self {
+            JitError::HostDetection { detail } => write!(f, "detecting the host: {detail}"),
+            JitError::CodeGenerator { what, detail } => {
+                write!(f, "setting up the code generator ({what}): {detail}")
+            }
+            JitError::Declaration { function, detail } => {
+                write!(f, "declaring {function}: {detail}")
+            }
+            JitError::CodeGeneration { detail } => write!(f, "generating code: {detail}"),
+            JitError::Finalization { detail } => write!(f, "finalizing the code: {detail}"),
+        }
     }
 }
 
@@ -140,10 +148,10 @@ impl Drop for JitShader {
     }
 }
 
-fn error(phase: JitPhase, detail: &str, e: impl fmt::Display) -> JitError {
-    JitError {
-        phase,
-        message: format!("{detail}: {e}"),
+fn code_generator(what: &'static str, e: impl fmt::Display) -> JitError {
+    JitError::CodeGenerator {
+        what,
+        detail: e.to_string(),
     }
 }
 
@@ -166,15 +174,19 @@ fn host_isa() -> Result<OwnedTargetIsa, JitError> {
         let mut flags = settings::builder();
         flags
             .set("opt_level", "speed")
-            .map_err(|e| error(JitPhase::CodeGenerator, "opt_level", e))?;
+            .map_err(|e| code_generator("opt_level", e))?;
         flags
-            .set("enable_verifier", if verify_ir() { "true" } else { "false" })
-            .map_err(|e| error(JitPhase::CodeGenerator, "enable_verifier", e))?;
-        let isa_builder = cranelift_native::builder()
-            .map_err(|e| error(JitPhase::HostDetection, "cranelift-native", e))?;
+            .set(
+                "enable_verifier",
+                if verify_ir() { "true" } else { "false" },
+            )
+            .map_err(|e| code_generator("enable_verifier", e))?;
+        let isa_builder = cranelift_native::builder().map_err(|e| JitError::HostDetection {
+            detail: e.to_string(),
+        })?;
         isa_builder
             .finish(settings::Flags::new(flags))
-            .map_err(|e| error(JitPhase::CodeGenerator, "the target ISA", e))
+            .map_err(|e| code_generator("the target ISA", e))
     })
     .clone()
 }
@@ -197,7 +209,10 @@ impl JitShader {
         for (name, signature) in lower::host_signatures(pointer, c_call_conv()) {
             let id = module
                 .declare_function(name, Linkage::Import, &signature)
-                .map_err(|e| error(JitPhase::Declaration, name, e))?;
+                .map_err(|e| JitError::Declaration {
+                    function: name,
+                    detail: e.to_string(),
+                })?;
             host_ids.push(id);
         }
 
@@ -205,7 +220,10 @@ impl JitShader {
         ctx.func.signature = shader_signature(pointer);
         let function_id = module
             .declare_function("shader", Linkage::Local, &ctx.func.signature)
-            .map_err(|e| error(JitPhase::Declaration, "shader", e))?;
+            .map_err(|e| JitError::Declaration {
+                function: "shader",
+                detail: e.to_string(),
+            })?;
         let frontend_config = module.target_config();
         let mut builder_context = FunctionBuilderContext::new();
         {
@@ -274,11 +292,15 @@ impl JitShader {
         }
         module
             .define_function(function_id, &mut ctx)
-            .map_err(|e| error(JitPhase::CodeGeneration, "shader", format!("{e:?}")))?;
+            .map_err(|e| JitError::CodeGeneration {
+                detail: format!("{e:?}"),
+            })?;
         module.clear_context(&mut ctx);
         module
             .finalize_definitions()
-            .map_err(|e| error(JitPhase::Finalization, "shader", e))?;
+            .map_err(|e| JitError::Finalization {
+                detail: e.to_string(),
+            })?;
         let code = module.get_finalized_function(function_id);
         // SAFETY: the function was defined with `shader_signature`, which is `CompiledFn`'s
         // parameters, result and calling convention.
