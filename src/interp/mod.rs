@@ -1,11 +1,11 @@
 //! The reference interpreter: the oracle every other engine is checked against.
 //!
 //! Clarity first. Each step decodes one instruction, reads its sources (relative addressing,
-//! swizzle, negate), computes with [`crate::float24::arith`], writes the enabled lanes, and lets
-//! the shared control-flow machine [`crate::flow::step`] resolve the next PC from the concrete
-//! [`Choices`]: the instruction's test (condition flags, bool uniforms) and whether the innermost
-//! loop's counter allows another pass. The loop counters and aL live here, on a stack kept beside
-//! the machine's LOOP stack. Hangs are errors: BREAK on an empty loop stack and the instruction
+//! swizzle, negate), computes with [`crate::float24::arith`] (the rules of
+//! [`crate::float24::lanes`] on arrays), writes the enabled lanes, and lets the flow model's
+//! concrete driver [`crate::flow::FlowDriver`] resolve the next PC: it evaluates the
+//! instruction's test and the loop counters with [`crate::flow::rules`] and runs the shared
+//! machine [`crate::flow::step`]. Hangs are errors: BREAK on an empty loop stack and the instruction
 //! budget stop the invocation with an [`ExecError`]; the host always returns.
 //!
 //! Vertex shaders start every invocation from zeroed registers ([`Interpreter::run_vertex`]).

@@ -1,4 +1,4 @@
-//! [`Instruction`] → instruction word: the exact inverse of [`decode`](super::decode).
+//! [`Instruction`] → instruction word: the exact inverse of [`decode`](super::decode()).
 
 use std::fmt;
 

@@ -1,8 +1,8 @@
 //! The PICA200 shader instruction set: decoding, encoding and disassembly.
 //!
 //! Every instruction is one 32-bit word whose opcode is bits 26-31. [`OPCODES`] is the decoder
-//! table (one entry per 6-bit opcode: mnemonic and format); [`decode`] turns a word into a typed
-//! [`Instruction`], [`encode`] is its exact inverse, and [`disasm`] prints picasso-style text.
+//! table (one entry per 6-bit opcode: mnemonic and format); [`decode()`] turns a word into a typed
+//! [`Instruction`], [`encode()`] is its exact inverse, and [`disasm`] prints picasso-style text.
 //!
 //! Bits the hardware ignores (format 0 operands, bits 8-9 of the flow-control formats, the DST
 //! field of MOVA, ...) are **kept**: each such variant carries an `ignored` field holding those
