@@ -225,3 +225,63 @@ pub struct FlowRegisters {
     /// cmp.x and cmp.y.
     pub cmp: [bool; 2],
 }
+
+/// The arithmetic the relative-addressing rule needs: `i32` values for the interpreter, IR values
+/// for the JIT (docs/execution-model.md §4).
+pub trait IndexOps {
+    /// A 32-bit integer.
+    type Int: Copy;
+    /// A truth value.
+    type Bit: Copy;
+    /// A constant.
+    fn int(&mut self, value: i32) -> Self::Int;
+    /// Wrapping addition.
+    fn add(&mut self, a: Self::Int, b: Self::Int) -> Self::Int;
+    /// Bitwise and with a constant.
+    fn and(&mut self, a: Self::Int, mask: i32) -> Self::Int;
+    /// Whether `low <= a <= high`.
+    fn within(&mut self, a: Self::Int, low: i32, high: i32) -> Self::Bit;
+    /// `if condition { a } else { b }`.
+    fn select(&mut self, condition: Self::Bit, a: Self::Int, b: Self::Int) -> Self::Int;
+}
+
+/// The number of float-uniform slots a relative index can name (7 bits); slots 96-127 read
+/// (1, 1, 1, 1).
+pub const UNIFORM_INDEX_SLOTS: usize = 128;
+
+/// The float-uniform slot that `c[base + offset]` reads (docs/execution-model.md §4): an offset
+/// (a0.x, a0.y or aL) outside -128..127 counts as 0, and the sum wraps at 7 bits. A slot above
+/// 95 reads (1, 1, 1, 1).
+pub fn relative_uniform_slot<O: IndexOps>(ops: &mut O, base: u8, offset: O::Int) -> O::Int {
+    let in_range = ops.within(offset, -128, 127);
+    let zero = ops.int(0);
+    let offset = ops.select(in_range, offset, zero);
+    let base = ops.int(base as i32);
+    let index = ops.add(base, offset);
+    ops.and(index, UNIFORM_INDEX_SLOTS as i32 - 1)
+}
+
+/// [`IndexOps`] on plain integers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExactIndex;
+
+impl IndexOps for ExactIndex {
+    type Int = i32;
+    type Bit = bool;
+
+    fn int(&mut self, value: i32) -> i32 {
+        value
+    }
+    fn add(&mut self, a: i32, b: i32) -> i32 {
+        a.wrapping_add(b)
+    }
+    fn and(&mut self, a: i32, mask: i32) -> i32 {
+        a & mask
+    }
+    fn within(&mut self, a: i32, low: i32, high: i32) -> bool {
+        (low..=high).contains(&a)
+    }
+    fn select(&mut self, condition: bool, a: i32, b: i32) -> i32 {
+        if condition { a } else { b }
+    }
+}

@@ -23,7 +23,9 @@ use crate::isa::{
     BinaryOp, DstReg, Instruction, OperandDescriptor, RegisterFile, RelIndex, SimpleOp, SrcReg,
     UnaryOp, decode, split_rel,
 };
-use crate::program::{InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
+use crate::program::{
+    ExactIndex, InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4, relative_uniform_slot,
+};
 
 /// A program prepared for interpretation.
 #[derive(Clone, Debug)]
@@ -322,8 +324,8 @@ impl Invocation<'_> {
         }
     }
 
-    /// Float uniform `base` offset by `rel` (docs/execution-model.md §4): an offset outside
-    /// −128..127 counts as 0, the index wraps at 7 bits, and an index above 95 reads ones.
+    /// Float uniform `base` offset by `rel`: [`relative_uniform_slot`]; a slot above 95 reads
+    /// ones.
     fn uniform(&self, base: u8, rel: RelIndex) -> Vec4 {
         let flow = &self.registers.flow;
         let offset = match rel {
@@ -332,15 +334,10 @@ impl Invocation<'_> {
             RelIndex::A0Y => flow.a0[1],
             RelIndex::AL => flow.al,
         };
-        let offset = if (-128..=127).contains(&offset) {
-            offset
-        } else {
-            0
-        };
-        let index = (base as i32 + offset) & 0x7F;
+        let slot = relative_uniform_slot(&mut ExactIndex, base, offset);
         self.uniforms
             .float
-            .get(index as usize)
+            .get(slot as usize)
             .copied()
             .unwrap_or([1.0; 4])
     }

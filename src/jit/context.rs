@@ -19,7 +19,7 @@
 use crate::exec::{EmitConfig, EmitSink, GeometryState};
 use crate::float24::transcendental;
 use crate::flow::{CALL_DEPTH, IF_DEPTH, LOOP_DEPTH};
-use crate::program::Vec4;
+use crate::program::{UNIFORM_INDEX_SLOTS, Vec4};
 
 /// Status codes the compiled function returns.
 pub mod status {
@@ -79,7 +79,7 @@ pub struct JitContext {
     /// v0-v15 (read only).
     pub input: [Vec4; 16],
     /// c0-c95, then 32 entries of (1, 1, 1, 1) for relative reads past c95 (read only).
-    pub uniform: [Vec4; 128],
+    pub uniform: [Vec4; UNIFORM_INDEX_SLOTS],
     /// a0.x, a0.y.
     pub a0: [i32; 2],
     /// aL.
@@ -123,7 +123,7 @@ impl JitContext {
             temp: [[0.0; 4]; 16],
             output: [[0.0; 4]; 16],
             input: [[0.0; 4]; 16],
-            uniform: [[1.0; 4]; 128],
+            uniform: [[1.0; 4]; UNIFORM_INDEX_SLOTS],
             a0: [0; 2],
             al: 0,
             cmp: [0; 2],

@@ -29,7 +29,7 @@ use crate::isa::{
     BinaryOp, DstReg, Instruction, OperandDescriptor, RegisterFile, RelIndex, SimpleOp, SrcReg,
     UnaryOp, split_rel,
 };
-use crate::program::{ShaderKind, ShaderProgram};
+use crate::program::{IndexOps, ShaderKind, ShaderProgram, relative_uniform_slot};
 
 const F32X4: Type = types::F32X4;
 const I32X4: Type = types::I32X4;
@@ -294,8 +294,8 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// c[n + offset]: an offset outside -128..127 counts as 0; the index wraps at 7 bits and
-    /// entries 96-127 of the table hold ones.
+    /// c[n + offset]: the slot is [`relative_uniform_slot`], emitted as code; the context's
+    /// table has 128 slots, 96-127 holding ones, so the load needs no bounds check.
     fn read_uniform(&mut self, n: u8, rel: RelIndex) -> Value {
         let base = offset_of!(JitContext, uniform);
         let offset = match rel {
@@ -304,17 +304,9 @@ impl Lowering<'_, '_> {
             RelIndex::A0Y => self.get(Reg::A0(1)),
             RelIndex::AL => self.get(Reg::Al),
         };
-        let biased = self.b.ins().iadd_imm_s(offset, 128);
-        let in_range = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedLessThan, biased, 256);
-        let zero = self.b.ins().iconst(types::I32, 0);
-        let offset = self.b.ins().select(in_range, offset, zero);
-        let index = self.b.ins().iadd_imm_s(offset, n as i64);
-        let index = self.b.ins().band_imm_s(index, 0x7F);
-        let index = self.b.ins().uextend(types::I64, index);
-        let scaled = self.b.ins().ishl_imm_s(index, 4);
+        let slot = relative_uniform_slot(&mut IndexIr(self), n, offset);
+        let slot = self.b.ins().uextend(types::I64, slot);
+        let scaled = self.b.ins().ishl_imm_s(slot, 4);
         let address = self.b.ins().iadd(self.ctx, scaled);
         self.b.ins().load(F32X4, read_only(), address, base as i32)
     }
@@ -639,5 +631,35 @@ impl Lanes for Lowering<'_, '_> {
     fn with_lane(&mut self, a: Value, lane: usize, value: f32) -> Value {
         let value = self.b.ins().f32const(value);
         self.b.ins().insertlane(a, value, lane as u8)
+    }
+}
+
+/// The relative-addressing rule emitted as code (`i32` values; a truth value is an `icmp`).
+struct IndexIr<'x, 'a, 'b>(&'x mut Lowering<'a, 'b>);
+
+impl IndexOps for IndexIr<'_, '_, '_> {
+    type Int = Value;
+    type Bit = Value;
+
+    fn int(&mut self, value: i32) -> Value {
+        self.0.b.ins().iconst(types::I32, value as i64)
+    }
+    fn add(&mut self, a: Value, b: Value) -> Value {
+        self.0.b.ins().iadd(a, b)
+    }
+    fn and(&mut self, a: Value, mask: i32) -> Value {
+        self.0.b.ins().band_imm_s(a, mask as i64)
+    }
+    fn within(&mut self, a: Value, low: i32, high: i32) -> Value {
+        // One unsigned comparison: a - low <= high - low.
+        let shifted = self.0.b.ins().iadd_imm_s(a, -(low as i64));
+        self.0.b.ins().icmp_imm_s(
+            IntCC::UnsignedLessThanOrEqual,
+            shifted,
+            (high as i64) - (low as i64),
+        )
+    }
+    fn select(&mut self, condition: Value, a: Value, b: Value) -> Value {
+        self.0.b.ins().select(condition, a, b)
     }
 }
