@@ -200,3 +200,59 @@ fn a_vertex_stage_program_emits_nothing_even_as_a_geometry_invocation() {
     assert_eq!(difference, None);
     assert_bits(states[0].banks[0][0], [2.0; 4]);
 }
+
+/// Counts what it is sent and keeps a running checksum of the bits, nothing else.
+#[derive(Default, PartialEq, Debug)]
+struct CountingSink {
+    vertices: u64,
+    primitives: u64,
+    checksum: u64,
+}
+
+impl picajit::exec::EmitSink for CountingSink {
+    fn vertex(&mut self, config: EmitConfig, outputs: &[picajit::program::Vec4; 16]) {
+        self.vertices += 1;
+        self.checksum = self
+            .checksum
+            .rotate_left(5)
+            .wrapping_add(outputs[0][0].to_bits() as u64 ^ config.vertex as u64);
+    }
+
+    fn primitive(&mut self, winding: bool, slots: &[[picajit::program::Vec4; 16]; 3]) {
+        self.primitives += 1;
+        self.checksum = self
+            .checksum
+            .rotate_left(7)
+            .wrapping_add(slots[2][0][1].to_bits() as u64 + winding as u64);
+    }
+}
+
+#[test]
+fn emission_streams_to_the_sink() {
+    // Two nested loops of 256 passes around EMIT: 65,536 vertices and as many triangles from
+    // one invocation, handed to the sink one by one (the engines keep none of them).
+    let mut b = Builder::new();
+    b.ops("setemit 0, prim"); //        0
+    b.ops("loop i0, 0x006"); //                 1: body [2, 6]
+    b.ops("loop i1, 0x005"); //                 2: body [3, 5]
+    b.ops("add r0, c0, r0; mov o0, r0; emit"); // 3-5
+    b.ops("nop; end"); //                       6, 7
+    let mut u = uniforms(&[(0, [1.0; 4])]);
+    u.int[0] = [255, 0, 0, 0];
+    u.int[1] = [255, 0, 0, 0];
+    let program = b.program(picajit::program::ShaderKind::Geometry);
+    let config = picajit::exec::ExecConfig::default();
+    let mut sinks = Vec::new();
+    for kind in picajit::engine::EngineKind::ALL {
+        let engine = picajit::engine::prepare(kind, program.clone(), config).unwrap();
+        let mut state = GeometryState::default();
+        let mut sink = CountingSink::default();
+        engine
+            .run_geometry(&mut state, &u, &inputs(&[]), &mut sink)
+            .expect("the invocation ends");
+        sinks.push(sink);
+    }
+    assert_eq!(sinks[0].vertices, 256 * 256);
+    assert_eq!(sinks[0].primitives, 256 * 256);
+    assert_eq!(sinks[0], sinks[1], "both engines send the same stream");
+}
