@@ -391,3 +391,111 @@ fn asm_command_writes_the_binary_and_reports_errors() {
         "{stderr}"
     );
 }
+
+fn error_of(text: &str) -> String {
+    let files = [SourceFile {
+        name: "t.pica".to_string(),
+        text: text.to_string(),
+    }];
+    match assemble(&files, AsmOptions::default()) {
+        Ok(_) => panic!("{text} assembled"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn assembles(text: &str) {
+    let files = [SourceFile {
+        name: "t.pica".to_string(),
+        text: text.to_string(),
+    }];
+    if let Err(e) = assemble(&files, AsmOptions::default()) {
+        panic!("{text}: {e}");
+    }
+}
+
+/// Wraps instructions in a program with a float uniform `tint` (c0), an int uniform `count`
+/// (i0) and an output.
+fn program(body: &str) -> String {
+    format!(".fvec tint\n.ivec count\n.out o position\n.proc main\n{body}\nend\n.end\n")
+}
+
+#[test]
+fn source_register_errors_say_what_the_slot_accepts() {
+    // (wrong, message, the fix the message suggests)
+    let cases = [
+        (
+            "mul r0, r1, tint",
+            "t.pica:5:13: error: invalid source2 register: tint (c0): source2 accepts v0-v15 and r0-r15; a uniform (c0-c95) goes in source1 (mul has no inverted form, and its operands commute): swap the operands",
+            "mul r0, tint, r1",
+        ),
+        (
+            "dp4 r0, c1, -tint.x",
+            "t.pica:5:13: error: invalid source2 register: -tint.x (c0): source2 accepts v0-v15 and r0-r15; an instruction reads at most one uniform (c0-c95): copy the other into a temporary first (mov r0, ...)",
+            "mov r2, tint\ndp4 r0, c1, r2",
+        ),
+        (
+            "add r0, count, r1",
+            "t.pica:5:9: error: invalid source1 register: count (i0): source1 accepts v0-v15, r0-r15 and c0-c95; i0-i3 and b0-b15 are read only by flow control (for, ifu, callu, jmpu)",
+            "add r0, tint, r1",
+        ),
+        (
+            "cmp r0, lt, ge, tint",
+            "t.pica:5:17: error: invalid source2 register: tint (c0): source2 accepts v0-v15 and r0-r15; a uniform (c0-c95) goes in source1: swap the operands and mirror the comparisons (lt and gt, le and ge trade places; eq and ne stay)",
+            "cmp tint, gt, le, r0",
+        ),
+        (
+            "mad r0, tint, r1, r2",
+            "t.pica:5:9: error: invalid source1 register: tint (c0): source1 accepts v0-v15 and r0-r15; a uniform (c0-c95) goes in source2 or source3 (mad d, a, b, c computes a * b + c: swap a and b)",
+            "mad r0, r1, tint, r2",
+        ),
+        (
+            "mad r0, r1, c2, c3",
+            "t.pica:5:17: error: invalid source3 register: c3: source3 accepts v0-v15 and r0-r15; an instruction reads at most one uniform",
+            "mad r0, r1, c2, r3",
+        ),
+    ];
+    for (wrong, expected, fix) in cases {
+        let message = error_of(&program(wrong));
+        assert!(
+            message.starts_with(expected),
+            "{wrong}:\n{message}\n{expected}"
+        );
+        assembles(&program(fix));
+    }
+    // The instructions with an inverted form take the uniform second themselves.
+    for inverted in [
+        "dph r0, r1, tint",
+        "sge r0, r1, tint",
+        "slt r0, v0, tint",
+        "dst r0, r1, c5",
+    ] {
+        assembles(&program(inverted));
+    }
+}
+
+#[test]
+fn errors_quote_at_most_forty_characters_escaped() {
+    let huge = "q".repeat(10 << 20);
+    let message = error_of(&program(&format!("mov r0, {huge}")));
+    assert!(message.len() < 200, "{} bytes", message.len());
+    assert!(
+        message.ends_with(&format!("invalid register: {}…", "q".repeat(40))),
+        "{message}"
+    );
+    let message = error_of(&program("mov r0, c\x1b[2J"));
+    assert!(!message.contains('\x1b'), "{message:?}");
+    assert!(message.contains("c\\x1b[2J"), "{message}");
+    let message = error_of(&format!(".proc main\ncall {huge}\nend\n.end\n"));
+    assert!(message.len() < 200, "{} bytes", message.len());
+    // A #line file name is escaped and capped in every later diagnostic.
+    let message = error_of(&format!(
+        "#line 7 \"a\x07{}\"\n.proc main\nbogus\n.end\n",
+        "b".repeat(1000)
+    ));
+    assert!(message.starts_with("a\\x07bbb"), "{message}");
+    assert!(
+        message.contains("…:8:1: error: invalid instruction: bogus"),
+        "{message}"
+    );
+    assert!(message.len() < 400, "{} bytes", message.len());
+}

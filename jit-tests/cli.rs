@@ -282,7 +282,17 @@ fn disasm_lists_the_program() {
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.contains("dp4 o0.x, c0, v0"), "{text}");
     assert!(text.contains("max r0.x, c95.x, r0.x"), "{text}");
-    assert!(text.contains("uniform projection c0-c3"), "{text}");
+    // picasso declarations, from the DVLE's tables.
+    for declaration in [
+        "    .in inpos v0\n",
+        "    .fvec projection[4]              ; c0-c3\n",
+        "    .fvec lightDir                   ; c4\n",
+        "    .out - position o0\n",
+        "    .out - texcoord0 o2.xy\n",
+        "    .setf c95(0, 0.25, 0, 0)\n",
+    ] {
+        assert!(text.contains(declaration), "{declaration:?} in {text}");
+    }
     assert!(text.contains("end"));
 }
 
@@ -322,18 +332,17 @@ fn geometry_shader_runs_emit_and_report_primitives() {
     );
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let invocation = &document["invocations"][0];
-    assert_eq!(invocation["emitted"].as_array().unwrap().len(), 3);
-    assert_eq!(invocation["emitted"][2]["primitive"], true);
-    let primitive = &invocation["primitives"][0];
-    assert_eq!(primitive["winding"], true);
+    let emitted = invocation["emitted"].as_array().unwrap();
+    assert_eq!(emitted.len(), 3);
+    assert_eq!(emitted[2]["primitive"], true);
+    assert_eq!(emitted[2]["winding"], true);
+    // The EMIT that made the triangle carries it: slots 0, 1, 2 in slot order.
     assert_eq!(
-        primitive["vertices"][0]["o0"],
-        serde_json::json!([1, 0, 0, 1])
+        emitted[2]["triangle"],
+        serde_json::json!([{"o0": [1, 0, 0, 1]}, {"o0": [2, 0, 0, 1]}, {"o0": [3, 0, 0, 1]}])
     );
-    assert_eq!(
-        primitive["vertices"][2]["o0"],
-        serde_json::json!([3, 0, 0, 1])
-    );
+    assert!(emitted[0].get("triangle").is_none());
+    assert!(emitted[1].get("triangle").is_none());
 }
 
 #[test]
@@ -391,4 +400,526 @@ fn bench_reports_both_engines_and_their_agreement() {
             && text.contains("2 identical uploads, 1 compile(s), 1 hit(s), same code"),
         "{text}"
     );
+}
+
+/// Assembles one picasso source file and writes the SHBIN to a temporary file.
+fn assembled(name: &str, source: &str) -> (PathBuf, picajit::shbin::Shbin) {
+    let files = [picajit::asm::SourceFile {
+        name: format!("{name}.pica"),
+        text: source.to_string(),
+    }];
+    let shbin = picajit::asm::assemble(&files, picajit::asm::AsmOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .shbin;
+    let path = temp_file(&format!("{name}.shbin"), &picajit::shbin::write(&shbin));
+    (path, shbin)
+}
+
+/// A geometry shader that emits 200 × 250 = 50,000 vertices in one invocation, each making a
+/// triangle; vertex k has o0 = (k+1, k+1, k+1, k+1).
+const MANY_EMITS: &str = "
+    .gsh point c0
+    .constf one(1.0, 1.0, 1.0, 1.0)
+    .constf zero(0.0, 0.0, 0.0, 0.0)
+    .consti outer(199, 0, 1, 0)
+    .consti inner(249, 0, 1, 0)
+    .out outpos position
+    .proc main
+        mov r0, zero
+        setemit 0, prim
+        for outer
+            for inner
+                add r0, one, r0
+                mov outpos, r0
+                emit
+            .end
+        .end
+        end
+    .end";
+
+const MANY: usize = 50_000;
+
+/// Counts the bytes written through it (and keeps them, to check the document).
+struct Counting {
+    bytes: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    kept: Vec<u8>,
+}
+
+impl std::io::Write for Counting {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.bytes
+            .fetch_add(buf.len(), std::sync::atomic::Ordering::SeqCst);
+        self.kept.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The interpreter, watching its emit sink: at each emitted vertex it notes how many bytes of
+/// the document have reached the writer so far.
+struct Watched {
+    inner: Interpreter,
+    bytes: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    seen: std::sync::Mutex<Vec<usize>>,
+}
+
+struct Probe<'a> {
+    inner: &'a mut dyn picajit::exec::EmitSink,
+    watched: &'a Watched,
+}
+
+impl picajit::exec::EmitSink for Probe<'_> {
+    fn vertex(&mut self, config: picajit::exec::EmitConfig, outputs: &[[f32; 4]; 16]) {
+        let written = self.watched.bytes.load(std::sync::atomic::Ordering::SeqCst);
+        self.watched.seen.lock().unwrap().push(written);
+        self.inner.vertex(config, outputs);
+    }
+    fn primitive(&mut self, winding: bool, slots: &[[[f32; 4]; 16]; 3]) {
+        self.inner.primitive(winding, slots);
+    }
+}
+
+impl picajit::exec::ShaderEngine for Watched {
+    fn name(&self) -> &'static str {
+        "watched"
+    }
+    fn program(&self) -> &ShaderProgram {
+        self.inner.program()
+    }
+    fn config(&self) -> ExecConfig {
+        self.inner.config()
+    }
+    fn run_vertex(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &picajit::program::InputRegisters,
+    ) -> Result<picajit::exec::VertexResult, picajit::exec::ExecError> {
+        self.inner.run_vertex(uniforms, inputs)
+    }
+    fn run_geometry(
+        &self,
+        state: &mut picajit::exec::GeometryState,
+        uniforms: &Uniforms,
+        inputs: &picajit::program::InputRegisters,
+        sink: &mut dyn picajit::exec::EmitSink,
+    ) -> Result<(), picajit::exec::ExecError> {
+        let mut probe = Probe {
+            inner: sink,
+            watched: self,
+        };
+        self.inner.run_geometry(state, uniforms, inputs, &mut probe)
+    }
+}
+
+#[test]
+fn run_streams_each_emitted_vertex_before_the_next_is_emitted() {
+    let (_, shbin) = assembled("many-emits", MANY_EMITS);
+    let dvle = &shbin.dvles[0];
+    let bytes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let engine = Watched {
+        inner: Interpreter::new(
+            ShaderProgram::from_shbin(&shbin, 0).unwrap(),
+            ExecConfig::default(),
+        ),
+        bytes: bytes.clone(),
+        seen: std::sync::Mutex::new(Vec::new()),
+    };
+    let input = picajit::document::input::parse_input_for(
+        r#"{"invocations": [{}]}"#,
+        Precision::F24Truncate,
+        dvle,
+    )
+    .unwrap();
+    let mut out = Counting {
+        bytes: bytes.clone(),
+        kept: Vec::new(),
+    };
+    picajit::document::write_run(
+        &mut out,
+        &engine,
+        dvle,
+        &input,
+        picajit::document::output::OutputOptions::default(),
+    )
+    .unwrap();
+
+    // Every emitted vertex (and its triangle) reached the writer before the next EMIT: the
+    // bytes written grow between any two emitted vertices, so nothing is collected.
+    let seen = engine.seen.into_inner().unwrap();
+    assert_eq!(seen.len(), MANY);
+    let held_back = seen.windows(2).position(|pair| pair[1] <= pair[0]);
+    assert_eq!(
+        held_back, None,
+        "a vertex was not written before the next EMIT"
+    );
+    // The last vertex's line is all that is written after the last EMIT (and the closing).
+    let total = bytes.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        total - seen[MANY - 1] < 400,
+        "{} bytes after the last EMIT",
+        total - seen[MANY - 1]
+    );
+
+    let document: serde_json::Value = serde_json::from_slice(&out.kept).unwrap();
+    let emitted = document["invocations"][0]["emitted"].as_array().unwrap();
+    assert_eq!(emitted.len(), MANY);
+    for (k, vertex) in emitted.iter().enumerate().step_by(997) {
+        let count = k as i64 + 1;
+        assert_eq!(
+            vertex["outputs"]["o0"],
+            serde_json::json!([count, count, count, count])
+        );
+        assert_eq!(
+            vertex["triangle"][0], vertex["outputs"],
+            "slot 0 is the vertex"
+        );
+        assert_eq!(vertex["triangle"][1]["o0"], serde_json::json!([0, 0, 0, 0]));
+    }
+}
+
+#[test]
+fn run_writes_every_vertex_of_a_large_geometry_shader() {
+    let (program, _) = assembled("many-emits-cli", MANY_EMITS);
+    let input = temp_file("many-emits.json", br#"{"invocations": [{}]}"#);
+    for engine in ["interp", "jit"] {
+        let output = run_program(&program, &input, &["--engine", engine]);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let text = String::from_utf8(output.stdout).unwrap();
+        // One line per emitted vertex, plus the document's and the invocation's lines.
+        assert_eq!(text.lines().count(), MANY + 4, "{engine}");
+        let document: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let emitted = document["invocations"][0]["emitted"].as_array().unwrap();
+        assert_eq!(emitted.len(), MANY);
+        assert_eq!(
+            emitted[MANY - 1]["outputs"]["o0"],
+            serde_json::json!([50000, 50000, 50000, 50000])
+        );
+    }
+}
+
+#[test]
+fn a_failed_geometry_invocation_keeps_what_it_emitted() {
+    // picasso syntax cannot say `setemit 3`.
+    let mut b = Builder::new();
+    b.ops(
+        "mov o0, v0
+         setemit 0
+         emit
+         setemit 1
+         emit
+         setemit 3
+         emit
+         end",
+    );
+    let mut shbin = single_dvle(&b);
+    shbin.dvles[0].kind = picajit::shbin::ShaderKind::Geometry;
+    shbin.dvles[0].outputs = vec![picajit::shbin::OutputEntry {
+        semantic: picajit::shbin::OutputSemantic::Position,
+        register: 0,
+        mask: 0xF,
+        unknown: 0,
+    }];
+    let program = temp_file("gs-fails.shbin", &picajit::shbin::write(&shbin));
+    let input = temp_file(
+        "gs-fails.json",
+        br#"{"invocations": [{"v0": [1]}, {"v0": [2]}]}"#,
+    );
+    let output = run_program(&program, &input, &["--state"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    for (i, invocation) in document["invocations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let emitted = invocation["emitted"].as_array().unwrap();
+        assert_eq!(emitted.len(), 2, "the two EMITs before the failing one");
+        let x = i as i64 + 1;
+        assert_eq!(emitted[0]["outputs"]["o0"], serde_json::json!([x, 0, 0, 1]));
+        // The second EMIT sent the other output bank, never written.
+        assert_eq!(emitted[1]["outputs"]["o0"], serde_json::json!([0, 0, 0, 0]));
+        assert_eq!(invocation["error"]["kind"], "invalid-emit-vertex");
+        assert!(invocation["state"].is_object());
+    }
+}
+
+#[test]
+fn uniforms_can_be_named_by_the_uniform_table() {
+    let by_register = run_program(
+        &example("lit-transform.shbin"),
+        &example("lit-transform.json"),
+        &["--bits"],
+    );
+    let named = temp_file(
+        "named.json",
+        br#"{"uniforms": {"projection": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]],
+            "lightDir": [0, 0, 1, 0]},
+          "vertices": [
+            {"inpos": [1, 2, 3, 1], "incolor": [0.5, 0.25, 1, 1], "innormal": [0, 0, 1], "intex": [0.5, 0.5]},
+            {"inpos": [-1, 0.5, 0.1, 1], "incolor": [1, 1, 1, 1], "innormal": [0, 0.7071, 0.7071], "intex": [0, 1]},
+            {"inpos": [1e30, -0.0, "f24:0x000001", 1], "incolor": [1, 0, 0, 1], "innormal": [0, 0, -1], "intex": [1, 0]}]}"#,
+    );
+    let by_name = run_program(&example("lit-transform.shbin"), &named, &["--bits"]);
+    assert!(
+        by_name.status.success(),
+        "{}",
+        String::from_utf8_lossy(&by_name.stderr)
+    );
+    assert_eq!(by_name.stdout, by_register.stdout);
+
+    // One register of an array: projection[2] is c2; the z row now doubles z.
+    let indexed = temp_file(
+        "indexed.json",
+        br#"{"uniforms": {"projection[0]": [1, 0, 0, 0], "projection[1]": [0, 1, 0, 0],
+            "projection[2]": [0, 0, 2, 0], "projection[3]": [0, 0, 0, 1]},
+          "vertices": [{"inpos": [1, 2, 3, 1]}]}"#,
+    );
+    let output = run_program(&example("lit-transform.shbin"), &indexed, &[]);
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        document["vertices"][0]["outputs"]["o0"],
+        serde_json::json!([1, 2, 6, 1])
+    );
+
+    let unknown = temp_file("unknown.json", br#"{"uniforms": {"projektion": [1]}}"#);
+    let output = run_program(&example("lit-transform.shbin"), &unknown, &[]);
+    assert_usage_error(
+        &output,
+        "unknown.json: uniforms.projektion: not a uniform register (c0-c95, i0-i3, b0-b15) or uniform name (the DVLE names projection[4], lightDir)",
+    );
+    let past = temp_file("past.json", br#"{"uniforms": {"projection[4]": [1]}}"#);
+    let output = run_program(&example("lit-transform.shbin"), &past, &[]);
+    assert_usage_error(&output, "the index must be 0-3");
+}
+
+#[test]
+fn duplicate_keys_are_rejected_with_where_they_are() {
+    let input = temp_file(
+        "duplicate.json",
+        b"{\"vertices\": [\n  {\"v0\": [1, 2], \"v1\": [0], \"v0\": [3]}\n]}",
+    );
+    let output = run_program(&example("lit-transform.shbin"), &input, &[]);
+    assert_usage_error(
+        &output,
+        "duplicate.json: line 2, column 32: duplicate key \"v0\"",
+    );
+}
+
+#[test]
+fn numbers_beyond_f32_warn_on_stderr_and_become_infinity() {
+    let input = temp_file(
+        "huge.json",
+        br#"{"uniforms": {"c0": [1, 0, 0, 0]}, "vertices": [{"v0": [1e39, 0, 0, 1]}]}"#,
+    );
+    let output = run_program(&example("lit-transform.shbin"), &input, &[]);
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("warning: ")
+            && stderr.contains("huge.json: vertices[0].v0[0]: 1e+39 is beyond the f32 range"),
+        "{stderr}"
+    );
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["vertices"][0]["outputs"]["o0"][0], "inf");
+}
+
+#[test]
+fn zero_counts_are_rejected_by_every_command() {
+    let program = example("lit-transform.shbin");
+    let input = example("lit-transform.json");
+    let (program, input) = (program.to_str().unwrap(), input.to_str().unwrap());
+    let cases: [&[&str]; 5] = [
+        &["run", program, "--input", input, "--budget", "0"],
+        &["difftest", "--programs", "1", "--budget", "0"],
+        &["bench", program, "--input", input, "--vertices", "0"],
+        &["bench", program, "--input", input, "--repeat", "0"],
+        &["run", program, "--input", input, "--budget=-3"],
+    ];
+    for args in cases {
+        let output = picajit(args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty());
+        assert!(
+            stderr.contains("must be at least 1") || stderr.contains("not a whole number"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn choices_are_listed_in_help_and_checked() {
+    for command in ["run", "bench"] {
+        let output = picajit(&[command, "--help"]);
+        let help = String::from_utf8_lossy(&output.stdout);
+        for mode in ["f24", "f24-rne", "f32"] {
+            assert!(
+                help.contains(&format!("{mode}:")),
+                "{command} --help: {help}"
+            );
+        }
+    }
+    let help = String::from_utf8_lossy(&picajit(&["run", "--help"]).stdout).into_owned();
+    assert!(help.contains("interp:") && help.contains("jit:"), "{help}");
+    let help = String::from_utf8_lossy(&picajit(&["difftest", "--help"]).stdout).into_owned();
+    assert!(help.contains("all:"), "{help}");
+
+    let output = run_program(
+        &example("lit-transform.shbin"),
+        &example("lit-transform.json"),
+        &["--precision", "f16"],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("[possible values: f24, f24-rne, f32]"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bench_measures_geometry_shaders() {
+    let (program, _) = assembled(
+        "gs-bench",
+        "
+        .gsh point c0
+        .out outpos position
+        .proc main
+            mov outpos, v0
+            setemit 0
+            emit
+            setemit 1
+            emit
+            setemit 2, prim
+            emit
+            end
+        .end",
+    );
+    let input = temp_file(
+        "gs-bench.json",
+        br#"{"invocations": [{"v0": [1]}, {"v0": [2]}, {"v0": [3]}]}"#,
+    );
+    let output = picajit(&[
+        "bench",
+        program.to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+        "--invocations",
+        "10",
+        "--repeat",
+        "2",
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.contains("(geometry shader)") && text.contains("10 invocations per run (draws of 3)"),
+        "{text}"
+    );
+    // 10 invocations of 3 EMITs each.
+    assert_eq!(
+        text.matches("30 vertices emitted per run").count(),
+        2,
+        "{text}"
+    );
+    assert!(
+        text.contains("engines agree bit for bit on every invocation"),
+        "{text}"
+    );
+}
+
+#[test]
+fn validate_prints_findings_with_exit_codes_by_severity() {
+    let validate = |path: &Path, extra: &[&str]| {
+        let mut args = vec!["validate", path.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        picajit(&args)
+    };
+    let clean = validate(&example("lit-transform.shbin"), &[]);
+    assert_eq!(clean.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&clean.stdout)
+            .ends_with("lit-transform.shbin: 1 DVLE(s) checked, 0 error(s), 0 warning(s)\n")
+    );
+
+    // Reading r1 before writing it is a warning.
+    let mut b = Builder::new();
+    b.ops("add o0, v0, r1; end");
+    let warned = temp_file("warned.shbin", &picajit::shbin::write(&single_dvle(&b)));
+    let output = validate(&warned, &[]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    let line = text.lines().next().unwrap();
+    assert!(
+        line.ends_with(
+            "warned.shbin: DVLE 0: 0x000: warning: r1.xyzw read before being written on some path \
+             (zero here; on the hardware whatever an earlier vertex left)"
+        ),
+        "{text}"
+    );
+
+    // Two consecutive MOVA freeze the GPU: an error.
+    let mut b = Builder::new();
+    b.ops("mova a0.x, v0; mova a0.y, v0; add o0, v0, v0; end");
+    let broken = temp_file("broken.shbin", &picajit::shbin::write(&single_dvle(&b)));
+    let output = validate(&broken, &["--dvle", "0"]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("broken.shbin: DVLE 0: 0x000: error: "),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .contains("1 DVLE(s) checked, 1 error(s)"),
+        "{text}"
+    );
+
+    let output = validate(&broken, &["--dvle", "2"]);
+    assert_usage_error(
+        &output,
+        "there is no DVLE 2 (the file has 1, numbered from 0)",
+    );
+}
+
+#[test]
+fn names_from_a_file_are_escaped_when_printed() {
+    let mut shbin = lit_transform_example();
+    shbin.dvles[0].uniforms[5].name = "light\nDir\x1b[2J".to_string();
+    shbin.dvles[0].rebuild_symbols();
+    let path = temp_file("evil-names.shbin", &picajit::shbin::write(&shbin));
+
+    let output = picajit(&["disasm", path.to_str().unwrap()]);
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(!text.contains('\x1b'), "{text}");
+    assert!(text.contains(".fvec light\\nDir\\x1b[2J"), "{text}");
+
+    // --source cannot declare the name: one line on stderr, escaped.
+    let output = picajit(&["disasm", "--source", path.to_str().unwrap()]);
+    assert_usage_error(
+        &output,
+        "uniform name 'light\\nDir\\x1b[2J' cannot be declared",
+    );
+
+    // The input's error about an unknown name lists the names escaped.
+    let input = temp_file("evil.json", br#"{"uniforms": {"nope": [1]}}"#);
+    let output = run_program(&path, &input, &[]);
+    assert_usage_error(&output, "projection[4], light\\nDir\\x1b[2J");
 }

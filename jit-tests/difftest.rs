@@ -678,7 +678,10 @@ fn the_command_prints_totals_last_and_rejects_bad_options() {
 
     for (args, expected) in [
         (&["difftest", "--max-len", "2"][..], "--max-len"),
-        (&["difftest", "--precision", "f16"][..], "unknown precision"),
+        (
+            &["difftest", "--precision", "f16"][..],
+            "[possible values: f24, f24-rne, f32, all]",
+        ),
         (&["difftest", "--programs", "many"][..], "--programs"),
         (&["difftest", "--threads", "0"][..], "--threads"),
     ] {

@@ -8,7 +8,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::error::{AsmError, AsmWarning, Location};
-use super::text::{Args, Span, atoi, is_identifier, parse_float, parse_integer};
+use super::text::{
+    Args, Span, atoi, excerpt, excerpt_chars, is_identifier, parse_float, parse_integer,
+};
 use crate::isa::{self, Swizzle};
 
 // Register numbers in picasso's unified operand space.
@@ -27,6 +29,8 @@ const MAX_NESTING: usize = 32;
 const MAX_UNIFORMS: usize = 0x60;
 const MAX_CONSTANTS: usize = 0x60;
 const MAX_OUTPUTS: usize = 16;
+/// The most characters of a `#line` directive's file name that diagnostics quote.
+const MAX_LINE_FILE_CHARS: usize = 256;
 
 /// The kind of a declared uniform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -260,6 +264,39 @@ struct Operand {
 
 const IDENTITY_SOURCE: u32 = (Swizzle::IDENTITY.0 as u32) << 1;
 
+/// A register in picajit's unified operand space, by name (`c4`), or `None` past b15.
+fn register_name(reg: i32) -> Option<String> {
+    match reg {
+        0..TEMP => Some(format!("v{reg}")),
+        TEMP..FLOAT_UNIFORM => Some(format!("r{}", reg - TEMP)),
+        FLOAT_UNIFORM..INT_UNIFORM => Some(format!("c{}", reg - FLOAT_UNIFORM)),
+        INT_UNIFORM..0x84 => Some(format!("i{}", reg - INT_UNIFORM)),
+        BOOL_UNIFORM..UNIFORM_END => Some(format!("b{}", reg - BOOL_UNIFORM)),
+        _ => None,
+    }
+}
+
+/// An operand as an error names it: the text, and the register when the text is an alias or
+/// has an offset (`tint (c4)`).
+fn operand_name(span: Span, operand: &Operand) -> String {
+    let text = span.text.trim_start_matches('-');
+    let text = text.split('.').next().unwrap_or(text);
+    match register_name(operand.reg) {
+        Some(name) if name != text => format!("{span} ({name})"),
+        Some(_) => span.to_string(),
+        None => format!("{span} (past the end of its register file)"),
+    }
+}
+
+/// For an integer or bool uniform: that only flow control reads it.
+fn flow_only(operand: &Operand) -> &'static str {
+    if (INT_UNIFORM..UNIFORM_END).contains(&operand.reg) {
+        "; i0-i3 and b0-b15 are read only by flow control (for, ifu, callu, jmpu)"
+    } else {
+        ""
+    }
+}
+
 /// Which operand-descriptor bits an instruction form cares about (`OPDESC_MASK_*`).
 const fn opdesc_mask(dest: bool, sources: usize) -> u32 {
     let mut mask = if dest { 0xF } else { 0 };
@@ -426,14 +463,14 @@ impl Assembler {
             while let Some(colon) = line.text.find(':') {
                 let label = line.slice(0, colon);
                 if !is_identifier(label.text) || label.text.is_empty() {
-                    return self.error(label, format!("invalid label name: {}", label.text));
+                    return self.error(label, format!("invalid label name: {}", label));
                 }
                 if self
                     .labels
                     .insert(label.text.to_string(), self.code.len())
                     .is_some()
                 {
-                    return self.error(label, format!("duplicate label: {}", label.text));
+                    return self.error(label, format!("duplicate label: {}", label));
                 }
                 line = line.from(colon + 1).trim();
             }
@@ -446,12 +483,13 @@ impl Assembler {
                 let directive = directive.strip_prefix("line").unwrap_or(directive).trim();
                 let (number, file) = directive.split_once([' ', '\t']).unwrap_or((directive, ""));
                 let Some(number) = parse_integer(number).filter(|&n| n >= 0) else {
-                    return self.error(line, format!("invalid #line directive: {}", line.text));
+                    return self.error(line, format!("invalid #line directive: {}", line));
                 };
                 line_number = number as usize;
                 let file = file.trim();
                 if !file.is_empty() {
-                    self.file = file.trim_matches('"').to_string();
+                    // Every later diagnostic quotes it: escaped, and capped.
+                    self.file = excerpt_chars(file.trim_matches('"'), MAX_LINE_FILE_CHARS);
                 }
                 continue;
             }
@@ -484,7 +522,7 @@ impl Assembler {
             let Some(&target) = self.labels.get(&relocation.name) else {
                 return Err(AsmError {
                     location: relocation.location,
-                    message: format!("label '{}' is undefined", relocation.name),
+                    message: format!("label '{}' is undefined", excerpt(&relocation.name)),
                 });
             };
             let word = &mut self.code[relocation.at];
@@ -499,7 +537,7 @@ impl Assembler {
             let Some(&(start, size)) = self.procs.get(&relocation.name) else {
                 return Err(AsmError {
                     location: relocation.location,
-                    message: format!("procedure '{}' is undefined", relocation.name),
+                    message: format!("procedure '{}' is undefined", excerpt(&relocation.name)),
                 });
             };
             if size > 0xFF {
@@ -507,7 +545,7 @@ impl Assembler {
                     location: relocation.location.clone(),
                     message: format!(
                         "procedure '{}' has {size} instructions; a call's count field holds 255 at most",
-                        relocation.name
+                        excerpt(&relocation.name)
                     ),
                 });
             }
@@ -533,7 +571,7 @@ impl Assembler {
                         line: 1,
                         column: 1,
                     },
-                    message: format!("entrypoint '{}' is undefined", dvle.entrypoint),
+                    message: format!("entrypoint '{}' is undefined", excerpt(&dvle.entrypoint)),
                 });
             };
             dvle.entry = (start, start + size);
@@ -589,7 +627,7 @@ impl Assembler {
             "breakc" | "callc" | "ifc" | "jmpc" => self.format2(command, &name, &mut args),
             "callu" | "ifu" | "jmpu" => self.format3(command, &name, &mut args),
             "setemit" => self.setemit(command, &mut args),
-            _ => self.error(command, format!("invalid instruction: {}", command.text)),
+            _ => self.error(command, format!("invalid instruction: {}", command)),
         }
     }
 
@@ -642,7 +680,7 @@ impl Assembler {
         let mut after = None;
         if let Some(open) = text.text.find('[') {
             let Some(close) = text.text[open..].find(']').map(|c| c + open) else {
-                return self.error(span, format!("missing closing bracket: {}", span.text));
+                return self.error(span, format!("missing closing bracket: {}", span));
             };
             name = text.slice(0, open);
             after = Some(text.from(close + 1));
@@ -656,18 +694,26 @@ impl Assembler {
                 if !allow_index {
                     return self.error(
                         inside,
-                        format!("index register not allowed here: {}", inside.text),
+                        format!("index register not allowed here: {}", inside),
                     );
                 }
                 index = index_register(register);
                 if index == 0 {
-                    return self.error(inside, format!("invalid index register: {register}"));
+                    return self.error(
+                        inside,
+                        format!("invalid index register: {}", excerpt(register)),
+                    );
                 }
             }
             if !number.is_empty() {
                 match number.parse::<i32>() {
                     Ok(n) if n >= 0 => offset = n,
-                    _ => return self.error(inside, format!("invalid register offset: {number}")),
+                    _ => {
+                        return self.error(
+                            inside,
+                            format!("invalid register offset: {}", excerpt(number)),
+                        );
+                    }
                 }
             }
         }
@@ -682,8 +728,7 @@ impl Assembler {
                 Some(dot) if after.text[..dot].trim().is_empty() => Some(after.from(dot + 1)),
                 None if after.text.trim().is_empty() => None,
                 _ => {
-                    return self
-                        .error(after, format!("garbage after the register: {}", after.text));
+                    return self.error(after, format!("garbage after the register: {}", after));
                 }
             },
         };
@@ -691,8 +736,7 @@ impl Assembler {
             match parse_swizzle(swizzle.text) {
                 Some(selector) => source = (selector << 1) | (source & 1),
                 None => {
-                    return self
-                        .error(swizzle, format!("invalid swizzling mask: {}", swizzle.text));
+                    return self.error(swizzle, format!("invalid swizzling mask: {}", swizzle));
                 }
             }
         }
@@ -718,12 +762,12 @@ impl Assembler {
             None
         };
         let Some(number) = number else {
-            return self.error(name, format!("invalid register: {}", name.text));
+            return self.error(name, format!("invalid register: {}", name));
         };
         let reg = match bytes[0] {
             b'o' => {
                 if number >= self.dvle().max_output() {
-                    return self.error(name, format!("invalid output register: {}", name.text));
+                    return self.error(name, format!("invalid output register: {}", name));
                 }
                 number
             }
@@ -740,7 +784,7 @@ impl Assembler {
                     b'i' => "integer vector uniform",
                     _ => "boolean uniform",
                 };
-                return self.error(name, format!("invalid {what} register: {}", name.text));
+                return self.error(name, format!("invalid {what} register: {}", name));
             }
         };
         if index != 0 && !(FLOAT_UNIFORM..INT_UNIFORM).contains(&reg) {
@@ -760,7 +804,7 @@ impl Assembler {
     fn destination(&mut self, span: Span) -> AsmResult<(i32, u32)> {
         let operand = self.operand(span, false)?;
         if !(0..TEMP + 16).contains(&operand.reg) {
-            return self.error(span, format!("invalid destination register: {}", span.text));
+            return self.error(span, format!("invalid destination register: {}", span));
         }
         Ok((
             operand.reg,
@@ -784,20 +828,58 @@ impl Assembler {
             .fold(0, |mask, &c| mask | 1 << if reverse { 3 - c } else { c })
     }
 
+    /// A source in a wide (7-bit) slot: v0-v15, r0-r15 or c0-c95.
     fn wide(&self, span: Span, operand: &Operand, n: usize) -> AsmResult<()> {
         if (0..INT_UNIFORM).contains(&operand.reg) {
             Ok(())
         } else {
-            self.error(span, format!("invalid source{n} register: {}", span.text))
+            self.error(
+                span,
+                format!(
+                    "invalid source{n} register: {}: source{n} accepts v0-v15, r0-r15 and c0-c95{}",
+                    operand_name(span, operand),
+                    flow_only(operand)
+                ),
+            )
         }
     }
 
-    fn narrow(&self, span: Span, operand: &Operand, n: usize) -> AsmResult<()> {
+    /// A source in a narrow (5-bit) slot: v0-v15 or r0-r15. `other_uniform` says whether the
+    /// instruction's wide source is a uniform already; `advice` says where a uniform goes
+    /// instead (`; ...`).
+    fn narrow(
+        &self,
+        span: Span,
+        operand: &Operand,
+        n: usize,
+        other_uniform: bool,
+        advice: &str,
+    ) -> AsmResult<()> {
         if !(0..FLOAT_UNIFORM).contains(&operand.reg) {
-            return self.error(span, format!("invalid source{n} register: {}", span.text));
+            let why = if operand.reg >= INT_UNIFORM {
+                flow_only(operand).to_string()
+            } else if other_uniform {
+                "; an instruction reads at most one uniform (c0-c95): copy the other into a \
+                 temporary first (mov r0, ...)"
+                    .to_string()
+            } else {
+                advice.to_string()
+            };
+            return self.error(
+                span,
+                format!(
+                    "invalid source{n} register: {}: source{n} accepts v0-v15 and r0-r15{why}",
+                    operand_name(span, operand)
+                ),
+            );
         }
         if operand.index != 0 {
-            return self.error(span, format!("index register not allowed in source{n}"));
+            return self.error(
+                span,
+                format!(
+                    "index register not allowed in source{n}: only the uniform (c0-c95) operand can be indexed"
+                ),
+            );
         }
         Ok(())
     }
@@ -888,12 +970,17 @@ impl Assembler {
         let src2 = self.operand(src2_text, true)?;
         let base = opcode_of(name.trim_end_matches('i'));
         let inverted = invertible && src1.reg < FLOAT_UNIFORM && src2.reg >= FLOAT_UNIFORM;
+        let uniform1 = src1.reg >= FLOAT_UNIFORM;
         if inverted {
-            self.narrow(src1_text, &src1, 1)?;
+            self.narrow(src1_text, &src1, 1, true, "")?;
             self.wide(src2_text, &src2, 2)?;
         } else {
             self.wide(src1_text, &src1, 1)?;
-            self.narrow(src2_text, &src2, 2)?;
+            let advice = format!(
+                "; a uniform (c0-c95) goes in source1 ({name} has no inverted form, and its \
+                 operands commute): swap the operands"
+            );
+            self.narrow(src2_text, &src2, 2, uniform1, &advice)?;
         }
         self.different_inputs(command, &[src1.reg, src2.reg])?;
         let desc = dest_mask | src1.source << 4 | src2.source << 13;
@@ -948,7 +1035,7 @@ impl Assembler {
             _ => {
                 return self.error(
                     target,
-                    format!("invalid destination register for mova: {}", target.text),
+                    format!("invalid destination register for mova: {}", target),
                 );
             }
         };
@@ -970,12 +1057,14 @@ impl Assembler {
         let cmp_x = self.compare_op(x_text)?;
         let cmp_y = self.compare_op(y_text)?;
         let src2 = self.operand(src2_text, false)?;
-        if !(0..FLOAT_UNIFORM).contains(&src2.reg) {
-            return self.error(
-                src2_text,
-                format!("invalid source2 register: {}", src2_text.text),
-            );
-        }
+        self.narrow(
+            src2_text,
+            &src2,
+            2,
+            src1.reg >= FLOAT_UNIFORM,
+            "; a uniform (c0-c95) goes in source1: swap the operands and mirror the comparisons \
+             (lt and gt, le and ge trade places; eq and ne stay)",
+        )?;
         let index = self.opdesc(
             command,
             0x2E,
@@ -1002,7 +1091,7 @@ impl Assembler {
             "le" => Ok(3),
             "gt" => Ok(4),
             "ge" => Ok(5),
-            _ => self.error(span, format!("invalid conditional operator: {}", span.text)),
+            _ => self.error(span, format!("invalid conditional operator: {}", span)),
         }
     }
 
@@ -1014,22 +1103,24 @@ impl Assembler {
         self.no_more(args)?;
         let (dest, dest_mask) = self.destination(dest_text)?;
         let src1 = self.operand(src1_text, false)?;
-        if !(0..FLOAT_UNIFORM).contains(&src1.reg) {
-            return self.error(
-                src1_text,
-                format!("invalid source2 register: {}", src1_text.text),
-            );
-        }
+        self.narrow(
+            src1_text,
+            &src1,
+            1,
+            false,
+            "; a uniform (c0-c95) goes in source2 or source3 (mad d, a, b, c computes a * b + c: \
+             swap a and b)",
+        )?;
         let src2 = self.operand(src2_text, true)?;
         let src3 = self.operand(src3_text, true)?;
         let inverted = src2.reg < FLOAT_UNIFORM
             && (src3.reg >= FLOAT_UNIFORM || (src3.index != 0 && src2.index == 0));
         if inverted {
-            self.narrow(src2_text, &src2, 2)?;
+            self.narrow(src2_text, &src2, 2, true, "")?;
             self.wide(src3_text, &src3, 3)?;
         } else {
             self.wide(src2_text, &src2, 2)?;
-            self.narrow(src3_text, &src3, 3)?;
+            self.narrow(src3_text, &src3, 3, src2.reg >= FLOAT_UNIFORM, "")?;
         }
         self.different_inputs(command, &[src1.reg, src2.reg, src3.reg])?;
         let desc = dest_mask | src1.source << 4 | src2.source << 13 | src3.source << 22;
@@ -1058,7 +1149,7 @@ impl Assembler {
 
     fn target<'a>(&self, span: Span<'a>) -> AsmResult<Span<'a>> {
         if span.text.is_empty() || !is_identifier(span.text) {
-            return self.error(span, format!("invalid target: {}", span.text));
+            return self.error(span, format!("invalid target: {}", span));
         }
         Ok(span)
     }
@@ -1098,7 +1189,7 @@ impl Assembler {
         if !(INT_UNIFORM..BOOL_UNIFORM).contains(&reg.reg) {
             return self.error(
                 reg_text,
-                format!("invalid integer vector uniform: {}", reg_text.text),
+                format!("invalid integer vector uniform: {}", reg_text),
             );
         }
         self.open(command, Block::For)?;
@@ -1124,10 +1215,7 @@ impl Assembler {
                     *flags ^= negation << 24;
                     Ok(1)
                 }
-                _ => self.error(
-                    trimmed,
-                    format!("invalid condition register: {}", trimmed.text),
-                ),
+                _ => self.error(trimmed, format!("invalid condition register: {}", trimmed)),
             }
         };
         match span.text.find(['&', '|']) {
@@ -1197,10 +1285,7 @@ impl Assembler {
         }
         let reg = self.operand(reg_text, false)?;
         if !(BOOL_UNIFORM..UNIFORM_END).contains(&reg.reg) {
-            return self.error(
-                reg_text,
-                format!("invalid boolean uniform: {}", reg_text.text),
-            );
+            return self.error(reg_text, format!("invalid boolean uniform: {}", reg_text));
         }
         if name == "ifu" {
             self.no_more(args)?;
@@ -1227,7 +1312,7 @@ impl Assembler {
         let vertex = match parse_integer(vertex_text.text) {
             Some(v) if (0..=2).contains(&v) => v as u32,
             Some(v) => return self.error(vertex_text, format!("Value out of range (0..2): {v}")),
-            None => return self.error(vertex_text, format!("Invalid value: {}", vertex_text.text)),
+            None => return self.error(vertex_text, format!("Invalid value: {}", vertex_text)),
         };
         let (mut primitive, mut invert) = (false, false);
         if let Some(flags) = flags_text {
@@ -1236,7 +1321,7 @@ impl Assembler {
                 match flag.text.to_ascii_lowercase().as_str() {
                     "prim" | "primitive" => primitive = true,
                     "inv" | "invert" => invert = true,
-                    _ => return self.error(flag, format!("unknown setemit flag: {}", flag.text)),
+                    _ => return self.error(flag, format!("unknown setemit flag: {}", flag)),
                 }
             }
         }
@@ -1270,7 +1355,7 @@ impl Assembler {
                 let entry = self.next_space(args, command)?;
                 self.no_more(args)?;
                 if !is_identifier(entry.text) {
-                    return self.error(entry, format!("invalid identifier: {}", entry.text));
+                    return self.error(entry, format!("invalid identifier: {}", entry));
                 }
                 self.dvle().entrypoint = entry.text.to_string();
                 Ok(())
@@ -1284,7 +1369,7 @@ impl Assembler {
             "setf" => self.dir_set(command, args, UniformKind::Float),
             "seti" => self.dir_set(command, args, UniformKind::Int),
             "setb" => self.dir_setb(command, args),
-            _ => self.error(command, format!("invalid instruction: {}", command.text)),
+            _ => self.error(command, format!("invalid instruction: {}", command)),
         }
     }
 
@@ -1292,7 +1377,7 @@ impl Assembler {
         let name = self.next(args, command)?;
         self.no_more(args)?;
         if self.procs.contains_key(name.text) {
-            return self.error(name, format!("proc already exists: {}", name.text));
+            return self.error(name, format!("proc already exists: {}", name));
         }
         self.open(
             command,
@@ -1405,7 +1490,10 @@ impl Assembler {
     fn finish_const_array(&mut self, command: Span) -> AsmResult<()> {
         let name = std::mem::take(&mut self.const_array_name);
         if self.aliases.contains_key(&name) {
-            return self.error(command, format!("identifier already used: {name}"));
+            return self.error(
+                command,
+                format!("identifier already used: {}", excerpt(&name)),
+            );
         }
         let mut values = std::mem::take(&mut self.const_array);
         if let Some(size) = self.const_array_size.take() {
@@ -1414,13 +1502,19 @@ impl Assembler {
         if values.is_empty() {
             return self.error(
                 command,
-                format!("no elements have been specified in array '{name}'"),
+                format!(
+                    "no elements have been specified in array '{}'",
+                    excerpt(&name)
+                ),
             );
         }
         let Some(pos) = self.space().float.local(values.len() as i32) else {
             return self.error(
                 command,
-                format!("not enough space for local constant array '{name}'"),
+                format!(
+                    "not enough space for local constant array '{}'",
+                    excerpt(&name)
+                ),
             );
         };
         let dvle = self.dvle();
@@ -1442,7 +1536,7 @@ impl Assembler {
         let reg_text = self.next_space(args, name)?;
         self.no_more(args)?;
         if !is_identifier(name.text) || name.text.is_empty() {
-            return self.error(name, format!("invalid alias name: {}", name.text));
+            return self.error(name, format!("invalid alias name: {}", name));
         }
         let bytes = name.text.as_bytes();
         if bytes.len() >= 2 && b"ovrcibOVRCIB".contains(&bytes[0]) && bytes[1].is_ascii_digit() {
@@ -1450,7 +1544,7 @@ impl Assembler {
         }
         let reg = self.operand(reg_text, false)?;
         if self.aliases.contains_key(name.text) {
-            return self.error(name, format!("identifier already used: {}", name.text));
+            return self.error(name, format!("identifier already used: {}", name));
         }
         self.aliases.insert(
             name.text.to_string(),
@@ -1468,30 +1562,29 @@ impl Assembler {
             let (name, size) = match arg.text.find('[') {
                 Some(open) => {
                     let Some(close) = arg.text[open..].find(']').map(|c| c + open) else {
-                        return self.error(arg, format!("missing closing bracket: {}", arg.text));
+                        return self.error(arg, format!("missing closing bracket: {}", arg));
                     };
                     let size_text = arg.slice(open + 1, close).trim();
                     let size = atoi(size_text.text);
                     if size < 1 {
-                        return self
-                            .error(size_text, format!("invalid uniform size: {}", arg.text));
+                        return self.error(size_text, format!("invalid uniform size: {}", arg));
                     }
                     (arg.slice(0, open).trim(), size as i32)
                 }
                 None => (arg, 1),
             };
             if name.text.is_empty() || !is_identifier(name.text) {
-                return self.error(name, format!("invalid uniform name: {}", name.text));
+                return self.error(name, format!("invalid uniform name: {}", name));
             }
             if self.aliases.contains_key(name.text) {
-                return self.error(name, format!("identifier already used: {}", name.text));
+                return self.error(name, format!("identifier already used: {}", name));
             }
             let mut pos = None;
             if shared
                 && let Some(existing) = self.global_uniforms.iter().find(|u| u.name == name.text)
             {
                 if existing.kind != kind {
-                    return self.error(name, format!("mismatched uniform type: {}", name.text));
+                    return self.error(name, format!("mismatched uniform type: {}", name));
                 }
                 if existing.size != size {
                     return self.error(
@@ -1508,15 +1601,14 @@ impl Assembler {
                 Some(pos) => pos,
                 None => {
                     if self.global_uniforms.len() == MAX_UNIFORMS {
-                        return self
-                            .error(name, format!("too many global uniforms: {}", name.text));
+                        return self.error(name, format!("too many global uniforms: {}", name));
                     }
                     match self.space().get(kind).global(size) {
                         Some(pos) => pos,
                         None => {
                             return self.error(
                                 name,
-                                format!("not enough uniform space: {}[{size}]", name.text),
+                                format!("not enough uniform space: {}[{size}]", name),
                             );
                         }
                     }
@@ -1534,8 +1626,7 @@ impl Assembler {
             if !name.text.starts_with('_') {
                 let dvle = self.dvle();
                 if dvle.uniforms.len() == MAX_UNIFORMS {
-                    return self
-                        .error(name, format!("too many referenced uniforms: {}", name.text));
+                    return self.error(name, format!("too many referenced uniforms: {}", name));
                 }
                 dvle.uniforms.push(uniform);
             }
@@ -1557,7 +1648,7 @@ impl Assembler {
         let d = rest.slice(0, close).trim();
         let trailing = rest.from(close + 1).trim();
         if !trailing.is_empty() {
-            return self.error(trailing, format!("garbage found: {}", trailing.text));
+            return self.error(trailing, format!("garbage found: {}", trailing));
         }
         *args = Args::new(rest.from(rest.text.len()));
         Ok([a, b, c, d])
@@ -1568,7 +1659,7 @@ impl Assembler {
         for (value, text) in values.iter_mut().zip(texts) {
             match parse_float(text.text) {
                 Some(v) => *value = v as f32,
-                None => return self.error(text, format!("invalid number: {}", text.text)),
+                None => return self.error(text, format!("invalid number: {}", text)),
             }
         }
         Ok(values)
@@ -1579,7 +1670,7 @@ impl Assembler {
         for (value, text) in values.iter_mut().zip(texts) {
             match parse_integer(text.text) {
                 Some(v) => *value = (v & 0xFF) as u8,
-                None => return self.error(text, format!("invalid integer: {}", text.text)),
+                None => return self.error(text, format!("invalid integer: {}", text)),
             }
         }
         Ok(values)
@@ -1591,10 +1682,10 @@ impl Assembler {
         };
         let texts = self.four_values(args, name)?;
         if self.aliases.contains_key(name.text) {
-            return self.error(name, format!("identifier already used: {}", name.text));
+            return self.error(name, format!("identifier already used: {}", name));
         }
         if name.text.is_empty() || !is_identifier(name.text) {
-            return self.error(name, format!("invalid identifier: {}", name.text));
+            return self.error(name, format!("invalid identifier: {}", name));
         }
         let value = match kind {
             UniformKind::Float => ConstantValue::Float(self.floats(texts)?),
@@ -1603,7 +1694,7 @@ impl Assembler {
         let Some(pos) = self.space().get(kind).local(1) else {
             return self.error(
                 name,
-                format!("not enough space for local constant '{}'", name.text),
+                format!("not enough space for local constant '{}'", name),
             );
         };
         let dvle = self.dvle();
@@ -1629,34 +1720,31 @@ impl Assembler {
             let Some(open) = declaration.text.find('[') else {
                 return self.error(
                     declaration,
-                    format!("missing opening bracket: {}", declaration.text),
+                    format!("missing opening bracket: {}", declaration),
                 );
             };
             let Some(close) = declaration.text[open..].find(']').map(|c| c + open) else {
                 return self.error(
                     declaration,
-                    format!("missing closing bracket: {}", declaration.text),
+                    format!("missing closing bracket: {}", declaration),
                 );
             };
             let trailing = declaration.from(close + 1).trim();
             if !trailing.is_empty() {
-                return self.error(trailing, format!("garbage found: {}", trailing.text));
+                return self.error(trailing, format!("garbage found: {}", trailing));
             }
             let size_text = declaration.slice(open + 1, close).trim();
             self.const_array_size = None;
             if !size_text.is_empty() {
                 let size = atoi(size_text.text);
                 if size <= 0 {
-                    return self.error(
-                        size_text,
-                        format!("invalid array size: {}", declaration.text),
-                    );
+                    return self.error(size_text, format!("invalid array size: {}", declaration));
                 }
                 self.const_array_size = Some(size as usize);
             }
             let name = declaration.slice(0, open).trim();
             if name.text.is_empty() || !is_identifier(name.text) {
-                return self.error(name, format!("invalid array name: {}", name.text));
+                return self.error(name, format!("invalid array name: {}", name));
             }
             self.const_array_name = name.text.to_string();
             self.const_array.clear();
@@ -1693,17 +1781,14 @@ impl Assembler {
                 if !(FLOAT_UNIFORM..INT_UNIFORM).contains(&reg.reg) {
                     return self.error(
                         name,
-                        format!("invalid floating point vector uniform: {}", name.text),
+                        format!("invalid floating point vector uniform: {}", name),
                     );
                 }
                 ConstantValue::Float(self.floats(texts)?)
             }
             _ => {
                 if !(INT_UNIFORM..INT_UNIFORM + 4).contains(&reg.reg) {
-                    return self.error(
-                        name,
-                        format!("invalid integer vector uniform: {}", name.text),
-                    );
+                    return self.error(name, format!("invalid integer vector uniform: {}", name));
                 }
                 ConstantValue::Int(self.ints(texts)?)
             }
@@ -1725,16 +1810,13 @@ impl Assembler {
         self.no_more(args)?;
         let reg = self.operand(name, false)?;
         if !(BOOL_UNIFORM..UNIFORM_END).contains(&reg.reg) {
-            return self.error(name, format!("invalid boolean uniform: {}", name.text));
+            return self.error(name, format!("invalid boolean uniform: {}", name));
         }
         let value = match value_text.text.to_ascii_lowercase().as_str() {
             "true" | "on" | "1" => true,
             "false" | "off" | "0" => false,
             _ => {
-                return self.error(
-                    value_text,
-                    format!("invalid bool value: {}", value_text.text),
-                );
+                return self.error(value_text, format!("invalid bool value: {}", value_text));
             }
         };
         let dvle = self.dvle();
@@ -1753,16 +1835,16 @@ impl Assembler {
         let reg_text = args.space();
         self.no_more(args)?;
         if name.text.is_empty() || !is_identifier(name.text) {
-            return self.error(name, format!("invalid identifier: {}", name.text));
+            return self.error(name, format!("invalid identifier: {}", name));
         }
         if self.aliases.contains_key(name.text) {
-            return self.error(name, format!("identifier already used: {}", name.text));
+            return self.error(name, format!("identifier already used: {}", name));
         }
         let reg = match reg_text {
             Some(text) => {
                 let reg = self.operand(text, false)?;
                 if !(0..TEMP).contains(&reg.reg) {
-                    return self.error(text, format!("invalid input register: {}", text.text));
+                    return self.error(text, format!("invalid input register: {}", text));
                 }
                 reg.reg
             }
@@ -1794,7 +1876,7 @@ impl Assembler {
         let name = if name.text == "-" {
             None
         } else if name.text.is_empty() || !is_identifier(name.text) {
-            return self.error(name, format!("invalid identifier: {}", name.text));
+            return self.error(name, format!("invalid identifier: {}", name));
         } else {
             Some(name)
         };
@@ -1804,7 +1886,7 @@ impl Assembler {
         if let Some(text) = reg_text {
             let reg = self.operand(text, false)?;
             if !(0..self.dvle().max_output()).contains(&reg.reg) {
-                return self.error(text, format!("invalid output register: {}", text.text));
+                return self.error(text, format!("invalid output register: {}", text));
             }
             register = Some(reg.reg);
             source = reg.source;
@@ -1814,20 +1896,14 @@ impl Assembler {
             match parse_swizzle(mask_text.text) {
                 Some(selector) => source = selector << 1,
                 None => {
-                    return self.error(
-                        mask_text,
-                        format!("invalid output mask: {}", mask_text.text),
-                    );
+                    return self.error(mask_text, format!("invalid output mask: {}", mask_text));
                 }
             }
         }
         let column = reg_text.unwrap_or(type_text).column;
         let mask = self.mask_from_source(source, false, column);
         let Some(semantic) = output_semantic(type_name.text) else {
-            return self.error(
-                type_name,
-                format!("invalid output type: {}", type_name.text),
-            );
+            return self.error(type_name, format!("invalid output type: {}", type_name));
         };
         let dvle = self.dvle();
         let register = match register {
@@ -1848,7 +1924,7 @@ impl Assembler {
         if let Some(name) = name
             && self.aliases.contains_key(name.text)
         {
-            return self.error(name, format!("identifier already used: {}", name.text));
+            return self.error(name, format!("identifier already used: {}", name));
         }
         if register >= 7 && semantic != DUMMY_OUTPUT {
             return self.error(
@@ -1893,7 +1969,7 @@ impl Assembler {
             _ => {
                 return self.error(
                     mode_text,
-                    format!("invalid geometry shader mode: {}", mode_text.text),
+                    format!("invalid geometry shader mode: {}", mode_text),
                 );
             }
         };
@@ -1904,7 +1980,7 @@ impl Assembler {
         if !(FLOAT_UNIFORM..INT_UNIFORM).contains(&first) {
             return self.error(
                 first_text,
-                format!("invalid float uniform register: {}", first_text.text),
+                format!("invalid float uniform register: {}", first_text),
             );
         }
         self.spaces[1] = AllocBundle::geometry(first);
@@ -1912,7 +1988,7 @@ impl Assembler {
             match parse_integer(text.text) {
                 Some(n) if (0..=255).contains(&n) => Ok(n as u8),
                 Some(n) => this.error(text, format!("Value out of range (0..255): {n}")),
-                None => this.error(text, format!("Invalid value: {}", text.text)),
+                None => this.error(text, format!("Invalid value: {}", text)),
             }
         };
         match mode {
@@ -1932,7 +2008,7 @@ impl Assembler {
                 if !(FLOAT_UNIFORM..INT_UNIFORM).contains(&start) {
                     return self.error(
                         start_text,
-                        format!("invalid float uniform register: {}", start_text.text),
+                        format!("invalid float uniform register: {}", start_text),
                     );
                 }
                 if start >= first {
@@ -1940,7 +2016,7 @@ impl Assembler {
                         start_text,
                         format!(
                             "specified location overlaps uniform allocation pool: {}",
-                            start_text.text
+                            start_text
                         ),
                     );
                 }

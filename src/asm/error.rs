@@ -15,7 +15,8 @@ pub struct Location {
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+        let file = super::text::escape(&self.file);
+        write!(f, "{file}:{}:{}", self.line, self.column)
     }
 }
 

@@ -19,10 +19,12 @@ use crate::isa::{
     OperandDescriptor, RelIndex, SimpleOp, SrcReg, Swizzle, UnaryOp, split_rel,
 };
 use crate::shbin::{
-    Constant, Dvle, GsMode, OutputSemantic, PICASSO_DVLE_VERSION, ShaderKind, Shbin,
+    Constant, Dvle, GsConfig, GsMode, OutputEntry, OutputSemantic, PICASSO_DVLE_VERSION,
+    ShaderKind, Shbin, UniformEntry,
 };
 
 use super::MAX_VERTEX_SHADER_WORDS;
+use super::text::excerpt;
 
 /// Why a binary has no picasso source.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -396,6 +398,12 @@ struct UniformSpaces {
     fillers: usize,
 }
 
+/// The directive that declares a uniform-table entry (`.fvec`, `.ivec`, `.bool` or `.in`), or
+/// `None` when its registers are not one range of one register file.
+pub fn uniform_directive(entry: &UniformEntry) -> Option<&'static str> {
+    classify(entry.first, entry.last).map(|(directive, _)| directive)
+}
+
 /// The directive and unified position of a uniform-table entry.
 fn classify(first: u16, last: u16) -> Option<(&'static str, i32)> {
     let kind = |r: u16| match r {
@@ -446,14 +454,16 @@ fn declarations(
         let Some((directive, pos)) = classify(u.first, u.last) else {
             return fail(format!(
                 "DVLE {index}: uniform '{}' has registers {:#x}..{:#x}",
-                u.name, u.first, u.last
+                excerpt(&u.name),
+                u.first,
+                u.last
             ));
         };
         let name = u.name.replace('.', "$");
         if !super::text::is_identifier(&name) || name.is_empty() || name.starts_with('_') {
             return fail(format!(
                 "DVLE {index}: uniform name '{}' cannot be declared",
-                u.name
+                excerpt(&u.name)
             ));
         }
         entries.push((directive, pos, (u.last - u.first) as i32 + 1, name));
@@ -494,17 +504,8 @@ fn declarations(
             }
             _ => first_float.unwrap_or(0x20),
         };
-        let first_name = register_name(".fvec", gs_first);
-        text += &match dvle.gs.mode {
-            GsMode::Point => format!(".gsh point {first_name}\n"),
-            GsMode::Variable => {
-                format!(".gsh variable {first_name} {}\n", dvle.gs.variable_vertices)
-            }
-            GsMode::Fixed => format!(
-                ".gsh fixed {first_name} c{} {}\n",
-                dvle.gs.fixed_start, dvle.gs.fixed_vertices
-            ),
-        };
+        text += &gsh_declaration(&dvle.gs, &register_name(".fvec", gs_first));
+        text.push('\n');
     } else if geometry {
         text += ".gsh\n";
     }
@@ -529,7 +530,8 @@ fn declarations(
         if *directive == ".in" {
             if *size != 1 {
                 return fail(format!(
-                    "DVLE {index}: input '{name}' spans several registers"
+                    "DVLE {index}: input '{}' spans several registers",
+                    excerpt(name)
                 ));
             }
             input_mask |= 1 << pos;
@@ -539,7 +541,8 @@ fn declarations(
         if let Some(&(p, s, d)) = space.declared.get(name) {
             if (p, s, d) != (*pos, *size, *directive) {
                 return fail(format!(
-                    "DVLE {index}: uniform '{name}' is declared elsewhere at another register"
+                    "DVLE {index}: uniform '{}' is declared elsewhere at another register",
+                    excerpt(name)
                 ));
             }
             text += &format!("{directive} {name}[{size}]\n");
@@ -551,7 +554,8 @@ fn declarations(
             .or_insert_with(|| space_start(directive, gs_first));
         if *pos < next {
             return fail(format!(
-                "DVLE {index}: uniform '{name}' at {} cannot be allocated there (next free is {})",
+                "DVLE {index}: uniform '{}' at {} cannot be allocated there (next free is {})",
+                excerpt(name),
                 register_name(directive, *pos),
                 register_name(directive, next)
             ));
@@ -585,22 +589,11 @@ fn declarations(
                 output.register, output.mask
             ));
         }
-        let semantic = match output.semantic {
-            OutputSemantic::Other(code) => {
-                return fail(format!("DVLE {index}: output semantic {code}"));
-            }
-            known => known.name(),
-        };
-        let letters: String = (0..4)
-            .filter(|c| output.mask & (1 << c) != 0)
-            .map(|c| isa::LANE_NAMES[c])
-            .collect();
-        let suffix = if output.mask == 0xF {
-            String::new()
-        } else {
-            format!(".{letters}")
-        };
-        text += &format!(".out - {semantic} o{}{suffix}\n", output.register);
+        if let OutputSemantic::Other(code) = output.semantic {
+            return fail(format!("DVLE {index}: output semantic {code}"));
+        }
+        text += &output_declaration(output);
+        text.push('\n');
         output_mask |= 1 << output.register;
     }
     if output_mask != dvle.output_mask {
@@ -616,22 +609,59 @@ fn declarations(
         ));
     }
     for constant in &dvle.constants {
-        text += &match constant {
-            Constant::Float { index: reg, value } => {
-                let values: Result<Vec<String>, _> =
-                    value.iter().map(|v| constant_text(v.bits())).collect();
-                format!(".setf c{reg}({})\n", values?.join(", "))
-            }
-            Constant::Int { index: reg, value } => {
-                format!(
-                    ".seti i{reg}({}, {}, {}, {})\n",
-                    value[0], value[1], value[2], value[3]
-                )
-            }
-            Constant::Bool { index: reg, value } => format!(".setb b{reg} {value}\n"),
-        };
+        text += &constant_declaration(constant)?;
+        text.push('\n');
     }
     Ok(text)
+}
+
+/// The `.gsh` directive of a geometry shader's mode, `first_free` being the first float
+/// uniform it allocates from (`.gsh point c0`, `.gsh fixed c8 c0 4`).
+pub fn gsh_declaration(gs: &GsConfig, first_free: &str) -> String {
+    match gs.mode {
+        GsMode::Point => format!(".gsh point {first_free}"),
+        GsMode::Variable => format!(".gsh variable {first_free} {}", gs.variable_vertices),
+        GsMode::Fixed => format!(
+            ".gsh fixed {first_free} c{} {}",
+            gs.fixed_start, gs.fixed_vertices
+        ),
+    }
+}
+
+/// The `.out` directive of an output-table entry, without a name: `.out - position o0`,
+/// `.out - texcoord0 o2.xy` (a semantic picasso has no name for prints as `unknown(7)`, and
+/// only the mask's four lane bits are shown).
+pub fn output_declaration(output: &OutputEntry) -> String {
+    let letters: String = (0..4)
+        .filter(|c| output.mask & (1 << c) != 0)
+        .map(|c| isa::LANE_NAMES[c])
+        .collect();
+    let suffix = if output.mask & 0xF == 0xF {
+        String::new()
+    } else {
+        format!(".{letters}")
+    };
+    format!(".out - {} o{}{suffix}", output.semantic, output.register)
+}
+
+/// The directive that sets a constant-table entry: `.setf c95(0.5, 1, 0, 0)`,
+/// `.seti i0(3, 0, 1, 0)`, `.setb b2 true`. Fails for a float24 NaN with a payload, which
+/// picasso cannot write.
+pub fn constant_declaration(constant: &Constant) -> Result<String, Unrepresentable> {
+    Ok(match constant {
+        Constant::Float { index: reg, value } => {
+            let values: Result<Vec<String>, _> =
+                value.iter().map(|v| constant_text(v.bits())).collect();
+            format!(".setf c{reg}({})", values?.join(", "))
+        }
+        Constant::Int { index: reg, value } => {
+            format!(
+                ".seti i{reg}({}, {}, {}, {})",
+                value[0], value[1], value[2], value[3]
+            )
+        }
+        Constant::Bool { index: reg, value } => format!(".setb b{reg} {value}"),
+    })
 }
 
 /// A float whose picasso conversion gives exactly the float24 `bits`.

@@ -43,6 +43,65 @@ impl<'a> Span<'a> {
     }
 }
 
+/// How many characters of user text a message quotes before cutting it off with `…`.
+pub const EXCERPT_CHARS: usize = 40;
+
+/// Whether `c` must not reach a terminal or a one-line message raw: control characters (a
+/// newline, an escape sequence's ESC), line and paragraph separators and bidirectional overrides.
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    use std::fmt::Write;
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if (c as u32) < 0x80 => write!(out, "\\x{:02x}", c as u32).unwrap(),
+        c => write!(out, "\\u{{{:x}}}", c as u32).unwrap(),
+    }
+}
+
+/// Text from a file (a symbol name, a source line) made safe to print: control characters and
+/// the like become escapes (`\n`, `\x1b`, `\u{202e}`); everything else is unchanged.
+pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(needs_escape) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if needs_escape(c) {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// User text as an error or warning quotes it: [`escape`]d and cut to its first
+/// [`EXCERPT_CHARS`] characters, followed by `…` when it was longer.
+pub fn excerpt(text: &str) -> String {
+    excerpt_chars(text, EXCERPT_CHARS)
+}
+
+/// [`excerpt`] with a limit of `max` characters.
+pub fn excerpt_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => escape(text).into_owned(),
+        Some((end, _)) => format!("{}…", escape(&text[..end])),
+    }
+}
+
+impl std::fmt::Display for Span<'_> {
+    /// The text as a message quotes it ([`excerpt`]).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&excerpt(self.text))
+    }
+}
+
 /// The arguments after a command, consumed piece by piece.
 #[derive(Clone, Copy, Debug)]
 pub struct Args<'a> {
@@ -250,5 +309,18 @@ mod tests {
         assert!(is_identifier("a$b_1"));
         assert!(!is_identifier("1a"));
         assert!(!is_identifier("a b"));
+    }
+    #[test]
+    fn quoted_text_is_escaped_and_capped() {
+        assert_eq!(escape("plain name"), "plain name");
+        assert_eq!(escape("a\nb\x1b[31mc\u{202e}"), "a\\nb\\x1b[31mc\\u{202e}");
+        let long = "x".repeat(10_000);
+        let quoted = excerpt(&long);
+        assert_eq!(quoted, format!("{}…", "x".repeat(EXCERPT_CHARS)));
+        assert_eq!(
+            excerpt(&"é".repeat(EXCERPT_CHARS)),
+            "é".repeat(EXCERPT_CHARS)
+        );
+        assert_eq!(excerpt("\n"), "\\n");
     }
 }

@@ -1,36 +1,47 @@
 //! The `picajit` command line.
 //!
 //! * `picajit asm IN.pica [MORE.pica ...] -o OUT.shbin [--header OUT.h] [--no-nop]`: assemble.
-//! * `picajit disasm FILE.shbin`: the DVLEs and a listing of the program.
+//! * `picajit disasm FILE.shbin [--source [-o FOLDER]]`: each DVLE's declarations and a listing
+//!   of the program, or picasso source that assembles back to the identical file.
+//! * `picajit validate FILE.shbin [--dvle N]`: the validation findings of each DVLE (or one).
 //! * `picajit run PROGRAM.shbin --input IN.json [--dvle N] [--engine interp|jit]
 //!   [--precision f24|f24-rne|f32] [--bits] [--state] [--output OUT.json] [--budget N]`.
 //! * `picajit bench PROGRAM.shbin --input IN.json [--dvle N] [--precision MODE] [--vertices N]
-//!   [--repeat N]`: compile time and vertex throughput of each engine, whether they agree, and
-//!   the JIT prepared twice through a program cache (a compile, then a hit).
+//!   [--repeat N]`: compile time and throughput of each engine (vertices, or geometry-shader
+//!   invocations), whether they agree, and the JIT prepared twice through a program cache (a
+//!   compile, then a hit).
 //! * `picajit difftest [--programs N] [--seed S] [--precision MODE|all] [--max-len L]
 //!   [--out DIR] [--threads T] [--budget N] [--no-shrink]`: the differential tester; exit
 //!   status 1 on any mismatch.
 //!
-//! Bad files and bad JSON give one line on stderr naming what and where, exit status 2 and
-//! nothing on stdout. A failed invocation is reported in the output and the run goes on.
+//! Bad files, bad JSON and bad options give one line on stderr naming what and where
+//! ([`CliError`]), exit status 2 and nothing on stdout. A failed invocation is reported in the
+//! output and the run goes on.
 
+mod bench;
+mod error;
+mod listing;
+
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+pub use error::{CliError, IoAction};
+
 use crate::asm;
-use crate::document::{input, output, run_document};
+use crate::asm::text::escape;
+use crate::document::{input, output, write_run};
 use crate::engine::cache::ProgramCache;
 use crate::engine::{self, EngineKind};
 use crate::exec::{DEFAULT_INSTRUCTION_BUDGET, ExecConfig};
 use crate::float24::Precision;
-use crate::isa::disasm;
-use crate::program::{ShaderKind, ShaderProgram, Uniforms};
-use crate::shbin::{self, Shbin};
-use crate::validate;
+use crate::program::ShaderProgram;
+use crate::shbin::{self, Dvle, Shbin};
+use crate::validate::{self, Severity};
 
-/// Exact float24 interpreter (and, later, JIT) for PICA200 shaders.
+/// Exact float24 interpreter and JIT for PICA200 shaders.
 #[derive(Parser, Debug)]
 #[command(name = "picajit", version, about)]
 pub struct Cli {
@@ -40,7 +51,7 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Print the DVLEs of a SHBIN file and a listing of its program, or (with --source) picasso
+    /// Print each DVLE's declarations and a listing of the program, or (with --source) picasso
     /// source that assembles back to the identical file.
     Disasm {
         /// The SHBIN file.
@@ -52,15 +63,99 @@ enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// Print the validation findings of each DVLE (what the hardware cannot do or does
+    /// unreliably). Exit status 0: none; 1: warnings only; 3: errors.
+    Validate(ValidateArgs),
     /// Run a DVLE of a SHBIN file on the vertices of an input file.
     Run(RunArgs),
     /// Assemble picasso source files (one DVLE per file) into a SHBIN file.
     Asm(AsmArgs),
-    /// Measure how fast each engine runs a DVLE on the vertices of an input file.
+    /// Measure how fast each engine runs a DVLE on the vertices (or geometry-shader
+    /// invocations) of an input file.
     Bench(BenchArgs),
     /// Run random programs on the interpreter and the JIT and compare them bit for bit; shrink
     /// and write each mismatch as a reproducer (exit status 1).
     Difftest(DifftestArgs),
+}
+
+/// A precision mode on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum PrecisionChoice {
+    /// Truncate the mantissa to 16 bits, then the float24 range rules (the default)
+    #[value(name = "f24")]
+    F24,
+    /// Round the mantissa to nearest even at 16 bits, then the range rules
+    #[value(name = "f24-rne")]
+    F24Rne,
+    /// Keep the f32 result
+    #[value(name = "f32")]
+    F32,
+}
+
+impl PrecisionChoice {
+    fn precision(self) -> Precision {
+        match self {
+            PrecisionChoice::F24 => Precision::F24Truncate,
+            PrecisionChoice::F24Rne => Precision::F24Nearest,
+            PrecisionChoice::F32 => Precision::F32,
+        }
+    }
+}
+
+/// The precision modes of a difftest run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum PrecisionList {
+    /// Truncate the mantissa to 16 bits, then the range rules
+    #[value(name = "f24")]
+    F24,
+    /// Round the mantissa to nearest even at 16 bits, then the range rules
+    #[value(name = "f24-rne")]
+    F24Rne,
+    /// Keep the f32 result
+    #[value(name = "f32")]
+    F32,
+    /// The three modes in turn, on the same programs
+    #[value(name = "all")]
+    All,
+}
+
+impl PrecisionList {
+    fn precisions(self) -> Vec<Precision> {
+        match self {
+            PrecisionList::F24 => vec![Precision::F24Truncate],
+            PrecisionList::F24Rne => vec![Precision::F24Nearest],
+            PrecisionList::F32 => vec![Precision::F32],
+            PrecisionList::All => Precision::ALL.to_vec(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum EngineChoice {
+    /// The reference interpreter
+    Interp,
+    /// The Cranelift JIT
+    Jit,
+}
+
+impl EngineChoice {
+    fn kind(self) -> EngineKind {
+        match self {
+            EngineChoice::Interp => EngineKind::Interpreter,
+            EngineChoice::Jit => EngineKind::Jit,
+        }
+    }
+}
+
+/// The value parser of every count that must be at least 1 (`--budget`, `--vertices`,
+/// `--repeat`): a budget of 0 would fail every invocation before its first instruction, and a
+/// run of 0 vertices measures nothing.
+fn at_least_one(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("must be at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("not a whole number: {e}")),
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -71,8 +166,8 @@ struct DifftestArgs {
     /// The run seed: program i is generated from a seed derived from it and i.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// f24, f24-rne, f32, or all (the three in turn, on the same programs).
-    #[arg(long, default_value = "f24", value_parser = parse_precisions)]
+    /// The precision mode(s).
+    #[arg(long, value_enum, default_value_t = PrecisionList::F24)]
     precision: PrecisionList,
     /// The most code words of a program (4-512).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(4..=512))]
@@ -83,46 +178,34 @@ struct DifftestArgs {
     /// Worker threads (default: one per core).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: Option<u16>,
-    /// The most instructions one invocation may execute.
-    #[arg(long, default_value_t = crate::difftest::runner::DEFAULT_BUDGET, value_parser = clap::value_parser!(u64).range(1..))]
+    /// The most instructions one invocation may execute (at least 1).
+    #[arg(long, default_value_t = crate::difftest::runner::DEFAULT_BUDGET, value_parser = at_least_one)]
     budget: u64,
     /// Write mismatches as found, without shrinking them.
     #[arg(long)]
     no_shrink: bool,
 }
 
-/// The precision modes of a difftest run.
-#[derive(Clone, Debug)]
-struct PrecisionList(Vec<Precision>);
-
-fn parse_precisions(text: &str) -> Result<PrecisionList, String> {
-    if text == "all" {
-        return Ok(PrecisionList(Precision::ALL.to_vec()));
-    }
-    Precision::from_name(text)
-        .map(|p| PrecisionList(vec![p]))
-        .ok_or_else(|| format!("unknown precision {text:?} (f24, f24-rne, f32, all)"))
-}
-
 #[derive(clap::Args, Debug)]
 struct BenchArgs {
     /// The SHBIN file.
     program: PathBuf,
-    /// Uniforms and vertices, JSON (as for `run`); the vertices are repeated to fill a batch.
+    /// Uniforms and vertices (or invocations), JSON (as for `run`).
     #[arg(long)]
     input: PathBuf,
-    /// Which DVLE (entry point) to run (vertex shaders only).
+    /// Which DVLE (entry point) to run.
     #[arg(long, default_value_t = 0)]
     dvle: usize,
     /// How arithmetic results are rounded.
-    #[arg(long, default_value = "f24", value_parser = parse_precision)]
-    precision: Precision,
-    /// Vertices per measured batch.
-    #[arg(long, default_value_t = 100_000)]
-    vertices: usize,
-    /// Measured batches per engine (the best is reported).
-    #[arg(long, default_value_t = 5)]
-    repeat: usize,
+    #[arg(long, value_enum, default_value_t = PrecisionChoice::F24)]
+    precision: PrecisionChoice,
+    /// Vertices (geometry shader: invocations) per measured run, the input's repeated; run in
+    /// batches of 4096, so any count runs in bounded memory.
+    #[arg(long, visible_alias = "invocations", default_value_t = 100_000, value_parser = at_least_one)]
+    vertices: u64,
+    /// Measured runs per engine (the best is reported).
+    #[arg(long, default_value_t = 5, value_parser = at_least_one)]
+    repeat: u64,
 }
 
 #[derive(clap::Args, Debug)]
@@ -142,6 +225,15 @@ struct AsmArgs {
 }
 
 #[derive(clap::Args, Debug)]
+struct ValidateArgs {
+    /// The SHBIN file.
+    file: PathBuf,
+    /// Only this DVLE (default: every DVLE).
+    #[arg(long)]
+    dvle: Option<usize>,
+}
+
+#[derive(clap::Args, Debug)]
 struct RunArgs {
     /// The SHBIN file.
     program: PathBuf,
@@ -154,9 +246,9 @@ struct RunArgs {
     /// The engine.
     #[arg(long, value_enum, default_value_t = EngineChoice::Interp)]
     engine: EngineChoice,
-    /// How arithmetic results are rounded: f24 (truncate), f24-rne (nearest even) or f32.
-    #[arg(long, default_value = "f24", value_parser = parse_precision)]
-    precision: Precision,
+    /// How arithmetic results are rounded.
+    #[arg(long, value_enum, default_value_t = PrecisionChoice::F24)]
+    precision: PrecisionChoice,
     /// Print each value as its f32 bit pattern.
     #[arg(long)]
     bits: bool,
@@ -166,34 +258,85 @@ struct RunArgs {
     /// Write the output here instead of stdout.
     #[arg(long)]
     output: Option<PathBuf>,
-    /// The most instructions one invocation may execute.
-    #[arg(long, default_value_t = DEFAULT_INSTRUCTION_BUDGET)]
+    /// The most instructions one invocation may execute (at least 1).
+    #[arg(long, default_value_t = DEFAULT_INSTRUCTION_BUDGET, value_parser = at_least_one)]
     budget: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum EngineChoice {
-    /// The reference interpreter.
-    Interp,
-    /// The Cranelift JIT.
-    Jit,
-}
-
-fn parse_precision(text: &str) -> Result<Precision, String> {
-    Precision::from_name(text)
-        .ok_or_else(|| format!("unknown precision {text:?} (f24, f24-rne, f32)"))
-}
-
-/// A failure of the command: one line for stderr.
-#[derive(Debug)]
-pub struct CliError(pub String);
-
 fn read(path: &Path) -> Result<Vec<u8>, CliError> {
-    std::fs::read(path).map_err(|e| CliError(format!("{}: cannot read: {e}", path.display())))
+    std::fs::read(path).map_err(|error| CliError::Io {
+        path: path.to_path_buf(),
+        action: IoAction::Read,
+        error,
+    })
+}
+
+fn read_text(path: &Path) -> Result<String, CliError> {
+    String::from_utf8(read(path)?).map_err(|_| CliError::NotText {
+        path: path.to_path_buf(),
+    })
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    std::fs::write(path, bytes).map_err(|error| CliError::Io {
+        path: path.to_path_buf(),
+        action: IoAction::Write,
+        error,
+    })
 }
 
 fn load_shbin(path: &Path) -> Result<Shbin, CliError> {
-    shbin::parse(&read(path)?).map_err(|e| CliError(format!("{}: {e}", path.display())))
+    shbin::parse(&read(path)?).map_err(|error| CliError::Shbin {
+        path: path.to_path_buf(),
+        error,
+    })
+}
+
+/// DVLE `index` of the file at `path` and its program.
+fn load_dvle<'a>(
+    path: &Path,
+    shbin: &'a Shbin,
+    index: usize,
+) -> Result<(&'a Dvle, ShaderProgram), CliError> {
+    let dvle = shbin.dvles.get(index).ok_or(CliError::NoSuchDvle {
+        path: path.to_path_buf(),
+        index,
+        count: shbin.dvles.len(),
+    })?;
+    let program = ShaderProgram::from_shbin(shbin, index).map_err(|error| CliError::Program {
+        path: path.to_path_buf(),
+        dvle: index,
+        error,
+    })?;
+    Ok((dvle, program))
+}
+
+/// The input file for `dvle`, its warnings printed to stderr.
+fn load_input(path: &Path, precision: Precision, dvle: &Dvle) -> Result<input::RunInput, CliError> {
+    let text = read_text(path)?;
+    let run_input =
+        input::parse_input_for(&text, precision, dvle).map_err(|error| CliError::Input {
+            path: path.to_path_buf(),
+            error,
+        })?;
+    for warning in &run_input.warnings {
+        warn(&format!("warning: {}: {warning}", path.display()));
+    }
+    Ok(run_input)
+}
+
+/// One line on stderr, with anything from a file escaped.
+fn warn(line: &str) {
+    eprintln!("{}", escape(line));
+}
+
+/// Writes `text` to stdout.
+fn print(text: &str) -> Result<(), CliError> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(CliError::Stdout)
 }
 
 /// Runs the command line; returns the process exit status.
@@ -210,18 +353,16 @@ pub fn main() -> ExitCode {
             source,
             output,
         } => source_command(&file, source, output.as_deref()),
+        Command::Validate(args) => validate_command(&args),
         Command::Run(args) => run_command(&args),
         Command::Asm(args) => asm_command(&args),
         Command::Bench(args) => bench_command(&args),
-        Command::Difftest(args) => return difftest_command(&args),
+        Command::Difftest(args) => difftest_command(&args),
     };
     match outcome {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
-        Err(CliError(message)) => {
-            eprintln!("picajit: {message}");
+        Ok(code) => code,
+        Err(error) => {
+            warn(&format!("picajit: {error}"));
             ExitCode::from(2)
         }
     }
@@ -229,12 +370,12 @@ pub fn main() -> ExitCode {
 
 /// `picajit difftest`: progress on stderr, each mismatch and the totals on stdout (the last line
 /// `N programs, M invocations, K mismatches`); exit status 1 on any mismatch, 2 on an error.
-fn difftest_command(args: &DifftestArgs) -> ExitCode {
+fn difftest_command(args: &DifftestArgs) -> Result<ExitCode, CliError> {
     use crate::difftest::runner::{Progress, RunOptions, run};
     let options = RunOptions {
         programs: args.programs,
         seed: args.seed,
-        precisions: args.precision.0.clone(),
+        precisions: args.precision.precisions(),
         max_len: usize::from(args.max_len),
         budget: args.budget,
         out_dir: args.out.clone(),
@@ -254,185 +395,137 @@ fn difftest_command(args: &DifftestArgs) -> ExitCode {
             started.elapsed().as_secs_f64()
         );
     };
-    match run(&options, &crate::difftest::compare::jit, &progress) {
-        Ok(summary) => {
-            print!("{}", summary.report());
-            if summary.total().mismatches == 0 {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            }
-        }
-        Err(e) => {
-            eprintln!("picajit: {e}");
-            ExitCode::from(2)
-        }
-    }
+    let summary = run(&options, &crate::difftest::compare::jit, &progress)?;
+    print(&summary.report())?;
+    Ok(if summary.total().mismatches == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// `picajit disasm --source`: picasso source, printed (one DVLE) or written to a folder.
-fn source_command(path: &Path, source: bool, output: Option<&Path>) -> Result<String, CliError> {
+fn source_command(path: &Path, source: bool, output: Option<&Path>) -> Result<ExitCode, CliError> {
     if !source {
-        return Err(CliError(
-            "-o/--output is for --source: the listing goes to stdout".to_string(),
-        ));
+        return Err(CliError::InvalidOption {
+            option: "--output",
+            value: output.map(|p| p.display().to_string()).unwrap_or_default(),
+            why: "is for --source (the listing goes to stdout)".to_string(),
+        });
     }
     let shbin = load_shbin(path)?;
-    let files = asm::to_source(&shbin).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+    let files = asm::to_source(&shbin).map_err(|error| CliError::Unrepresentable {
+        path: path.to_path_buf(),
+        error,
+    })?;
     match output {
-        None if files.len() == 1 => Ok(files.into_iter().next().unwrap_or_default()),
-        None => Err(CliError(format!(
-            "{}: {} DVLEs need one source file each: give -o FOLDER",
-            path.display(),
-            files.len()
-        ))),
+        None if files.len() == 1 => print(&files[0])?,
+        None => {
+            return Err(CliError::InvalidOption {
+                option: "--source",
+                value: path.display().to_string(),
+                why: format!(
+                    "the file has {} DVLEs, which need one source file each: give -o FOLDER",
+                    files.len()
+                ),
+            });
+        }
         Some(folder) => {
-            std::fs::create_dir_all(folder)
-                .map_err(|e| CliError(format!("{}: cannot create: {e}", folder.display())))?;
+            std::fs::create_dir_all(folder).map_err(|error| CliError::Io {
+                path: folder.to_path_buf(),
+                action: IoAction::CreateFolder,
+                error,
+            })?;
             for (index, text) in files.iter().enumerate() {
-                let file = folder.join(format!("dvle{index}.pica"));
-                std::fs::write(&file, text)
-                    .map_err(|e| CliError(format!("{}: cannot write: {e}", file.display())))?;
+                write_file(&folder.join(format!("dvle{index}.pica")), text.as_bytes())?;
             }
-            Ok(String::new())
         }
     }
+    Ok(ExitCode::SUCCESS)
 }
 
-/// `picajit disasm`: returns the text to print.
-fn disasm_command(path: &Path) -> Result<String, CliError> {
+/// `picajit disasm`: the DVLEs' declarations and the program listing.
+fn disasm_command(path: &Path) -> Result<ExitCode, CliError> {
     let shbin = load_shbin(path)?;
-    let mut out = format!(
-        "; {}: {} code words, {} operand descriptors, {} DVLE(s)\n",
-        path.display(),
-        shbin.code.len(),
-        shbin.opdescs.len(),
-        shbin.dvles.len()
-    );
-    for (i, dvle) in shbin.dvles.iter().enumerate() {
-        out += &format!(
-            "; DVLE {i}: {} shader, entry {:#05x}, end {:#05x}",
-            dvle.kind.name(),
-            dvle.entry,
-            dvle.end
-        );
-        if dvle.kind == ShaderKind::Geometry {
-            out += &format!(", mode {:?}", dvle.gs.mode);
-        }
-        out.push('\n');
-        for o in &dvle.outputs {
-            out += &format!(
-                ";   .out o{} {} mask {:#x}\n",
-                o.register, o.semantic, o.mask
+    print(&listing::listing(&path.display().to_string(), &shbin))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `picajit validate`: one line per finding (`FILE: DVLE 0: 0x012: error: ...`), then a
+/// summary line. Exit status 0 without findings, 1 with warnings only, 3 with an error.
+fn validate_command(args: &ValidateArgs) -> Result<ExitCode, CliError> {
+    let shbin = load_shbin(&args.file)?;
+    let indices: Vec<usize> = match args.dvle {
+        Some(index) => vec![index],
+        None => (0..shbin.dvles.len()).collect(),
+    };
+    let name = escape(&args.file.display().to_string()).into_owned();
+    let (mut errors, mut warnings) = (0usize, 0usize);
+    let mut report = String::new();
+    for &index in &indices {
+        let (dvle, program) = load_dvle(&args.file, &shbin, index)?;
+        for finding in validate::validate_program(&program, &dvle.output_registers()) {
+            let severity = match finding.kind.severity() {
+                Severity::Error => {
+                    errors += 1;
+                    "error"
+                }
+                Severity::Warning => {
+                    warnings += 1;
+                    "warning"
+                }
+            };
+            report += &format!(
+                "{name}: DVLE {index}: {:#05x}: {severity}: {}\n",
+                finding.address,
+                escape(&finding.message)
             );
         }
-        for u in &dvle.uniforms {
-            out += &format!(";   uniform {} {}\n", u.name, u.describe());
-        }
-        for c in &dvle.constants {
-            out += &format!(";   constant {c:?}\n");
-        }
     }
-    for (address, &word) in shbin.code.iter().enumerate() {
-        for (i, dvle) in shbin.dvles.iter().enumerate() {
-            if dvle.entry as usize == address {
-                out += &format!("; entry of DVLE {i}\n");
-            }
-        }
-        let text = disasm::format_instruction(&crate::isa::decode(word), &shbin.opdescs);
-        out += &format!("{address:03x}: {word:08x}    {text}\n");
-    }
-    Ok(out)
+    report += &format!(
+        "{name}: {} DVLE(s) checked, {errors} error(s), {warnings} warning(s)\n",
+        indices.len()
+    );
+    print(&report)?;
+    Ok(if errors > 0 {
+        ExitCode::from(3)
+    } else if warnings > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
-/// `picajit bench`: compile time and vertex throughput of each engine, and whether they agree.
-fn bench_command(args: &BenchArgs) -> Result<String, CliError> {
+/// `picajit bench`: compile time and throughput of each engine, and whether they agree.
+fn bench_command(args: &BenchArgs) -> Result<ExitCode, CliError> {
     let shbin = load_shbin(&args.program)?;
-    let dvle = shbin.dvles.get(args.dvle).ok_or_else(|| {
-        CliError(format!(
-            "{}: there is no DVLE {}",
-            args.program.display(),
-            args.dvle
-        ))
-    })?;
-    if dvle.kind != ShaderKind::Vertex {
-        return Err(CliError(format!(
-            "{}: DVLE {} is not a vertex shader",
-            args.program.display(),
-            args.dvle
-        )));
-    }
-    let program = ShaderProgram::from_shbin(&shbin, args.dvle)
-        .map_err(|e| CliError(format!("{}: {e}", args.program.display())))?;
-    let text = String::from_utf8(read(&args.input)?)
-        .map_err(|_| CliError(format!("{}: not UTF-8 text", args.input.display())))?;
-    let run_input = input::parse_input(&text, args.precision, dvle.kind)
-        .map_err(|e| CliError(format!("{}: {e}", args.input.display())))?;
+    let (dvle, program) = load_dvle(&args.program, &shbin, args.dvle)?;
+    let precision = args.precision.precision();
+    let run_input = load_input(&args.input, precision, dvle)?;
     if run_input.invocations.is_empty() {
-        return Err(CliError(format!(
-            "{}: no vertices to run",
-            args.input.display()
-        )));
+        return Err(CliError::NothingToRun {
+            path: args.input.clone(),
+            kind: dvle.kind,
+        });
     }
-    let mut uniforms = Uniforms::from_constants(dvle);
-    run_input.apply_uniforms(&mut uniforms);
-    let batch: Vec<_> = run_input
-        .invocations
-        .iter()
-        .map(|i| i.registers)
-        .cycle()
-        .take(args.vertices.max(1))
-        .collect();
     let config = ExecConfig {
-        precision: args.precision,
+        precision,
         ..ExecConfig::default()
     };
-    let mut report = format!(
-        "{}: DVLE {}, {} code words, {} vertices per batch, precision {}\n",
-        args.program.display(),
-        args.dvle,
-        program.code_len,
-        batch.len(),
-        args.precision
-    );
-    let mut outputs = Vec::new();
-    for kind in [EngineKind::Interpreter, EngineKind::Jit] {
-        let started = std::time::Instant::now();
-        let engine =
-            engine::prepare(kind, program.clone(), config).map_err(|e| CliError(e.to_string()))?;
-        let prepare_time = started.elapsed();
-        let mut best = std::time::Duration::MAX;
-        let mut results = Vec::with_capacity(batch.len());
-        for _ in 0..args.repeat.max(1) {
-            results.clear();
-            let started = std::time::Instant::now();
-            engine.run_vertices(&uniforms, &batch, &mut results);
-            best = best.min(started.elapsed());
-        }
-        let per_second = batch.len() as f64 / best.as_secs_f64();
-        report += &format!(
-            "{:>6}: prepare {:>9.3} ms, {:>12.0} vertices/s ({:.1} ns/vertex)\n",
-            kind.name(),
-            prepare_time.as_secs_f64() * 1e3,
-            per_second,
-            best.as_secs_f64() * 1e9 / batch.len() as f64
-        );
-        outputs.push(output::vertex_document(
-            &results,
-            &[0, 1, 2, 3, 4, 5, 6, 7],
-            output::OutputOptions {
-                bits: true,
-                state: true,
-            },
-        ));
-    }
-    report += if outputs[0] == outputs[1] {
-        "engines agree bit for bit on every vertex\n"
-    } else {
-        "ENGINES DISAGREE: run `picajit run --bits --state` with each --engine to compare\n"
+    let setup = bench::BenchSetup {
+        name: escape(&args.program.display().to_string()).into_owned(),
+        index: args.dvle,
+        dvle,
+        program: program.clone(),
+        input: &run_input,
+        config,
+        count: args.vertices,
+        repeat: args.repeat,
     };
+    let mut report = bench::bench(&setup)?;
     report += &cache_report(&program, config)?;
-    Ok(report)
+    print(&report)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Prepares the JIT twice through a program cache, as an emulator re-uploading the same code
@@ -442,12 +535,10 @@ fn cache_report(program: &ShaderProgram, config: ExecConfig) -> Result<String, C
     let upload = program.clone();
     let reupload = program.clone();
     let started = std::time::Instant::now();
-    let first = engine::prepare_cached(&cache, EngineKind::Jit, &upload, config)
-        .map_err(|e| CliError(e.to_string()))?;
+    let first = engine::prepare_cached(&cache, EngineKind::Jit, &upload, config)?;
     let miss_time = started.elapsed();
     let started = std::time::Instant::now();
-    let second = engine::prepare_cached(&cache, EngineKind::Jit, &reupload, config)
-        .map_err(|e| CliError(e.to_string()))?;
+    let second = engine::prepare_cached(&cache, EngineKind::Jit, &reupload, config)?;
     let hit_time = started.elapsed();
     let stats = cache.stats();
     Ok(format!(
@@ -465,84 +556,77 @@ fn cache_report(program: &ShaderProgram, config: ExecConfig) -> Result<String, C
 }
 
 /// `picajit asm`: writes the SHBIN (and header); warnings go to stderr.
-fn asm_command(args: &AsmArgs) -> Result<String, CliError> {
+fn asm_command(args: &AsmArgs) -> Result<ExitCode, CliError> {
     let mut files = Vec::new();
     for path in &args.sources {
-        let text = String::from_utf8(read(path)?)
-            .map_err(|_| CliError(format!("{}: not UTF-8 text", path.display())))?;
         files.push(asm::SourceFile {
             name: path.display().to_string(),
-            text,
+            text: read_text(path)?,
         });
     }
     let options = asm::AsmOptions {
         auto_nop: !args.no_nop,
     };
-    let assembly = asm::assemble(&files, options).map_err(|e| CliError(e.to_string()))?;
+    let assembly = asm::assemble(&files, options)?;
     for warning in assembly
         .warnings
         .iter()
         .chain(&assembly.validation_warnings())
     {
-        eprintln!("{warning}");
+        warn(&warning.to_string());
     }
-    let write = |path: &Path, bytes: &[u8]| {
-        std::fs::write(path, bytes)
-            .map_err(|e| CliError(format!("{}: cannot write: {e}", path.display())))
-    };
-    write(&args.output, &shbin::write(&assembly.shbin))?;
+    write_file(&args.output, &shbin::write(&assembly.shbin))?;
     if let Some(header) = &args.header {
-        write(header, assembly.header.as_bytes())?;
+        write_file(header, assembly.header.as_bytes())?;
     }
-    Ok(String::new())
+    Ok(ExitCode::SUCCESS)
 }
 
-/// `picajit run`: returns the output document (or writes it and returns nothing).
-fn run_command(args: &RunArgs) -> Result<String, CliError> {
+/// `picajit run`: streams the output document to stdout or `--output`.
+fn run_command(args: &RunArgs) -> Result<ExitCode, CliError> {
     let shbin = load_shbin(&args.program)?;
-    let dvle = shbin.dvles.get(args.dvle).ok_or_else(|| {
-        CliError(format!(
-            "{}: there is no DVLE {} (the file has {})",
-            args.program.display(),
-            args.dvle,
-            shbin.dvles.len()
-        ))
-    })?;
-    let program = ShaderProgram::from_shbin(&shbin, args.dvle)
-        .map_err(|e| CliError(format!("{}: {e}", args.program.display())))?;
-    let text = String::from_utf8(read(&args.input)?)
-        .map_err(|_| CliError(format!("{}: not UTF-8 text", args.input.display())))?;
-    let run_input = input::parse_input(&text, args.precision, dvle.kind)
-        .map_err(|e| CliError(format!("{}: {e}", args.input.display())))?;
+    let (dvle, program) = load_dvle(&args.program, &shbin, args.dvle)?;
+    let precision = args.precision.precision();
+    let run_input = load_input(&args.input, precision, dvle)?;
 
     for diagnostic in validate::validate_program(&program, &dvle.output_registers()) {
-        eprintln!(
+        warn(&format!(
             "warning: {}: DVLE {}: {diagnostic}",
             args.program.display(),
             args.dvle
-        );
+        ));
     }
 
     let config = ExecConfig {
-        precision: args.precision,
+        precision,
         instruction_budget: args.budget,
     };
     let options = output::OutputOptions {
         bits: args.bits,
         state: args.state,
     };
-    let kind = match args.engine {
-        EngineChoice::Interp => EngineKind::Interpreter,
-        EngineChoice::Jit => EngineKind::Jit,
-    };
-    let engine = engine::prepare(kind, program, config).map_err(|e| CliError(e.to_string()))?;
-    let document = run_document(engine.as_ref(), dvle, &run_input, options);
+    let engine = engine::prepare(args.engine.kind(), program, config)?;
     match &args.output {
         Some(path) => {
-            std::fs::write(path, document)
-                .map_err(|e| CliError(format!("{}: cannot write: {e}", path.display())))?;
-            Ok(String::new())
+            let io_error = |action| {
+                move |error| CliError::Io {
+                    path: path.clone(),
+                    action,
+                    error,
+                }
+            };
+            let file = std::fs::File::create(path).map_err(io_error(IoAction::Create))?;
+            let mut out = BufWriter::with_capacity(1 << 16, file);
+            write_run(&mut out, engine.as_ref(), dvle, &run_input, options)
+                .and_then(|()| out.flush())
+                .map_err(io_error(IoAction::Write))?;
         }
-        None => Ok(document),
+        None => {
+            let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            write_run(&mut out, engine.as_ref(), dvle, &run_input, options)
+                .and_then(|()| out.flush())
+                .map_err(CliError::Stdout)?;
+        }
     }
+    Ok(ExitCode::SUCCESS)
 }
