@@ -93,13 +93,20 @@ pub fn flush<L: Lanes>(l: &mut L, v: L::Float, precision: Precision) -> L::Float
         return v;
     }
     let bits = l.bits_of(v);
-    let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
-    let magnitude = l.and(bits, magnitude_mask);
-    let min_normal = l.splat_bits(MIN_NORMAL_BITS);
-    let small = l.below(magnitude, min_normal);
+    let (small, _) = below_min_normal(l, bits);
     let zero = l.splat_bits(0);
     let r = l.select(small, zero, bits);
     l.float_of(r)
+}
+
+/// Whether each lane's magnitude is below the smallest normal float24 (2^-62): a float24
+/// subnormal or zero, which the model reads (flush) and writes (range rules) as +0. Also returns
+/// the magnitudes.
+fn below_min_normal<L: Lanes>(l: &mut L, bits: L::Bits) -> (L::Mask, L::Bits) {
+    let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
+    let magnitude = l.and(bits, magnitude_mask);
+    let min_normal = l.splat_bits(MIN_NORMAL_BITS);
+    (l.below(magnitude, min_normal), magnitude)
 }
 
 /// An arithmetic result becoming a register value: NaN becomes the canonical NaN; in the float24
@@ -135,10 +142,7 @@ pub fn round<L: Lanes>(l: &mut L, v: L::Float, precision: Precision) -> L::Float
 
 /// The range rules on a rounded non-NaN value's bits.
 fn range_rules<L: Lanes>(l: &mut L, bits: L::Bits) -> L::Bits {
-    let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
-    let magnitude = l.and(bits, magnitude_mask);
-    let min_normal = l.splat_bits(MIN_NORMAL_BITS);
-    let small = l.below(magnitude, min_normal);
+    let (small, magnitude) = below_min_normal(l, bits);
     let max_finite = l.splat_bits(MAX_FINITE_BITS);
     let big = l.above(magnitude, max_finite);
     let sign_mask = l.splat_bits(SIGN_BIT);
