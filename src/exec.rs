@@ -177,7 +177,34 @@ impl EmitConfig {
 /// Receives what a geometry-shader invocation emits, in order, while it runs.
 ///
 /// `outputs` and `slots` hold all sixteen o-registers; only those in the program's output mask
-/// are meaningful, and a consumer keeps only what it needs.
+/// are meaningful, and a consumer keeps only what it needs:
+///
+/// ```
+/// use picajit::engine::{EngineKind, prepare};
+/// use picajit::exec::{EmitConfig, EmitSink, ExecConfig, GeometryState};
+/// use picajit::program::{ShaderKind, ShaderProgram, Uniforms, Vec4};
+///
+/// /// Keeps only o0.x of each vertex.
+/// struct FirstLanes(Vec<f32>);
+///
+/// impl EmitSink for FirstLanes {
+///     fn vertex(&mut self, _: EmitConfig, outputs: &[Vec4; 16]) {
+///         self.0.push(outputs[0][0]);
+///     }
+///     fn primitive(&mut self, _: bool, _: &[[Vec4; 16]; 3]) {}
+/// }
+///
+/// // mov o0, v0; emit; end
+/// let code = [0x4C00_0000, 0xA800_0000, 0x8800_0000];
+/// let program = ShaderProgram::new(&code, &[0x36F], 0, ShaderKind::Geometry, 1).unwrap();
+/// let engine = prepare(EngineKind::Jit, program, ExecConfig::default()).unwrap();
+/// let mut state = GeometryState::default();
+/// let mut kept = FirstLanes(Vec::new());
+/// let mut inputs = [[0.0f32; 4]; 16];
+/// inputs[0] = [7.0, 0.0, 0.0, 1.0];
+/// engine.run_geometry(&mut state, &Uniforms::default(), &inputs, &mut kept).unwrap();
+/// assert_eq!(kept.0, [7.0]);
+/// ```
 pub trait EmitSink {
     /// A vertex sent by EMIT with the SETEMIT state it used and the emitting bank.
     fn vertex(&mut self, config: EmitConfig, outputs: &[Vec4; 16]);
