@@ -3,8 +3,14 @@
 //! [`FlowFacts`] holds the addresses that get code and, for every address where a scope can
 //! end, the scopes that could end there with the addresses control could go to. The lowering
 //! emits a stack check only where some scope can end, and it jumps directly to the candidate
-//! addresses (one comparison per candidate, a binary search among many) instead of through a
-//! computed jump table, so every register can stay an SSA value across control flow.
+//! addresses when they are few (at most [`DIRECT_CANDIDATES`]); more go through the function's
+//! one shared dispatch, a jump table over its addresses, so that the code of every scope end
+//! stays constant in size. Registers live in the context at every run end, so no SSA value of
+//! a register crosses these edges.
+//!
+//! The facts also cut program memory into [`FlowFacts::chunks`], each compiled to a function
+//! of its own, so that no compiler pass works on more than [`CHUNK_WORDS`] reachable words:
+//! the compile cost of a program is linear in its reachable size.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -16,7 +22,24 @@ use crate::isa::{Instruction, PROGRAM_WORDS, SimpleOp};
 const EXPLORATION_LIMIT: usize = 20_000;
 
 /// The most instructions in one straight-line run (see [`FlowFacts::leaders`]).
-const RUN_LIMIT: usize = 4;
+pub const RUN_LIMIT: usize = 4;
+
+/// The most reachable words of one chunk (one compiled function). Register allocation costs
+/// more than linear time in the size of a function (measured: one function of 4096 MAD/DP4
+/// words takes 2.4 s and 250 MB, eight of 512 words 1 s and 50 MB); cut into functions of this
+/// size, a program compiles in time linear in its reachable words. A program of at most 512
+/// reachable words (every vertex shader picasso accepts) is one function: a jump between
+/// chunks is a tail call and a dispatch, which costs a loop that crosses one (measured: 5% on
+/// `terrain-noise-512` cut at 256).
+pub const CHUNK_WORDS: usize = 512;
+
+/// The most addresses a scope end is compared with directly (a binary search of direct
+/// jumps); a larger or unknown set goes through the function's shared dispatch.
+pub const DIRECT_CANDIDATES: usize = 8;
+
+/// The most return addresses [`FlowFacts::call_returns_at`] follows per level of returns;
+/// past it any address is possible (the shared dispatch, and a stack check per possible pop).
+const RETURN_SET_LIMIT: usize = 64;
 
 /// Addresses keyed by another address, each with the set of values it can take.
 pub type AddressSets = BTreeMap<u16, BTreeSet<u16>>;
@@ -39,6 +62,21 @@ pub struct FlowFacts {
     /// after a flow instruction or an unreachable one, and every [`RUN_LIMIT`]-th address of a
     /// longer straight line.
     pub leaders: Vec<bool>,
+    /// The first address of each chunk, ascending, the first 0: chunk `k` holds the addresses
+    /// from `chunks[k]` up to the next start (or 4096). Each start is a leader.
+    pub chunks: Vec<u16>,
+}
+
+/// Where the CALL stack can send control when the next PC is some address (see
+/// [`FlowFacts::call_returns_at`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallReturns {
+    /// The most pops that can happen in one step (at most `CALL_DEPTH`; 0 when no CALL scope
+    /// ends there).
+    pub pops: usize,
+    /// The addresses the first three pops can return to, or `None` when they are too many to
+    /// list (any address).
+    pub targets: Option<BTreeSet<u16>>,
 }
 
 impl FlowFacts {
@@ -67,33 +105,87 @@ impl FlowFacts {
                 None => {}
             }
         }
-        facts.leaders = leaders(decoded, entry, &reachable, &facts);
+        let mut leaders = leaders(decoded, entry, &reachable, &facts);
+        facts.chunks = chunks(&reachable);
+        for &start in &facts.chunks {
+            leaders[start as usize] = true;
+        }
+        facts.leaders = leaders;
         facts.reachable = reachable;
         facts
     }
 
-    /// The return addresses of the CALL-stack entries that can pop when the next PC is `next`:
-    /// level `k` (0-based) holds those of the `k + 1`-th pop in one step, so the number of
-    /// levels is the most pops that can happen (at most `CALL_DEPTH`; the last of four leaves
-    /// the PC alone).
-    pub fn call_return_levels(&self, next: u16) -> Vec<BTreeSet<u16>> {
-        let mut levels = Vec::new();
+    /// The CALL-stack entries that can pop when the next PC is `next`: pop `k + 1` can happen
+    /// when some scope ends at the return address of pop `k`, so the pops are followed level by
+    /// level (at most `CALL_DEPTH`; the last of four leaves the PC alone). A level of more than
+    /// [`RETURN_SET_LIMIT`] addresses is not followed: every further level is then assumed
+    /// possible and every address a target, which only costs a runtime check more.
+    pub fn call_returns_at(&self, next: u16) -> CallReturns {
+        let mut pops = 0;
+        let mut targets = Some(BTreeSet::new());
         let mut from = BTreeSet::from([next]);
-        for _ in 0..CALL_DEPTH {
-            let level: BTreeSet<u16> = from
-                .iter()
-                .filter_map(|end| self.call_returns.get(end))
-                .flatten()
-                .copied()
-                .collect();
+        while pops < CALL_DEPTH {
+            let mut level = BTreeSet::new();
+            for end in &from {
+                if let Some(returns) = self.call_returns.get(end) {
+                    level.extend(returns.iter().copied());
+                    if level.len() > RETURN_SET_LIMIT {
+                        break;
+                    }
+                }
+            }
             if level.is_empty() {
                 break;
             }
-            levels.push(level.clone());
+            if level.len() > RETURN_SET_LIMIT {
+                // Too many to follow: any later pop is possible, to any address.
+                return CallReturns {
+                    pops: CALL_DEPTH,
+                    targets: None,
+                };
+            }
+            pops += 1;
+            if pops < CALL_DEPTH
+                && let Some(targets) = &mut targets
+            {
+                targets.extend(level.iter().copied());
+            }
             from = level;
         }
-        levels
+        CallReturns { pops, targets }
     }
+
+    /// The chunk that holds `pc`.
+    pub fn chunk_of(&self, pc: u16) -> usize {
+        self.chunks.partition_point(|&start| start <= pc) - 1
+    }
+
+    /// The addresses of chunk `k`: from its start up to (not including) the next chunk's.
+    pub fn chunk_range(&self, k: usize) -> std::ops::Range<u32> {
+        let end = self
+            .chunks
+            .get(k + 1)
+            .map_or(PROGRAM_WORDS as u32, |&next| next as u32);
+        self.chunks[k] as u32..end
+    }
+}
+
+/// Cuts program memory into chunks of at most [`CHUNK_WORDS`] reachable words: a chunk starts
+/// at 0 and at each reachable address that would make the previous chunk too large.
+fn chunks(reachable: &[bool]) -> Vec<u16> {
+    let mut starts = vec![0];
+    let mut words = 0;
+    for (pc, &r) in reachable.iter().enumerate() {
+        if !r {
+            continue;
+        }
+        if words == CHUNK_WORDS {
+            starts.push(pc as u16);
+            words = 0;
+        }
+        words += 1;
+    }
+    starts
 }
 
 /// See [`FlowFacts::leaders`].
@@ -122,6 +214,15 @@ fn leaders(
                 op: SimpleOp::Break | SimpleOp::End,
                 ..
             } => leaders[next] = true,
+            // EMIT and SETEMIT (which have effects outside the registers in a geometry shader)
+            // are runs of their own, so that a run's budget check comes before every effect.
+            Instruction::Simple {
+                op: SimpleOp::Emit, ..
+            }
+            | Instruction::SetEmit { .. } => {
+                leaders[pc] = true;
+                leaders[next] = true;
+            }
             _ => {}
         }
     }

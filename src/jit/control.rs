@@ -10,24 +10,38 @@
 //!    IF stack pops at most once, the LOOP stack steps at most once. Each check is emitted only
 //!    where [`FlowFacts`] says some scope can end; a later match overrides the PC of an earlier
 //!    one, which gives the priority LOOP > IF > CALL;
-//! 3. the PC: the matched scope's address, else the jump target, else PC+1. Addresses read from
-//!    a stack are compared with the few candidates the analysis found and jumped to directly,
-//!    so control never goes through a computed jump and the registers stay SSA values.
+//! 3. the PC: the matched scope's address, else the jump target, else PC+1. An address read
+//!    from a stack is compared with the candidates the analysis found and jumped to directly
+//!    when they are few ([`DIRECT_CANDIDATES`]); otherwise it goes to the function's one shared
+//!    dispatch, a jump table over the function's addresses, so every site costs the same
+//!    whatever the program. Registers are in their homes at every run end, so only the budget
+//!    crosses these edges.
 //!
-//! Every instruction first spends one unit of the instruction budget; an exhausted budget or a
-//! BREAK outside a loop leaves through the shared exit block, which stores the registers back.
+//! The program is compiled as one function per chunk of program memory ([`FlowFacts::chunks`]);
+//! control that goes to another chunk leaves by a tail call of that chunk's function, which
+//! enters its dispatch with the address.
+//!
+//! Every instruction spends one unit of the instruction budget. A run checks its whole cost
+//! once, at its end, before its control part and before any effect outside its registers (an
+//! EMIT or SETEMIT is a run of its own, checked before it acts): when the budget is short, a
+//! cold path stores the registers as they were before the instruction that exceeded it and
+//! fails there, so the error and the state are exactly the interpreter's. An exhausted budget,
+//! a BREAK outside a loop or a failed EMIT leaves through the shared exit block.
 
 use std::collections::BTreeSet;
 use std::mem::offset_of;
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, Value, types};
+use cranelift_codegen::ir::{Block, FuncRef, InstBuilder, JumpTableData, Value, types};
+use cranelift_frontend::Variable;
 
+use super::analysis::DIRECT_CANDIDATES;
 use super::context::{JitContext, LoopCounters, StackRing, status};
 use super::lower::{Lowering, Reg, trusted};
 use crate::flow::rules::{self, FlowOps};
 use crate::flow::{CALL_DEPTH, IF_DEPTH, LOOP_DEPTH, Scope, pushed_scope, wrap};
 use crate::isa::{BoolFlowOp, CondFlowOp, Instruction, SimpleOp};
+use crate::program::ShaderKind;
 
 /// Where a jump request or a BREAK applies.
 #[derive(Clone, Copy)]
@@ -87,6 +101,36 @@ pub struct RouteVars {
     pub matched: cranelift_frontend::Variable,
     /// The matched scope's address.
     pub pc: cranelift_frontend::Variable,
+}
+
+/// The control state of one function's lowering: the chunk it compiles, the functions of the
+/// other chunks, its shared dispatch, and the instructions of the current run whose budget is
+/// not yet checked.
+pub struct Routing {
+    /// The chunk this function compiles (an index into [`FlowFacts::chunks`]).
+    chunk: usize,
+    /// Every chunk's function as this function calls it (empty when the program is one chunk).
+    chunk_functions: Vec<FuncRef>,
+    /// The address the shared dispatch goes to.
+    dispatch_pc: Variable,
+    /// The shared dispatch block, once something jumps to it.
+    dispatch: Option<Block>,
+    /// The instructions of the current run not yet covered by a budget check: each address
+    /// with the dirty registers before it.
+    pending: Vec<(u16, Vec<(Reg, Value)>)>,
+}
+
+impl Routing {
+    /// The routing of the function of chunk `chunk`; `dispatch_pc` is an `i32` variable.
+    pub fn new(chunk: usize, chunk_functions: Vec<FuncRef>, dispatch_pc: Variable) -> Routing {
+        Routing {
+            chunk,
+            chunk_functions,
+            dispatch_pc,
+            dispatch: None,
+            pending: Vec::new(),
+        }
+    }
 }
 
 impl Lowering<'_, '_> {
@@ -196,8 +240,28 @@ impl Lowering<'_, '_> {
         self.b.ins().jump(self.exit, &[code.into(), pc.into()]);
     }
 
-    /// Continues at the block of `pc` (or fails: the analysis proved it unreachable).
+    /// Whether `pc` is in this function's chunk.
+    fn in_chunk(&self, pc: u16) -> bool {
+        self.facts
+            .chunk_range(self.routing.chunk)
+            .contains(&(pc as u32))
+    }
+
+    /// Leaves for the function of chunk `chunk`, which goes on at `pc` (an `i32`).
+    fn tail_call(&mut self, chunk: usize, pc: Value) {
+        let budget = self.b.use_var(self.budget);
+        let function = self.routing.chunk_functions[chunk];
+        self.b.ins().return_call(function, &[self.ctx, budget, pc]);
+    }
+
+    /// Continues at the block of `pc`, in this function or another chunk's (or fails: the
+    /// analysis proved it unreachable).
     fn goto(&mut self, pc: u16) {
+        if !self.in_chunk(pc) {
+            let address = self.address(pc);
+            self.tail_call(self.facts.chunk_of(pc), address);
+            return;
+        }
         match self.blocks[pc as usize] {
             Some(block) => {
                 self.b.ins().jump(block, &[]);
@@ -206,10 +270,21 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// Continues at `target`, which is one of `candidates` (sorted): a binary search of direct
-    /// jumps. No candidate means the analysis proved this path dead (a BREAK in a program
-    /// without loops, whose check above always fails).
-    fn goto_among(&mut self, target: Value, candidates: &[u16]) {
+    /// Continues at `target`, which is one of `candidates` (sorted; `None`: any address). A
+    /// few candidates get a binary search of direct jumps; more, or any, the shared dispatch.
+    /// No candidate means the analysis proved this path dead (a BREAK in a program without
+    /// loops, whose check above always fails).
+    fn goto_among(&mut self, target: Value, candidates: Option<&[u16]>) {
+        match candidates {
+            Some(candidates) if candidates.len() <= DIRECT_CANDIDATES => {
+                self.search(target, candidates)
+            }
+            _ => self.goto_dispatch(target),
+        }
+    }
+
+    /// A binary search of direct jumps for `target` among `candidates`.
+    fn search(&mut self, target: Value, candidates: &[u16]) {
         match candidates {
             [] => {
                 let code = self.b.ins().iconst(types::I32, status::INTERNAL as i64);
@@ -231,9 +306,93 @@ impl Lowering<'_, '_> {
                 .icmp_imm_s(IntCC::UnsignedLessThan, target, candidates[mid] as i64);
         self.b.ins().brif(below, low, &[], high, &[]);
         self.b.switch_to_block(low);
-        self.goto_among(target, &candidates[..mid]);
+        self.search(target, &candidates[..mid]);
         self.b.switch_to_block(high);
-        self.goto_among(target, &candidates[mid..]);
+        self.search(target, &candidates[mid..]);
+    }
+
+    /// Continues at `target` (an `i32` address) through the shared dispatch.
+    pub fn goto_dispatch(&mut self, target: Value) {
+        let dispatch = *self
+            .routing
+            .dispatch
+            .get_or_insert_with(|| self.b.create_block());
+        self.b.def_var(self.routing.dispatch_pc, target);
+        self.b.ins().jump(dispatch, &[]);
+    }
+
+    /// Emits the shared dispatch, if something jumps to it: an address of this chunk goes
+    /// through a jump table to its block (a leader of this function; anything else is an
+    /// address no scope or jump can send control to, an internal error), an address of
+    /// another chunk to that chunk's function (a binary search of tail calls).
+    pub fn dispatch_block(&mut self) {
+        let Some(dispatch) = self.routing.dispatch else {
+            return;
+        };
+        self.b.switch_to_block(dispatch);
+        let pc = self.b.use_var(self.routing.dispatch_pc);
+        let internal = self.b.create_block();
+        self.b.set_cold_block(internal);
+        let range = self.facts.chunk_range(self.routing.chunk);
+        let local = self.b.create_block();
+        let far = self.b.create_block();
+        let relative = self.b.ins().iadd_imm_s(pc, -(range.start as i64));
+        let len = (range.end - range.start) as i64;
+        let inside = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, relative, len);
+        self.b.ins().brif(inside, local, &[], far, &[]);
+
+        self.b.switch_to_block(local);
+        let default = self.b.func.dfg.block_call(internal, &[]);
+        let table: Vec<_> = range
+            .clone()
+            .map(|address| {
+                let target = match self.blocks[address as usize] {
+                    Some(block) if self.facts.leaders[address as usize] => block,
+                    _ => internal,
+                };
+                self.b.func.dfg.block_call(target, &[])
+            })
+            .collect();
+        let table = self
+            .b
+            .create_jump_table(JumpTableData::new(default, &table));
+        self.b.ins().br_table(relative, table);
+
+        self.b.switch_to_block(far);
+        let chunks: Vec<usize> = (0..self.facts.chunks.len())
+            .filter(|&k| k != self.routing.chunk)
+            .collect();
+        self.far_search(pc, &chunks, internal);
+
+        self.b.switch_to_block(internal);
+        let code = self.b.ins().iconst(types::I32, status::INTERNAL as i64);
+        self.b.ins().jump(self.exit, &[code.into(), pc.into()]);
+    }
+
+    /// A binary search of `chunks` (ascending, none of them this one) for the chunk of `pc`,
+    /// then a tail call of its function.
+    fn far_search(&mut self, pc: Value, chunks: &[usize], internal: Block) {
+        match chunks {
+            [] => {
+                self.b.ins().jump(internal, &[]);
+            }
+            [only] => self.tail_call(*only, pc),
+            _ => {
+                let mid = chunks.len() / 2;
+                let low = self.b.create_block();
+                let high = self.b.create_block();
+                let start = self.facts.chunks[chunks[mid]] as i64;
+                let below = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, pc, start);
+                self.b.ins().brif(below, low, &[], high, &[]);
+                self.b.switch_to_block(low);
+                self.far_search(pc, &chunks[..mid], internal);
+                self.b.switch_to_block(high);
+                self.far_search(pc, &chunks[mid..], internal);
+            }
+        }
     }
 
     /// The shared exit block: stores the failing address, returns the status. (Whoever jumps
@@ -245,35 +404,129 @@ impl Lowering<'_, '_> {
         self.b.ins().return_(&[params[0]]);
     }
 
+    // ------------------------------------------------------------------ the budget
+
+    /// Ends the run: stores its registers and checks the budget for its instructions not yet
+    /// covered (those since its start, or since the check before an EMIT or SETEMIT), each of
+    /// which spends one unit. When the budget covers them, it goes down by their number;
+    /// otherwise the instruction it runs out at fails, on a cold path, at its own address.
+    ///
+    /// A failed vertex-shader invocation gives only its error, so that path stores nothing. A
+    /// geometry-shader invocation keeps the state it reached, so that path stores every
+    /// register the run wrote as it was before the failing instruction: the value it had then,
+    /// or its value from before the run (loaded before the run's stores). The main path stores
+    /// first and branches after, so the optimiser has every value computed on it (values used
+    /// only on a cold branch would be computed there again, once per branch).
+    fn finish_run(&mut self) {
+        let pending = std::mem::take(&mut self.routing.pending);
+        let Some(&(first, _)) = pending.first() else {
+            self.end_run();
+            return;
+        };
+        let geometry = self.program.stage == ShaderKind::Geometry;
+        let written = self.dirty_registers();
+        let before_run: Vec<(Reg, Value)> = if geometry {
+            written
+                .iter()
+                .map(|&(reg, _)| {
+                    let (offset, ty) = reg.home();
+                    (reg, self.load(ty, offset))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.end_run();
+
+        let count = pending.len() as i64;
+        let left = self.b.use_var(self.budget);
+        let enough = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, left, count);
+        let go_on = self.b.create_block();
+        let short = self.b.create_block();
+        self.b.set_cold_block(short);
+        self.b.ins().brif(enough, go_on, &[], short, &[]);
+
+        // `left` is below `count` here: pending instruction `left` fails. The run's addresses
+        // are consecutive (no run crosses 4095 → 0: 0 is a leader).
+        self.b.switch_to_block(short);
+        if geometry {
+            for (k, (pc, dirty)) in pending.iter().enumerate() {
+                let restore = |s: &mut Self| {
+                    for &(reg, old) in &before_run {
+                        let value = dirty
+                            .iter()
+                            .find(|&&(r, _)| r == reg)
+                            .map_or(old, |&(_, v)| v);
+                        s.store(value, reg.home().0);
+                    }
+                    s.fail(*pc, status::BUDGET);
+                };
+                if k + 1 == pending.len() {
+                    restore(self);
+                } else {
+                    let this = self.b.create_block();
+                    let later = self.b.create_block();
+                    self.b.set_cold_block(this);
+                    self.b.set_cold_block(later);
+                    let here = self.b.ins().icmp_imm_s(IntCC::Equal, left, k as i64);
+                    self.b.ins().brif(here, this, &[], later, &[]);
+                    self.b.switch_to_block(this);
+                    restore(self);
+                    self.b.switch_to_block(later);
+                }
+            }
+        } else {
+            let offset = self.b.ins().ireduce(types::I32, left);
+            let pc = self.b.ins().iadd_imm_s(offset, first as i64);
+            let code = self.b.ins().iconst(types::I32, status::BUDGET as i64);
+            self.b.ins().jump(self.exit, &[code.into(), pc.into()]);
+        }
+
+        self.b.switch_to_block(go_on);
+        let left = self.b.ins().iadd_imm_s(left, -count);
+        self.b.def_var(self.budget, left);
+    }
+
     // ------------------------------------------------------------------ instructions
 
-    /// Lowers the instruction at `pc` into its block: budget, data part, control part.
+    /// Lowers the instruction at `pc` into its block: data part, then control part (with the
+    /// budget check at the end of the run).
     pub fn instruction(&mut self, pc: u16, route: RouteVars) {
         let block = self.blocks[pc as usize].expect("a reachable address");
         self.b.switch_to_block(block);
         let inst = self.decoded[pc as usize];
         if self.facts.leaders[pc as usize] {
             debug_assert!(self.cache_is_empty(), "a run ends before a leader");
+            debug_assert!(self.routing.pending.is_empty(), "a run checks its budget");
         }
+        // A geometry shader's budget path needs the registers before each instruction.
+        let dirty = if self.program.stage == ShaderKind::Geometry {
+            self.dirty_registers()
+        } else {
+            Vec::new()
+        };
+        self.routing.pending.push((pc, dirty));
 
-        // The budget: fail before executing the instruction that would exceed it.
-        let left = self.b.use_var(self.budget);
-        let go_on = self.b.create_block();
-        let exhausted = self.b.create_block();
-        self.b.set_cold_block(exhausted);
-        self.b.ins().brif(left, go_on, &[], exhausted, &[]);
-        self.b.switch_to_block(exhausted);
-        self.store_dirty();
-        self.fail(pc, status::BUDGET);
-        self.b.switch_to_block(go_on);
-        let left = self.b.ins().iadd_imm_s(left, -1);
-        self.b.def_var(self.budget, left);
-
+        let acts_outside = self.program.stage == ShaderKind::Geometry
+            && matches!(
+                inst,
+                Instruction::Simple {
+                    op: SimpleOp::Emit,
+                    ..
+                } | Instruction::SetEmit { .. }
+            );
+        if acts_outside {
+            // A run of its own (see `FlowFacts::leaders`): the budget before the effect.
+            self.finish_run();
+        }
         if let Instruction::Simple {
             op: SimpleOp::End, ..
         } = inst
         {
-            self.end_run();
+            self.finish_run();
             self.fail(pc, status::END);
             return;
         }
@@ -302,7 +555,7 @@ impl Lowering<'_, '_> {
             self.goto(next);
             return;
         }
-        self.end_run();
+        self.finish_run();
         let (jump, brk) = self.own_effect(pc, inst);
 
         if let When::Always | When::If(_) = brk {
@@ -324,32 +577,44 @@ impl Lowering<'_, '_> {
             self.b.switch_to_block(go_on);
         }
 
-        let mut candidates = BTreeSet::new();
-        let call_levels = self.facts.call_return_levels(next);
-        let if_ends = self.facts.if_ends.get(&next).cloned();
-        let loop_entries = self.facts.loop_entries.get(&next).cloned();
+        // The addresses a matched scope can send control to (`None`: too many to list).
+        let mut candidates = Some(BTreeSet::new());
+        let add = |candidates: &mut Option<BTreeSet<u16>>, more: Option<&BTreeSet<u16>>| match (
+            candidates.as_mut(),
+            more,
+        ) {
+            (Some(set), Some(more)) if set.len() + more.len() <= DIRECT_CANDIDATES => {
+                set.extend(more.iter().copied())
+            }
+            _ => *candidates = None,
+        };
+        let call_returns = self.facts.call_returns_at(next);
+        let if_ends = self.facts.if_ends.get(&next);
+        let loop_entries = self.facts.loop_entries.get(&next);
         let loop_step = loop_entries.is_some() || !matches!(brk, When::Never);
-        let scopes_can_end = !call_levels.is_empty() || if_ends.is_some() || loop_step;
+        let scopes_can_end = call_returns.pops > 0 || if_ends.is_some() || loop_step;
         if scopes_can_end {
             let zero = self.b.ins().iconst(types::I32, 0);
             self.b.def_var(route.matched, zero);
             self.b.def_var(route.pc, zero);
         }
-        if !call_levels.is_empty() {
-            self.call_returns(next, call_levels.len(), route);
-            candidates.extend(call_levels.iter().take(CALL_DEPTH - 1).flatten());
+        if call_returns.pops > 0 {
+            self.call_returns(next, call_returns.pops, route);
+            add(&mut candidates, call_returns.targets.as_ref());
         }
         if let Some(ends) = if_ends {
             self.if_end(next, route);
-            candidates.extend(ends);
+            add(&mut candidates, Some(ends));
         }
         if loop_step {
             self.loop_end(next, loop_entries.is_some(), brk, route);
-            candidates.extend(loop_entries.into_iter().flatten());
+            if let Some(entries) = loop_entries {
+                add(&mut candidates, Some(entries));
+            }
             if let When::Never = brk {
-                candidates.insert(next);
+                add(&mut candidates, Some(&BTreeSet::from([next])));
             } else {
-                candidates.extend(self.facts.loop_ends.iter().copied());
+                add(&mut candidates, Some(&self.facts.loop_ends));
             }
         }
 
@@ -360,8 +625,8 @@ impl Lowering<'_, '_> {
             self.b.ins().brif(matched, routed, &[], unmatched, &[]);
             self.b.switch_to_block(routed);
             let target = self.b.use_var(route.pc);
-            let candidates: Vec<u16> = candidates.into_iter().collect();
-            self.goto_among(target, &candidates);
+            let candidates: Option<Vec<u16>> = candidates.map(|set| set.into_iter().collect());
+            self.goto_among(target, candidates.as_deref());
             self.b.switch_to_block(unmatched);
         }
         match jump {

@@ -98,6 +98,9 @@ impl Reg {
 #[derive(Default)]
 pub struct RegisterCache {
     values: std::collections::BTreeMap<Reg, (Value, bool)>,
+    /// The vector constants of the run (a run's data path is straight-line code, so a value
+    /// made in it serves the rest of it).
+    constants: std::collections::HashMap<[u32; 4], Value>,
 }
 
 /// The per-function lowering state.
@@ -124,6 +127,8 @@ pub struct Lowering<'a, 'b> {
     pub blocks: Vec<Option<cranelift_codegen::ir::Block>>,
     /// The shared exit: parameters status and failing address; stores the registers back.
     pub exit: cranelift_codegen::ir::Block,
+    /// The function's control state (chunk, dispatch, the run's unchecked instructions).
+    pub routing: super::control::Routing,
 }
 
 /// Flags of an access to the context: it is in bounds and aligned (the context is 16-aligned
@@ -141,9 +146,14 @@ impl Lowering<'_, '_> {
     // ------------------------------------------------------------------ constants and memory
 
     fn i32x4_const(&mut self, lanes: [u32; 4]) -> Value {
+        if let Some(&v) = self.cache.constants.get(&lanes) {
+            return v;
+        }
         let bytes: Vec<u8> = lanes.iter().flat_map(|l| l.to_le_bytes()).collect();
         let constant = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
-        self.b.ins().vconst(I32X4, constant)
+        let v = self.b.ins().vconst(I32X4, constant);
+        self.cache.constants.insert(lanes, v);
+        v
     }
 
     fn f32x4_const(&mut self, lanes: [f32; 4]) -> Value {
@@ -195,6 +205,16 @@ impl Lowering<'_, '_> {
         self.cache.values.insert(reg, (value, true));
     }
 
+    /// The registers whose values differ from their homes, with those values.
+    pub fn dirty_registers(&self) -> Vec<(Reg, Value)> {
+        self.cache
+            .values
+            .iter()
+            .filter(|(_, (_, dirty))| *dirty)
+            .map(|(&reg, &(value, _))| (reg, value))
+            .collect()
+    }
+
     /// Stores the dirty registers to their homes, leaving the cache as it is (for a side exit:
     /// the run goes on in the other branch).
     pub fn store_dirty(&mut self) {
@@ -219,6 +239,7 @@ impl Lowering<'_, '_> {
     pub fn end_run(&mut self) {
         self.store_dirty();
         self.cache.values.clear();
+        self.cache.constants.clear();
     }
 
     /// Forgets the cached output registers after storing the dirty ones (EMIT switches the

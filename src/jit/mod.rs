@@ -123,10 +123,202 @@ fn shader_signature(pointer: types::Type) -> Signature {
     signature
 }
 
+/// The size of what [`JitShader::compile`] emitted for one program.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompileStats {
+    /// Cranelift IR instructions of the shader function, as lowered (before optimisation).
+    pub ir_instructions: usize,
+    /// Cranelift IR blocks of the shader function, as lowered.
+    pub ir_blocks: usize,
+    /// Program addresses that got code (the reachable ones).
+    pub reachable_words: usize,
+    /// Bytes of machine code of the shader function.
+    pub code_bytes: usize,
+}
+
+/// The signature of a chunk's function (see [`analysis::FlowFacts::chunks`]): the context
+/// pointer, the budget left and the address to go on at in, the status out. Chunks call each
+/// other only by tail calls.
+fn chunk_signature(pointer: types::Type) -> Signature {
+    let mut signature = Signature::new(CallConv::Tail);
+    signature.params.push(AbiParam::new(pointer));
+    signature.params.push(AbiParam::new(types::I64));
+    signature.params.push(AbiParam::new(types::I32));
+    signature.returns.push(AbiParam::new(types::I32));
+    signature
+}
+
+/// Compiles the function in `ctx` as `id`, adds its size to `stats` and clears `ctx`.
+fn define(
+    module: &mut JITModule,
+    id: cranelift_module::FuncId,
+    ctx: &mut cranelift_codegen::Context,
+    stats: &mut CompileStats,
+) -> Result<(), JitError> {
+    stats.ir_blocks += ctx.func.layout.blocks().count();
+    stats.ir_instructions += ctx
+        .func
+        .layout
+        .blocks()
+        .map(|block| ctx.func.layout.block_insts(block).count())
+        .sum::<usize>();
+    module
+        .define_function(id, ctx)
+        .map_err(|e| JitError::CodeGeneration {
+            detail: format!("{e:?}"),
+        })?;
+    stats.code_bytes += ctx
+        .compiled_code()
+        .map_or(0, |code| code.code_info().total_size as usize);
+    module.clear_context(ctx);
+    Ok(())
+}
+
+/// The shader of a program of several chunks: loads the budget and calls the entry's chunk.
+fn entry_function(
+    module: &mut JITModule,
+    ctx: &mut cranelift_codegen::Context,
+    builder_context: &mut FunctionBuilderContext,
+    facts: &FlowFacts,
+    program: &ShaderProgram,
+    chunk_ids: &[cranelift_module::FuncId],
+    pointer: types::Type,
+) {
+    ctx.func.signature = shader_signature(pointer);
+    let mut b = FunctionBuilder::new(&mut ctx.func, builder_context);
+    let chunk = facts.chunk_of(program.entry);
+    let callee = module.declare_func_in_func(chunk_ids[chunk], b.func);
+    let block = b.create_block();
+    b.append_block_params_for_function_params(block);
+    b.switch_to_block(block);
+    b.seal_block(block);
+    let ctx_value = b.block_params(block)[0];
+    let budget = b.ins().load(
+        types::I64,
+        lower::trusted(),
+        ctx_value,
+        std::mem::offset_of!(JitContext, budget) as i32,
+    );
+    let entry = b.ins().iconst(types::I32, program.entry as i64);
+    let call = b.ins().call(callee, &[ctx_value, budget, entry]);
+    let status = b.inst_results(call)[0];
+    b.ins().return_(&[status]);
+    b.finalize(module.target_config());
+}
+
+/// What one function of the program is compiled from: a chunk of program memory.
+struct ChunkFunction<'a> {
+    program: &'a ShaderProgram,
+    config: ExecConfig,
+    decoded: &'a [Instruction],
+    facts: &'a FlowFacts,
+    /// Its chunk.
+    chunk: usize,
+    /// The host functions.
+    host_ids: &'a [cranelift_module::FuncId],
+    /// Every chunk's function (just the shader when the program is one chunk).
+    chunk_ids: &'a [cranelift_module::FuncId],
+}
+
+impl ChunkFunction<'_> {
+    /// Lowers the chunk's reachable instructions into `ctx`: the shader's signature when the
+    /// program is one chunk (entered at the entry point), a chunk's otherwise (entered through
+    /// its dispatch).
+    fn lower(
+        &self,
+        module: &mut JITModule,
+        ctx: &mut cranelift_codegen::Context,
+        builder_context: &mut FunctionBuilderContext,
+        pointer: types::Type,
+    ) {
+        let single = self.chunk_ids.len() == 1;
+        ctx.func.signature = if single {
+            shader_signature(pointer)
+        } else {
+            chunk_signature(pointer)
+        };
+        let mut b = FunctionBuilder::new(&mut ctx.func, builder_context);
+        let host_refs: Vec<_> = self
+            .host_ids
+            .iter()
+            .map(|&id| module.declare_func_in_func(id, b.func))
+            .collect();
+        let chunk_refs: Vec<_> = if single {
+            Vec::new()
+        } else {
+            self.chunk_ids
+                .iter()
+                .map(|&id| module.declare_func_in_func(id, b.func))
+                .collect()
+        };
+        let entry_block = b.create_block();
+        b.append_block_params_for_function_params(entry_block);
+        let range = self.facts.chunk_range(self.chunk);
+        let blocks: Vec<_> = (0..PROGRAM_WORDS as u32)
+            .map(|pc| {
+                (range.contains(&pc) && self.facts.reachable[pc as usize]).then(|| b.create_block())
+            })
+            .collect();
+        let exit = b.create_block();
+        b.append_block_param(exit, types::I32);
+        b.append_block_param(exit, types::I32);
+        b.set_cold_block(exit);
+
+        b.switch_to_block(entry_block);
+        let params = b.block_params(entry_block).to_vec();
+        let ctx_value = params[0];
+        let budget = b.declare_var(types::I64);
+        let dispatch_pc = b.declare_var(types::I32);
+        let route = control::RouteVars {
+            matched: b.declare_var(types::I32),
+            pc: b.declare_var(types::I32),
+        };
+        let mut lowering = lower::Lowering {
+            b: &mut b,
+            ctx: ctx_value,
+            program: self.program,
+            decoded: self.decoded,
+            precision: self.config.precision,
+            host: lower::HostFunctions {
+                emit: host_refs[0],
+                setemit: host_refs[1],
+                exp2: host_refs[2],
+                log2: host_refs[3],
+            },
+            cache: lower::RegisterCache::default(),
+            budget,
+            facts: self.facts,
+            blocks,
+            exit,
+            routing: control::Routing::new(self.chunk, chunk_refs, dispatch_pc),
+        };
+        if single {
+            let initial = lowering.load(types::I64, std::mem::offset_of!(JitContext, budget));
+            lowering.b.def_var(budget, initial);
+            let first =
+                lowering.blocks[self.program.entry as usize].expect("the entry is reachable");
+            lowering.b.ins().jump(first, &[]);
+        } else {
+            lowering.b.def_var(budget, params[1]);
+            lowering.goto_dispatch(params[2]);
+        }
+        for pc in range {
+            if self.facts.reachable[pc as usize] {
+                lowering.instruction(pc as u16, route);
+            }
+        }
+        lowering.exit_block();
+        lowering.dispatch_block();
+        b.seal_all_blocks();
+        b.finalize(module.target_config());
+    }
+}
+
 /// A program compiled to native code.
 pub struct JitShader {
     program: ShaderProgram,
     config: ExecConfig,
+    stats: CompileStats,
     function: CompiledFn,
     /// Owns the code; freed on drop.
     module: Option<JITModule>,
@@ -182,6 +374,10 @@ fn host_isa() -> Result<OwnedTargetIsa, JitError> {
                 if verify_ir() { "true" } else { "false" },
             )
             .map_err(|e| code_generator("enable_verifier", e))?;
+        // Cranelift's tail calls (between chunks) rely on frame pointers.
+        flags
+            .set("preserve_frame_pointers", "true")
+            .map_err(|e| code_generator("preserve_frame_pointers", e))?;
         let isa_builder = cranelift_native::builder().map_err(|e| JitError::HostDetection {
             detail: e.to_string(),
         })?;
@@ -196,6 +392,7 @@ impl JitShader {
     /// Compiles `program` with `config`.
     pub fn compile(program: ShaderProgram, config: ExecConfig) -> Result<JitShader, JitError> {
         let decoded: Box<[Instruction]> = program.code.iter().map(|&w| decode(w)).collect();
+        let facts = FlowFacts::analyse(&decoded, program.entry);
 
         let isa = host_isa()?;
         let pointer = isa.pointer_type();
@@ -206,109 +403,83 @@ impl JitShader {
         jit_builder.symbol("picajit_log2", context::picajit_log2 as *const u8);
         let mut module = JITModule::new(jit_builder);
 
+        let declaration = |function: &'static str| {
+            move |e: cranelift_module::ModuleError| JitError::Declaration {
+                function,
+                detail: e.to_string(),
+            }
+        };
         let mut host_ids = Vec::new();
         for (name, signature) in lower::host_signatures(pointer, c_call_conv()) {
             let id = module
                 .declare_function(name, Linkage::Import, &signature)
-                .map_err(|e| JitError::Declaration {
-                    function: name,
-                    detail: e.to_string(),
-                })?;
+                .map_err(declaration(name))?;
             host_ids.push(id);
         }
+        let shader_id = module
+            .declare_function("shader", Linkage::Local, &shader_signature(pointer))
+            .map_err(declaration("shader"))?;
+        // One chunk: the shader itself. Several: a function per chunk, entered by the shader.
+        let chunk_ids = if facts.chunks.len() == 1 {
+            vec![shader_id]
+        } else {
+            (0..facts.chunks.len())
+                .map(|k| {
+                    module
+                        .declare_function(
+                            &format!("chunk{k}"),
+                            Linkage::Local,
+                            &chunk_signature(pointer),
+                        )
+                        .map_err(declaration("a chunk"))
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        };
 
+        let mut stats = CompileStats {
+            reachable_words: facts.reachable.iter().filter(|&&r| r).count(),
+            ..CompileStats::default()
+        };
         let mut ctx = module.make_context();
-        ctx.func.signature = shader_signature(pointer);
-        let function_id = module
-            .declare_function("shader", Linkage::Local, &ctx.func.signature)
-            .map_err(|e| JitError::Declaration {
-                function: "shader",
-                detail: e.to_string(),
-            })?;
-        let frontend_config = module.target_config();
         let mut builder_context = FunctionBuilderContext::new();
-        {
-            let mut b = FunctionBuilder::new(&mut ctx.func, &mut builder_context);
-            let host_refs: Vec<_> = host_ids
-                .iter()
-                .map(|&id| module.declare_func_in_func(id, b.func))
-                .collect();
-            let entry_block = b.create_block();
-            b.append_block_params_for_function_params(entry_block);
-            let facts = FlowFacts::analyse(&decoded, program.entry);
-            let blocks: Vec<_> = facts
-                .reachable
-                .iter()
-                .map(|&r| r.then(|| b.create_block()))
-                .collect();
-            let exit = b.create_block();
-            b.append_block_param(exit, types::I32);
-            b.append_block_param(exit, types::I32);
-            b.set_cold_block(exit);
-
-            b.switch_to_block(entry_block);
-            let ctx_value = b.block_params(entry_block)[0];
-            let budget = b.declare_var(types::I64);
-            let budget_offset = std::mem::offset_of!(JitContext, budget) as i32;
-            let initial = b.ins().load(
-                types::I64,
-                cranelift_codegen::ir::MemFlagsData::trusted(),
-                ctx_value,
-                budget_offset,
-            );
-            b.def_var(budget, initial);
-            let route = control::RouteVars {
-                matched: b.declare_var(types::I32),
-                pc: b.declare_var(types::I32),
-            };
-            let first = blocks[program.entry as usize].expect("the entry is reachable");
-
-            let mut lowering = lower::Lowering {
-                b: &mut b,
-                ctx: ctx_value,
+        for (chunk, &id) in chunk_ids.iter().enumerate() {
+            let function = ChunkFunction {
                 program: &program,
+                config,
                 decoded: &decoded,
-                precision: config.precision,
-                host: lower::HostFunctions {
-                    emit: host_refs[0],
-                    setemit: host_refs[1],
-                    exp2: host_refs[2],
-                    log2: host_refs[3],
-                },
-                cache: lower::RegisterCache::default(),
-                budget,
                 facts: &facts,
-                blocks,
-                exit,
+                chunk,
+                host_ids: &host_ids,
+                chunk_ids: &chunk_ids,
             };
-            lowering.b.ins().jump(first, &[]);
-            for pc in 0..PROGRAM_WORDS as u16 {
-                if facts.reachable[pc as usize] {
-                    lowering.instruction(pc, route);
-                }
-            }
-            lowering.exit_block();
-            b.seal_all_blocks();
-            b.finalize(frontend_config);
+            function.lower(&mut module, &mut ctx, &mut builder_context, pointer);
+            define(&mut module, id, &mut ctx, &mut stats)?;
         }
-        module
-            .define_function(function_id, &mut ctx)
-            .map_err(|e| JitError::CodeGeneration {
-                detail: format!("{e:?}"),
-            })?;
-        module.clear_context(&mut ctx);
+        if chunk_ids.len() > 1 {
+            entry_function(
+                &mut module,
+                &mut ctx,
+                &mut builder_context,
+                &facts,
+                &program,
+                &chunk_ids,
+                pointer,
+            );
+            define(&mut module, shader_id, &mut ctx, &mut stats)?;
+        }
         module
             .finalize_definitions()
             .map_err(|e| JitError::Finalization {
                 detail: e.to_string(),
             })?;
-        let code = module.get_finalized_function(function_id);
+        let code = module.get_finalized_function(shader_id);
         // SAFETY: the function was defined with `shader_signature`, which is `CompiledFn`'s
         // parameters, result and calling convention.
         let function = unsafe { std::mem::transmute::<*const u8, CompiledFn>(code) };
         Ok(JitShader {
             program,
             config,
+            stats,
             function,
             module: Some(module),
         })
@@ -322,6 +493,11 @@ impl JitShader {
     /// The settings it was compiled with.
     pub fn config(&self) -> ExecConfig {
         self.config
+    }
+
+    /// The size of the emitted IR and machine code.
+    pub fn compile_stats(&self) -> CompileStats {
+        self.stats
     }
 
     /// Runs the compiled code on a prepared context; the error for a failed status.
