@@ -46,6 +46,20 @@ impl Shape {
         Shape::JumpsEverywhere,
     ];
 
+    /// Whether the program is the same content repeated whatever its size (so its cost per
+    /// word is comparable across sizes); the others mix in a size-dependent share of other
+    /// code (the zero words past them, the procedures they call).
+    pub fn repeats(self) -> bool {
+        matches!(
+            self,
+            Shape::LoopsBreaks
+                | Shape::PicassoForBreakc
+                | Shape::Straight
+                | Shape::SharedLoopEnds
+                | Shape::RecursiveCalls
+        )
+    }
+
     /// The shape's name on the command line.
     pub fn name(self) -> &'static str {
         match self {
@@ -66,8 +80,24 @@ impl Shape {
         Shape::ALL.into_iter().find(|s| s.name() == name)
     }
 
-    /// The program of about `words` words (at least 8, at most 4096).
+    /// The program of about `words` words (at least 8, at most 4096): a vertex shader up to
+    /// 512 words (picasso's limit), a geometry shader beyond.
     pub fn program(self, words: usize) -> ShaderProgram {
+        let mut program = self.build(words);
+        if self != Shape::PicassoForBreakc {
+            program.stage = stage_for(words);
+        }
+        program
+    }
+
+    /// [`Shape::program`] as a shader of `stage` (memory holds 4096 words whatever the stage).
+    pub fn program_as(self, words: usize, stage: ShaderKind) -> ShaderProgram {
+        let mut program = self.build(words);
+        program.stage = stage;
+        program
+    }
+
+    fn build(self, words: usize) -> ShaderProgram {
         let words = words.clamp(8, 4096);
         match self {
             Shape::LoopsBreaks => loops_breaks(words),
@@ -268,7 +298,8 @@ pub fn recursive_calls(words: usize) -> ShaderProgram {
 }
 
 /// At every word a flow instruction to a pseudo-random address: JMPC, JMPU, IFU, CALLU, LOOP,
-/// BREAKC, with data between; END somewhere in the middle and at the end.
+/// BREAKC, with data, EMIT and SETEMIT (vertex 3 now and then: EMIT then fails) between; END in
+/// the middle and at the end.
 pub fn jumps_everywhere(words: usize) -> ShaderProgram {
     let mut b = Builder::new();
     let mut rng = Lcg::new(11);
@@ -276,7 +307,7 @@ pub fn jumps_everywhere(words: usize) -> ShaderProgram {
     for k in 0..last {
         let target = rng.below(last);
         let count = 1 + rng.below(16);
-        let line = match rng.below(8) {
+        let line = match rng.below(10) {
             0 => format!("jmpc cmp.x, {target}"),
             1 => format!("jmpu b{}, {target}", k % 15),
             2 => format!("ifu b{}, {target}, {count}", k % 15),
@@ -284,6 +315,8 @@ pub fn jumps_everywhere(words: usize) -> ShaderProgram {
             4 => format!("loop i{}, {target}", k % 4),
             5 => "breakc cmp.y".to_string(),
             6 => "cmp c1, lt, ge, v1".to_string(),
+            7 if rng.below(4) == 0 => format!("setemit {}, prim", rng.below(4)),
+            7 => "emit".to_string(),
             _ => data_line(k as usize),
         };
         if k == last / 2 {
