@@ -272,7 +272,7 @@ fn a_one_word_program_without_end_runs_through_memory_and_stops_in_the_budget() 
     for k in 0..3 {
         assert!(r[k] <= bound[k], "{}: {stats:?}", WHAT[k]);
     }
-    for budget in [1, 3, 4097, 10_000] {
+    for budget in [1, 2, 3, 4, 5, 4095, 4096, 4097, 4100, 10_000] {
         assert_engines_agree(&program, config(budget), &format!("nop, budget {budget}"));
     }
     let jit = compile(program, config(10_000));
@@ -372,5 +372,41 @@ fn the_budget_before_emit_and_setemit_keeps_the_exact_geometry_state() {
     let program = b.program(ShaderKind::Geometry);
     for budget in 1..=22 {
         assert_engines_agree(&program, config(budget), &format!("budget {budget}"));
+    }
+}
+
+/// Memory past the uploaded code is zero words, compiled as filler runs (one instruction for a
+/// run of any length): jumps, calls and scope ends land inside them and cut them, and the
+/// budget runs out at every kind of place in them, in both stages.
+#[test]
+fn filler_runs_past_the_code_are_exact_wherever_control_enters_or_stops() {
+    let mut b = Builder::new();
+    b.ops(
+        "mov o0, c0
+         mov r0, v1
+         callu b1, 3000, 10
+         ifu b2, 2500, 20
+         jmpu b0, 2000
+         mova a0.x, v2
+         nop",
+    );
+    for stage in [ShaderKind::Vertex, ShaderKind::Geometry] {
+        let program = b.program(stage);
+        let stats = compile(program.clone(), config(1)).compile_stats();
+        assert_eq!(stats.reachable_words, 4096, "{stats:?}");
+        // A handful of filler runs, not thousands of instructions.
+        assert!(stats.ir_instructions < 3000, "{stats:?}");
+        let budgets = (1..=12)
+            .chain(1995..=2005)
+            .chain(2495..=2500)
+            .chain(2995..=3012)
+            .chain([4095, 4096, 4097, 4100, 7000, 9001]);
+        for budget in budgets {
+            assert_engines_agree(
+                &program,
+                config(budget),
+                &format!("{stage:?}, budget {budget}"),
+            );
+        }
     }
 }

@@ -9,7 +9,7 @@ use std::process::Command;
 use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::difftest::case::TestCase;
 use picajit::difftest::compare::{Differ, EngineFactory, compare_engines, interpreter, jit};
-use picajit::difftest::fuzz::{ShbinCheck, check_bytes, check_shbin};
+use picajit::difftest::fuzz::{ShbinCheck, check_bytes, check_raw_words, check_shbin, raw_case};
 use picajit::difftest::generate::{GeneratorOptions, generate};
 use picajit::difftest::reproducer::write_reproducer;
 use picajit::difftest::rng::{Entropy, program_seed};
@@ -642,6 +642,117 @@ fn fuzz_shbin_check_survives_mutated_files() {
     );
 }
 
+/// Raw program memory through both engines: random words, words built from the encodings of
+/// flow instructions with targets inside the code (so that control goes around in it), and
+/// mutations of generated programs; every input must agree to the error address and state.
+#[test]
+fn fuzz_raw_words_check_holds_on_random_memory() {
+    let mut entropy = Entropy::from_seed(0x4A57);
+    let (mut invocations, mut geometry, mut past_code) = (0, 0, 0);
+    let generated: Vec<Vec<u32>> = (0..30)
+        .map(|i| case_for(2, i, 48).program.encode().unwrap().0)
+        .collect();
+    for round in 0..2000 {
+        let words = 1 + entropy.index(40);
+        let descriptors = entropy.index(8);
+        let mut bytes = vec![
+            entropy.below(256) as u8,
+            entropy.below(256) as u8,
+            entropy.below(256) as u8,
+            descriptors as u8,
+        ];
+        for _ in 0..descriptors {
+            bytes.extend((entropy.below(1 << 32) as u32).to_le_bytes());
+        }
+        let source = &generated[round % generated.len()];
+        for k in 0..words {
+            let word = match round % 3 {
+                // Anything.
+                0 => entropy.below(1 << 32) as u32,
+                // A generated program's word, sometimes with bits flipped.
+                1 => {
+                    let w = source.get(k).copied().unwrap_or(0);
+                    if entropy.chance(20) {
+                        w ^ 1 << entropy.below(32)
+                    } else {
+                        w
+                    }
+                }
+                // Flow instructions (opcodes 0x20-0x2F) and data, targets inside the code.
+                _ => {
+                    if entropy.chance(40) {
+                        let opcode = 0x20 + entropy.below(16) as u32;
+                        let target = entropy.below(words as u64 + 2) as u32;
+                        let count = entropy.below(8) as u32;
+                        opcode << 26 | (entropy.below(16) as u32) << 22 | target << 10 | count
+                    } else {
+                        entropy.below(1 << 32) as u32 & 0x7FFF_FFFF
+                    }
+                }
+            };
+            bytes.extend(word.to_le_bytes());
+        }
+        let case = raw_case(&bytes);
+        geometry += usize::from(case.program.stage == ShaderKind::Geometry);
+        past_code += usize::from(case.program.code_len < 4096);
+        invocations += check_raw_words(&bytes).unwrap_or_else(|e| panic!("round {round}: {e}"));
+    }
+    assert!(invocations >= 2000);
+    assert!(geometry > 700, "{geometry} geometry shaders");
+    assert!(past_code > 1900);
+    assert!(check_raw_words(&[]).is_ok());
+    assert!(check_raw_words(&[0xFF; 600]).is_ok());
+}
+
+/// Geometry shaders of up to 4096 words (all of program memory) and vertex shaders of up to
+/// 512 (picasso's limit) come out of `--max-len 4096`; they encode, fit descriptor memory and
+/// picasso source (when structured), and both engines agree on a few long ones.
+#[test]
+fn long_geometry_programs_reach_all_of_memory_and_vertex_programs_stop_at_512() {
+    let (mut longest_vertex, mut longest_geometry, mut compared) = (0, 0, 0);
+    for index in 0..48 {
+        let case = structured_case(21, index, 4096);
+        let len = case.program.ops.len();
+        match case.program.stage {
+            ShaderKind::Vertex => {
+                assert!(len <= 512, "program {index}: {len} words");
+                longest_vertex = longest_vertex.max(len);
+            }
+            ShaderKind::Geometry => {
+                assert!(len <= 4096, "program {index}: {len} words");
+                longest_geometry = longest_geometry.max(len);
+            }
+        }
+        let program = case.program.to_program();
+        assert!(program.is_ok(), "program {index}: {program:?}");
+        let setemit3 = case
+            .program
+            .ops
+            .iter()
+            .any(|op| matches!(op.instruction, Instruction::SetEmit { vertex: 3, .. }));
+        let source = case.program.to_source();
+        assert!(
+            setemit3 || source.is_ok(),
+            "program {index} ({len} words): {source:?}"
+        );
+        if case.program.stage == ShaderKind::Geometry && len > 1024 && compared < 3 {
+            let mut differ = Differ::new(&interpreter, &jit, config(Precision::F24Truncate));
+            let comparison = differ.compare(&case).unwrap();
+            assert_eq!(comparison.mismatch, None, "program {index}");
+            compared += 1;
+        }
+    }
+    assert!(longest_geometry > 2048, "{longest_geometry}");
+    assert!(longest_vertex > 400, "{longest_vertex}");
+    assert_eq!(compared, 3);
+    let options = |max_len| RunOptions {
+        max_len,
+        ..RunOptions::default()
+    };
+    assert!(options(4096).check().is_ok());
+    assert!(options(4097).check().is_err());
+}
+
 fn picajit(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_picajit"))
         .args(args)
@@ -678,6 +789,7 @@ fn the_command_prints_totals_last_and_rejects_bad_options() {
 
     for (args, expected) in [
         (&["difftest", "--max-len", "2"][..], "--max-len"),
+        (&["difftest", "--max-len", "4097"][..], "--max-len"),
         (
             &["difftest", "--precision", "f16"][..],
             "[possible values: f24, f24-rne, f32, all]",

@@ -169,8 +169,8 @@ struct DifftestArgs {
     /// The precision mode(s).
     #[arg(long, value_enum, default_value_t = PrecisionList::F24)]
     precision: PrecisionList,
-    /// The most code words of a program (4-512).
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(4..=512))]
+    /// The most code words of a program (4-4096; a vertex shader stops at 512, picasso's limit).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(4..=4096))]
     max_len: u16,
     /// Where reproducers are written (with --precision all, a folder per mode inside).
     #[arg(long, default_value = "difftest-out")]

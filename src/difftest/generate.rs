@@ -33,15 +33,19 @@ use super::case::{Op, TestCase, TestInputs, TestInvocation, TestProgram};
 use super::rng::Entropy;
 use super::values::{self, LOOP_COUNTS, LOOP_STARTS, LOOP_STEPS, Palette};
 
-/// The longest program the generator builds (picasso's vertex-shader limit).
-pub const MAX_PROGRAM_LEN: usize = 512;
+/// The longest program the generator builds: all of program memory (a geometry shader; a
+/// vertex shader stops at [`MAX_VERTEX_PROGRAM_LEN`]).
+pub const MAX_PROGRAM_LEN: usize = crate::isa::PROGRAM_WORDS;
+/// The longest vertex shader the generator builds (picasso's vertex-shader limit).
+pub const MAX_VERTEX_PROGRAM_LEN: usize = crate::asm::MAX_VERTEX_SHADER_WORDS;
 /// The shortest `max_len` the generator accepts.
 pub const MIN_PROGRAM_LEN: usize = 4;
 
 /// What the generator builds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GeneratorOptions {
-    /// The most code words of a program ([`MIN_PROGRAM_LEN`]..=[`MAX_PROGRAM_LEN`]).
+    /// The most code words of a program ([`MIN_PROGRAM_LEN`]..=[`MAX_PROGRAM_LEN`]; a vertex
+    /// shader has at most [`MAX_VERTEX_PROGRAM_LEN`]).
     pub max_len: usize,
     /// The percentage of programs whose flow targets are then partly redrawn at random:
     /// overlapping scopes, IF and CALL ranges across blocks, recursion, a LOOP ending at
@@ -63,12 +67,16 @@ impl Default for GeneratorOptions {
 
 /// Generates one test case.
 pub fn generate(entropy: &mut Entropy, options: &GeneratorOptions) -> TestCase {
-    let max_len = options.max_len.clamp(MIN_PROGRAM_LEN, MAX_PROGRAM_LEN);
     let stage = if entropy.chance(25) {
         ShaderKind::Geometry
     } else {
         ShaderKind::Vertex
     };
+    let longest = match stage {
+        ShaderKind::Vertex => MAX_VERTEX_PROGRAM_LEN,
+        ShaderKind::Geometry => MAX_PROGRAM_LEN,
+    };
+    let max_len = options.max_len.clamp(MIN_PROGRAM_LEN, longest);
     let style = Style::new(entropy);
     let mut generator = Generator {
         entropy,
@@ -242,7 +250,8 @@ impl Generator<'_, '_> {
         let mut sizes = Vec::new();
         let mut left = body;
         for _ in 0..proc_count {
-            let size = 1 + self.entropy.index((body / (proc_count + 2)).max(1));
+            // A call's NUM (the procedure's length) is 8 bits: at most 255 words.
+            let size = 1 + self.entropy.index((body / (proc_count + 2)).clamp(1, 255));
             sizes.push(size);
             left -= size;
         }

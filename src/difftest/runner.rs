@@ -13,7 +13,9 @@ use crate::float24::Precision;
 use super::DifftestError;
 use super::case::TestCase;
 use super::compare::{Differ, EngineFactory, describe};
-use super::generate::{GeneratorOptions, MAX_PROGRAM_LEN, MIN_PROGRAM_LEN, generate};
+use super::generate::{
+    GeneratorOptions, MAX_PROGRAM_LEN, MAX_VERTEX_PROGRAM_LEN, MIN_PROGRAM_LEN, generate,
+};
 use super::reproducer::write_reproducer;
 use super::rng::{Entropy, program_seed};
 use super::shrink::{DEFAULT_ATTEMPTS, shrink};
@@ -31,7 +33,7 @@ pub struct RunOptions {
     pub seed: u64,
     /// The precision modes, run one after the other on the same programs.
     pub precisions: Vec<Precision>,
-    /// The most code words of a program.
+    /// The most code words of a program (a vertex shader stops at 512).
     pub max_len: usize,
     /// The instruction budget of an invocation.
     pub budget: u64,
@@ -65,7 +67,7 @@ impl RunOptions {
             return Err(DifftestError::InvalidOption {
                 option: "--max-len",
                 message: format!(
-                    "{} is outside {MIN_PROGRAM_LEN}..={MAX_PROGRAM_LEN} (picasso's vertex-shader limit)",
+                    "{} is outside {MIN_PROGRAM_LEN}..={MAX_PROGRAM_LEN} (program memory; vertex shaders stop at {MAX_VERTEX_PROGRAM_LEN}, picasso's limit)",
                     self.max_len
                 ),
             });

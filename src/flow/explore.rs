@@ -11,6 +11,7 @@
 //! Every address is 12 bits, as in the machine ([`crate::flow::wrap`]).
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use crate::flow::{Choices, FlowState, Step, step};
 use crate::isa::{Instruction, PROGRAM_WORDS, SimpleOp};
@@ -72,6 +73,73 @@ pub struct FlowGraph {
     pub complete: bool,
 }
 
+/// A fast hasher for the visited set (the default SipHash dominated the exploration's time;
+/// the states are not attacker-chosen keys of a long-lived table, and the limit bounds the
+/// table anyway): multiply-rotate over each word written.
+#[derive(Default)]
+struct StateHasher(u64);
+
+impl Hasher for StateHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(n.into());
+    }
+
+    fn write_u16(&mut self, n: u16) {
+        self.write_u64(n.into());
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n.into());
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7C_C1_B7_27_22_0A_95);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+/// A state as a key of the visited set: hashed as a few packed words (the derived hash writes
+/// every field of every stack slot).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Key(FlowState);
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, hasher: &mut H) {
+        let s = &self.0;
+        hasher.write_u64(
+            u64::from(s.pc)
+                | (s.ifs.len() as u64) << 16
+                | (s.calls.len() as u64) << 24
+                | (s.loops.len() as u64) << 32,
+        );
+        let pair = |a: u16, b: u16| u64::from(a) | u64::from(b) << 16;
+        for e in s.ifs.entries() {
+            hasher.write_u64(pair(e.else_addr, e.end));
+        }
+        for e in s.calls.entries() {
+            hasher.write_u64(pair(e.end, e.ret));
+        }
+        for e in s.loops.entries() {
+            hasher.write_u64(pair(e.entry, e.end));
+        }
+    }
+}
+
 /// Explores every path of the control-flow machine over `program` (at most 4096 words; PC wraps
 /// at 4096) from `entry`, stopping after `limit` states.
 pub fn explore(program: &[Instruction], entry: u16, limit: usize) -> FlowGraph {
@@ -83,10 +151,10 @@ pub fn explore(program: &[Instruction], entry: u16, limit: usize) -> FlowGraph {
     if entry as usize >= len {
         return graph;
     }
-    let mut index: HashMap<FlowState, u32> = HashMap::new();
+    let mut index: HashMap<Key, u32, BuildHasherDefault<StateHasher>> = HashMap::default();
     let mut queue = VecDeque::new();
     let start = FlowState::new(entry);
-    index.insert(start, 0);
+    index.insert(Key(start), 0);
     graph.nodes.push(FlowNode {
         state: start,
         successors: Vec::new(),
@@ -107,7 +175,7 @@ pub fn explore(program: &[Instruction], entry: u16, limit: usize) -> FlowGraph {
                         exits.push(Exit::OutsideProgram { target });
                         continue;
                     }
-                    let next_id = match index.get(&state) {
+                    let next_id = match index.get(&Key(state)) {
                         Some(&known) => known,
                         None => {
                             if graph.nodes.len() >= limit {
@@ -115,7 +183,7 @@ pub fn explore(program: &[Instruction], entry: u16, limit: usize) -> FlowGraph {
                                 break 'explore;
                             }
                             let fresh = graph.nodes.len() as u32;
-                            index.insert(state, fresh);
+                            index.insert(Key(state), fresh);
                             graph.nodes.push(FlowNode {
                                 state,
                                 successors: Vec::new(),

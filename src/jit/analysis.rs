@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::flow::{CALL_DEPTH, Scope, pushed_scope, wrap};
-use crate::isa::{Instruction, PROGRAM_WORDS, SimpleOp};
+use crate::isa::{Instruction, PROGRAM_WORDS, SimpleOp, decode};
 
 /// How many abstract control states the reachability analysis explores before it falls back
 /// to the coarser stack-blind superset.
@@ -65,6 +65,11 @@ pub struct FlowFacts {
     /// The first address of each chunk, ascending, the first 0: chunk `k` holds the addresses
     /// from `chunks[k]` up to the next start (or 4096). Each start is a leader.
     pub chunks: Vec<u16>,
+    /// Addresses that hold the zero word (`add o0, v0, v0` with descriptor 0: all of memory past
+    /// the uploaded code). It reads only v0 and writes only o0, so running it several times in a
+    /// row leaves the state of running it once: a run of them is one run of its own (a
+    /// *filler run*), compiled as one instruction that spends the run's length of budget.
+    pub filler: Vec<bool>,
 }
 
 /// Where the CALL stack can send control when the next PC is some address (see
@@ -105,14 +110,31 @@ impl FlowFacts {
                 None => {}
             }
         }
+        let zero = decode(0);
+        facts.filler = decoded.iter().map(|inst| *inst == zero).collect();
         let mut leaders = leaders(decoded, entry, &reachable, &facts);
-        facts.chunks = chunks(&reachable);
+        facts.chunks = chunks(&reachable, &leaders, &facts.filler);
         for &start in &facts.chunks {
             leaders[start as usize] = true;
         }
         facts.leaders = leaders;
         facts.reachable = reachable;
         facts
+    }
+
+    /// Whether `pc` gets code of its own: a reachable address, except inside a filler run
+    /// (whose first address stands for it all).
+    pub fn has_code(&self, pc: u16) -> bool {
+        let pc = pc as usize;
+        self.reachable[pc] && (self.leaders[pc] || !self.filler[pc])
+    }
+
+    /// The length of the filler run that starts at `pc` (up to the next leader).
+    pub fn filler_run(&self, pc: u16) -> usize {
+        let start = pc as usize;
+        1 + (start + 1..PROGRAM_WORDS)
+            .take_while(|&a| !self.leaders[a])
+            .count()
     }
 
     /// The CALL-stack entries that can pop when the next PC is `next`: pop `k + 1` can happen
@@ -170,13 +192,14 @@ impl FlowFacts {
     }
 }
 
-/// Cuts program memory into chunks of at most [`CHUNK_WORDS`] reachable words: a chunk starts
-/// at 0 and at each reachable address that would make the previous chunk too large.
-fn chunks(reachable: &[bool]) -> Vec<u16> {
+/// Cuts program memory into chunks of at most [`CHUNK_WORDS`] reachable words with code of
+/// their own (a filler run counts as one): a chunk starts at 0 and at each such address that
+/// would make the previous chunk too large.
+fn chunks(reachable: &[bool], leaders: &[bool], filler: &[bool]) -> Vec<u16> {
     let mut starts = vec![0];
     let mut words = 0;
-    for (pc, &r) in reachable.iter().enumerate() {
-        if !r {
+    for pc in 0..PROGRAM_WORDS {
+        if !reachable[pc] || (filler[pc] && !leaders[pc]) {
             continue;
         }
         if words == CHUNK_WORDS {
@@ -236,12 +259,19 @@ fn leaders(
     for address in scope_addresses {
         leaders[address as usize] = true;
     }
-    // Cap the runs: longer ones keep more values live at once than the host has registers,
-    // and register allocation time grows faster than the run (measured: runs of 4 compile a
-    // 54-instruction straight line 15x faster than one run, and execute as fast).
+    // A filler run is a run of its own, of any length (see `FlowFacts::filler`).
+    let filler = &facts.filler;
+    for pc in 1..PROGRAM_WORDS {
+        if filler[pc] != filler[pc - 1] {
+            leaders[pc] = true;
+        }
+    }
+    // Cap the other runs: longer ones keep more values live at once than the host has
+    // registers, and register allocation time grows faster than the run (measured: runs of 4
+    // compile a 54-instruction straight line 15x faster than one run, and execute as fast).
     let mut run = 0;
     for (pc, leader) in leaders.iter_mut().enumerate() {
-        if *leader || run == RUN_LIMIT || !reachable[pc] {
+        if *leader || (run == RUN_LIMIT && !filler[pc]) || !reachable[pc] {
             *leader = true;
             run = 0;
         }

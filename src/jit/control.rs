@@ -115,9 +115,19 @@ pub struct Routing {
     dispatch_pc: Variable,
     /// The shared dispatch block, once something jumps to it.
     dispatch: Option<Block>,
-    /// The instructions of the current run not yet covered by a budget check: each address
-    /// with the dirty registers before it.
-    pending: Vec<(u16, Vec<(Reg, Value)>)>,
+    /// The instructions of the current run not yet covered by a budget check, consecutive from
+    /// the first.
+    pending: Vec<Pending>,
+}
+
+/// Instructions of a run whose budget is not yet checked, which start from the same registers.
+struct Pending {
+    /// The first one's address.
+    pc: u16,
+    /// How many (more than one only in a filler run).
+    count: u16,
+    /// The registers that differ from their homes before them (geometry shaders only).
+    dirty: Vec<(Reg, Value)>,
 }
 
 impl Routing {
@@ -419,7 +429,7 @@ impl Lowering<'_, '_> {
     /// only on a cold branch would be computed there again, once per branch).
     fn finish_run(&mut self) {
         let pending = std::mem::take(&mut self.routing.pending);
-        let Some(&(first, _)) = pending.first() else {
+        let Some(first) = pending.first().map(|p| p.pc) else {
             self.end_run();
             return;
         };
@@ -438,7 +448,7 @@ impl Lowering<'_, '_> {
         };
         self.end_run();
 
-        let count = pending.len() as i64;
+        let count: i64 = pending.iter().map(|p| i64::from(p.count)).sum();
         let left = self.b.use_var(self.budget);
         let enough = self
             .b
@@ -449,11 +459,16 @@ impl Lowering<'_, '_> {
         self.b.set_cold_block(short);
         self.b.ins().brif(enough, go_on, &[], short, &[]);
 
-        // `left` is below `count` here: pending instruction `left` fails. The run's addresses
-        // are consecutive (no run crosses 4095 → 0: 0 is a leader).
+        // `left` is below `count` here: pending instruction `left` fails, at `first + left`
+        // (the run's addresses are consecutive; no run crosses 4095 → 0, as 0 is a leader).
         self.b.switch_to_block(short);
+        let offset = self.b.ins().ireduce(types::I32, left);
+        let pc = self.b.ins().iadd_imm_s(offset, first as i64);
+        let code = self.b.ins().iconst(types::I32, status::BUDGET as i64);
         if geometry {
-            for (k, (pc, dirty)) in pending.iter().enumerate() {
+            let mut covered = 0;
+            for (k, Pending { count, dirty, .. }) in pending.iter().enumerate() {
+                covered += i64::from(*count);
                 let restore = |s: &mut Self| {
                     for &(reg, old) in &before_run {
                         let value = dirty
@@ -462,7 +477,7 @@ impl Lowering<'_, '_> {
                             .map_or(old, |&(_, v)| v);
                         s.store(value, reg.home().0);
                     }
-                    s.fail(*pc, status::BUDGET);
+                    s.b.ins().jump(s.exit, &[code.into(), pc.into()]);
                 };
                 if k + 1 == pending.len() {
                     restore(self);
@@ -471,7 +486,10 @@ impl Lowering<'_, '_> {
                     let later = self.b.create_block();
                     self.b.set_cold_block(this);
                     self.b.set_cold_block(later);
-                    let here = self.b.ins().icmp_imm_s(IntCC::Equal, left, k as i64);
+                    let here = self
+                        .b
+                        .ins()
+                        .icmp_imm_s(IntCC::UnsignedLessThan, left, covered);
                     self.b.ins().brif(here, this, &[], later, &[]);
                     self.b.switch_to_block(this);
                     restore(self);
@@ -479,9 +497,6 @@ impl Lowering<'_, '_> {
                 }
             }
         } else {
-            let offset = self.b.ins().ireduce(types::I32, left);
-            let pc = self.b.ins().iadd_imm_s(offset, first as i64);
-            let code = self.b.ins().iconst(types::I32, status::BUDGET as i64);
             self.b.ins().jump(self.exit, &[code.into(), pc.into()]);
         }
 
@@ -508,7 +523,31 @@ impl Lowering<'_, '_> {
         } else {
             Vec::new()
         };
-        self.routing.pending.push((pc, dirty));
+        self.routing.pending.push(Pending {
+            pc,
+            count: 1,
+            dirty,
+        });
+        if self.facts.filler[pc as usize] {
+            // A filler run (a leader by construction): its first instruction's data stands for
+            // all of them, which start from the registers it leaves.
+            let length = self.facts.filler_run(pc);
+            self.data(pc, &inst);
+            if length > 1 {
+                let dirty = if self.program.stage == ShaderKind::Geometry {
+                    self.dirty_registers()
+                } else {
+                    Vec::new()
+                };
+                self.routing.pending.push(Pending {
+                    pc: pc + 1,
+                    count: length as u16 - 1,
+                    dirty,
+                });
+            }
+            self.control(pc + length as u16 - 1, &inst, route);
+            return;
+        }
 
         let acts_outside = self.program.stage == ShaderKind::Geometry
             && matches!(

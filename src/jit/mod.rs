@@ -256,7 +256,7 @@ impl ChunkFunction<'_> {
         let range = self.facts.chunk_range(self.chunk);
         let blocks: Vec<_> = (0..PROGRAM_WORDS as u32)
             .map(|pc| {
-                (range.contains(&pc) && self.facts.reachable[pc as usize]).then(|| b.create_block())
+                (range.contains(&pc) && self.facts.has_code(pc as u16)).then(|| b.create_block())
             })
             .collect();
         let exit = b.create_block();
@@ -303,7 +303,7 @@ impl ChunkFunction<'_> {
             lowering.goto_dispatch(params[2]);
         }
         for pc in range {
-            if self.facts.reachable[pc as usize] {
+            if self.facts.has_code(pc as u16) {
                 lowering.instruction(pc as u16, route);
             }
         }
