@@ -3,9 +3,10 @@
 //! benchmark: it prints, so that `/usr/bin/time -v` can take the peak memory of one shape.
 //!
 //! ```sh
-//! cargo bench --bench compile_cost                      # every shape at 512..4096 words
+//! cargo bench --bench compile_cost                      # every shape at 512..4096 words, the corpus
 //! cargo bench --bench compile_cost -- loops-breaks 4096 # one shape and size
-//! cargo bench --bench compile_cost -- corpus            # every corpus program
+//! cargo bench --bench compile_cost -- corpus            # a filter: every corpus program
+//! PRECISION=f24-rne cargo bench --bench compile_cost     # another precision mode
 //! ```
 
 #[path = "../jit-tests/common/mod.rs"]
@@ -18,6 +19,7 @@ use std::time::Instant;
 
 use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::exec::ExecConfig;
+use picajit::float24::Precision;
 use picajit::jit::JitShader;
 use picajit::program::ShaderProgram;
 use shapes::Shape;
@@ -27,11 +29,19 @@ const SIZES: [usize; 4] = [512, 1024, 2048, 4096];
 fn compile(label: &str, program: ShaderProgram) {
     let reachable = program.code_len;
     let start = Instant::now();
-    let shader = JitShader::compile(program, ExecConfig::default()).expect("compiles");
+    let precision = std::env::var("PRECISION")
+        .ok()
+        .and_then(|name| Precision::from_name(&name))
+        .unwrap_or_default();
+    let config = ExecConfig {
+        precision,
+        ..ExecConfig::default()
+    };
+    let shader = JitShader::compile(program, config).expect("compiles");
     let elapsed = start.elapsed();
     let stats = shader.compile_stats();
     println!(
-        "{label:<32} {:>9.1} ms  words {reachable:>4}  reachable {:>4}  ir {:>7} insts {:>6} blocks  code {:>8} bytes",
+        "{label:<44} {:>9.1} ms  words {reachable:>4}  reachable {:>4}  ir {:>7} insts {:>6} blocks  code {:>8} bytes",
         elapsed.as_secs_f64() * 1e3,
         stats.reachable_words,
         stats.ir_instructions,
@@ -75,28 +85,30 @@ fn corpus() -> Vec<(String, ShaderProgram)> {
 }
 
 fn main() {
+    // `cargo bench` passes `--bench` (and criterion's options); the rest are filters.
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    match args.as_slice() {
-        [] => {
-            for shape in Shape::ALL {
-                for words in SIZES {
-                    compile(&format!("{} {words}", shape.name()), shape.program(words));
-                }
+    if let [name, words] = args.as_slice()
+        && let (Some(shape), Ok(words)) = (Shape::named(name), words.parse::<usize>())
+    {
+        compile(&format!("{name} {words}"), shape.program(words));
+        return;
+    }
+    let wanted = |label: &str| args.is_empty() || args.iter().any(|f| label.contains(f.as_str()));
+    for shape in Shape::ALL {
+        for words in SIZES {
+            let label = format!("compile_cost/{}/{words}", shape.name());
+            if wanted(&label) {
+                compile(&label, shape.program(words));
             }
         }
-        [corpus_arg] if corpus_arg == "corpus" => {
-            for (name, program) in corpus() {
-                compile(&name, program);
-            }
+    }
+    for (name, program) in corpus() {
+        let label = format!("compile_cost/corpus/{name}");
+        if wanted(&label) {
+            compile(&label, program);
         }
-        [name, words] => {
-            let shape = Shape::named(name).unwrap_or_else(|| panic!("no shape {name}"));
-            let words: usize = words.parse().expect("a word count");
-            compile(&format!("{name} {words}"), shape.program(words));
-        }
-        _ => panic!("usage: compile_cost [corpus | SHAPE WORDS]"),
     }
 }

@@ -313,6 +313,11 @@ fn jumps_everywhere_compile_in_linear_size() {
     check_shape(Shape::JumpsEverywhere);
 }
 
+#[test]
+fn the_costliest_data_instructions_compile_in_linear_size() {
+    check_shape(Shape::Heavy);
+}
+
 /// Small programs of every shape, vertex and geometry, with the budget running out at each
 /// of their first instructions: the error names the exact instruction and a geometry shader
 /// keeps exactly the state it reached (registers written earlier in the same run included).

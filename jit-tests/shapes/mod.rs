@@ -30,11 +30,14 @@ pub enum Shape {
     RecursiveCalls,
     /// A conditional jump, IF, CALL or LOOP to a pseudo-random address at every word.
     JumpsEverywhere,
+    /// A straight line of the costliest data instructions: EX2/LG2 (host calls), LITP, RCP/RSQ,
+    /// DPH, relative addressing through a0 and aL, MOVA, CMP.
+    Heavy,
 }
 
 impl Shape {
     /// Every shape.
-    pub const ALL: [Shape; 9] = [
+    pub const ALL: [Shape; 10] = [
         Shape::LoopsBreaks,
         Shape::PicassoForBreakc,
         Shape::Straight,
@@ -44,6 +47,7 @@ impl Shape {
         Shape::SharedLoopEnds,
         Shape::RecursiveCalls,
         Shape::JumpsEverywhere,
+        Shape::Heavy,
     ];
 
     /// Whether the program is the same content repeated whatever its size (so its cost per
@@ -55,6 +59,7 @@ impl Shape {
             Shape::LoopsBreaks
                 | Shape::PicassoForBreakc
                 | Shape::Straight
+                | Shape::Heavy
                 | Shape::SharedLoopEnds
                 | Shape::RecursiveCalls
         )
@@ -72,6 +77,7 @@ impl Shape {
             Shape::SharedLoopEnds => "shared-loop-ends",
             Shape::RecursiveCalls => "recursive-calls",
             Shape::JumpsEverywhere => "jumps-everywhere",
+            Shape::Heavy => "heavy",
         }
     }
 
@@ -109,6 +115,7 @@ impl Shape {
             Shape::SharedLoopEnds => shared_loop_ends(words),
             Shape::RecursiveCalls => recursive_calls(words),
             Shape::JumpsEverywhere => jumps_everywhere(words),
+            Shape::Heavy => heavy(words),
         }
     }
 }
@@ -324,6 +331,37 @@ pub fn jumps_everywhere(words: usize) -> ShaderProgram {
         } else {
             b.op(&line);
         }
+    }
+    b.op("end");
+    b.program(stage_for(words))
+}
+
+/// The costliest data instructions in a straight line, then END.
+pub fn heavy(words: usize) -> ShaderProgram {
+    let mut b = Builder::new();
+    for k in 0..words - 1 {
+        let r = |n: usize| n % 12;
+        let line = match k % 12 {
+            0 => format!("ex2 r{}, r{}.x", r(k), r(k + 1)),
+            1 => format!("lg2 r{}.y, r{}.z", r(k), r(k + 2)),
+            2 => format!("litp r{}, r{}", r(k), r(k + 3)),
+            3 => format!("rcp r{}.z, r{}.w", r(k), r(k + 4)),
+            4 => format!("rsq r{}.w, r{}.x", r(k), r(k + 5)),
+            5 => format!("mova a0.xy, r{}", r(k)),
+            6 => format!("dph r{}, c{}[a0.x], r{}", r(k), k % 90, r(k + 6)),
+            7 => format!(
+                "mad r{}, r{}, c{}[aL], -r{}",
+                r(k),
+                r(k + 1),
+                k % 90,
+                r(k + 7)
+            ),
+            8 => format!("cmp r{}, lt, ge, r{}", r(k), r(k + 8)),
+            9 => format!("mul o{}.xz, c{}[a0.y], r{}.yxwz", k % 7, k % 90, r(k)),
+            10 => format!("flr r{}, -r{}", r(k), r(k + 9)),
+            _ => format!("max r{}, c{}, r{}", r(k), k % 90, r(k + 10)),
+        };
+        b.op(&line);
     }
     b.op("end");
     b.program(stage_for(words))

@@ -1,15 +1,19 @@
 //! The Cranelift JIT: bit-exact with the interpreter, for every program.
 //!
-//! [`JitShader::compile`] lowers the reachable part of program memory to one native function.
+//! [`JitShader::compile`] lowers the reachable part of program memory to native code: one
+//! function for a program of at most 512 reachable words, else one per chunk of memory
+//! (entered through a jump table, left by tail calls), so that the compile cost is linear in
+//! the reachable words ([`CompileStats`] reports the size of what was emitted).
 //! The (private) `analysis` finds the reachable addresses and, for each address where a scope
 //! can end, the scopes that could end there. `lower` emits the data path (swizzles, and every
 //! arithmetic rule of [`crate::float24::lanes`], which it implements on vector IR values) as
 //! inline vector code on registers held in SSA values; `control` emits the control-flow stack
 //! machine inline, compiling the rules of [`crate::flow::rules`]: IF/CALL/LOOP stacks in the
 //! context, checks only where a scope can end, and direct jumps to the addresses the analysis
-//! allows, so no control flow goes through the host. Hangs are errors exactly as in the
-//! interpreter: every instruction spends one unit of the budget, and BREAK on an empty loop
-//! stack fails. The code touches only its context (a relatively addressed
+//! allows (through a shared jump table when they are many), so no control flow goes through
+//! the host. Hangs are errors exactly as in the interpreter: every instruction spends one unit
+//! of the budget (checked once per straight-line run, with an exact cold path), and BREAK on an
+//! empty loop stack fails. The code touches only its context (a relatively addressed
 //! uniform read is one masked load into a 128-entry table; stack slots are masked indices), so
 //! it is memory-safe for every program.
 //!
