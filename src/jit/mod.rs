@@ -127,16 +127,17 @@ fn shader_signature(pointer: types::Type) -> Signature {
     signature
 }
 
-/// The size of what [`JitShader::compile`] emitted for one program.
+/// The size of what [`JitShader::compile`] emitted for one program, recorded while compiling:
+/// it grows linearly with `reachable_words` whatever the program (`jit-tests/compile_bounds.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CompileStats {
-    /// Cranelift IR instructions of the shader function, as lowered (before optimisation).
+    /// Cranelift IR instructions of the program's functions, as lowered (before optimisation).
     pub ir_instructions: usize,
-    /// Cranelift IR blocks of the shader function, as lowered.
+    /// Cranelift IR blocks of the program's functions, as lowered.
     pub ir_blocks: usize,
-    /// Program addresses that got code (the reachable ones).
+    /// Program addresses control can reach (the zero words past the code included).
     pub reachable_words: usize,
-    /// Bytes of machine code of the shader function.
+    /// Bytes of machine code of the program's functions.
     pub code_bytes: usize,
 }
 
