@@ -13,7 +13,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-use crate::flow::{Choices, FlowState, Step, step};
+use crate::flow::{Choices, FlowState, Scope, Step, pushed_scope, step, wrap};
 use crate::isa::{Instruction, PROGRAM_WORDS, SimpleOp};
 
 /// Every distinct result of [`step`] over all [`Choices`].
@@ -251,34 +251,36 @@ impl FlowGraph {
     }
 }
 
-/// An over-approximation of the addresses the machine can execute from `entry`, without stacks:
-/// every instruction but END may go on to the next address, and every flow instruction also to
-/// each address it can send the PC to (jump or block target, IF end, loop exit). Cheap and
-/// always finite; used when [`explore`] hits its limit.
+/// Every address control can reach when any scope could end anywhere (the stacks ignored): a
+/// superset of the exact graph's addresses, for programs whose graph is too large to explore.
+/// Each instruction leads to the next address (wrapped), a flow instruction also to its target,
+/// and a scope it pushes to every address the scope names ([`pushed_scope`]: where an IF or a
+/// LOOP ends, where a CALL returns, where a LOOP's body starts). END leads nowhere. Addresses
+/// at or past `program.len()` are not followed.
 pub fn reachable_addresses(program: &[Instruction], entry: u16) -> Vec<bool> {
-    let len = program.len().min(PROGRAM_WORDS);
     let mut seen = vec![false; PROGRAM_WORDS];
-    let mut stack = vec![entry as usize % PROGRAM_WORDS];
-    let wrap = |a: u32| (a % PROGRAM_WORDS as u32) as usize;
-    while let Some(addr) = stack.pop() {
-        if addr >= len || seen[addr] {
+    let mut work = vec![wrap(entry as u32)];
+    while let Some(pc) = work.pop() {
+        let at = pc as usize;
+        if at >= program.len() || std::mem::replace(&mut seen[at], true) {
             continue;
         }
-        seen[addr] = true;
-        let next = addr as u32 + 1;
-        match program[addr] {
-            Instruction::Simple {
-                op: SimpleOp::End, ..
-            } => {}
-            Instruction::CondFlow { target, count, .. }
-            | Instruction::BoolFlow { target, count, .. } => {
-                let target = target as u32;
-                stack.extend([wrap(next), wrap(target), wrap(target + count as u32)]);
-            }
-            Instruction::Loop { target, .. } => {
-                stack.extend([wrap(next), wrap(target as u32 + 1)]);
-            }
-            _ => stack.push(wrap(next)),
+        let inst = &program[at];
+        if let Instruction::Simple {
+            op: SimpleOp::End, ..
+        } = inst
+        {
+            continue;
+        }
+        work.push(wrap(pc as u32 + 1));
+        if let Instruction::CondFlow { target, .. } | Instruction::BoolFlow { target, .. } = *inst {
+            work.push(wrap(target as u32));
+        }
+        match pushed_scope(pc, inst) {
+            Some(Scope::If(scope)) => work.push(scope.end),
+            Some(Scope::Call(scope)) => work.extend([scope.end, scope.ret]),
+            Some(Scope::Loop(scope)) => work.extend([scope.entry, scope.end]),
+            None => {}
         }
     }
     seen

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::flow::{CALL_DEPTH, Scope, pushed_scope, wrap};
+use crate::flow::{CALL_DEPTH, Scope, pushed_scope};
 use crate::isa::{Instruction, PROGRAM_WORDS, SimpleOp, decode};
 
 /// How many abstract control states the reachability analysis explores before it falls back
@@ -292,31 +292,5 @@ fn reachable(decoded: &[Instruction], entry: u16) -> Vec<bool> {
         }
         return seen;
     }
-    reachable_ignoring_stacks(decoded, entry)
-}
-
-/// Every address control can reach if any scope could end anywhere (stacks ignored): each
-/// instruction's successor, jump target, and the ends and return addresses of the scopes it
-/// pushes.
-fn reachable_ignoring_stacks(decoded: &[Instruction], entry: u16) -> Vec<bool> {
-    let mut seen = vec![false; PROGRAM_WORDS];
-    let mut work = vec![entry];
-    while let Some(pc) = work.pop() {
-        if std::mem::replace(&mut seen[pc as usize], true) {
-            continue;
-        }
-        let next = wrap(pc as u32 + 1);
-        match decoded[pc as usize] {
-            Instruction::Simple {
-                op: SimpleOp::End, ..
-            } => {}
-            Instruction::CondFlow { target, count, .. }
-            | Instruction::BoolFlow { target, count, .. } => {
-                work.extend([next, target, wrap(target as u32 + count as u32)]);
-            }
-            Instruction::Loop { target, .. } => work.extend([next, wrap(target as u32 + 1)]),
-            _ => work.push(next),
-        }
-    }
-    seen
+    crate::flow::explore::reachable_addresses(decoded, entry)
 }
