@@ -8,7 +8,7 @@
 //! Regenerate the goldens after an intended change with:
 //!
 //! ```sh
-//! PICAJIT_BLESS=1 cargo test --test corpus
+//! PICAJIT_BLESS=1 cargo test --release --test corpus
 //! ```
 
 use std::collections::BTreeSet;
@@ -159,7 +159,7 @@ fn golden_outputs_in_every_precision() {
                 } else {
                     let expected = std::fs::read_to_string(&golden).unwrap_or_else(|_| {
                         panic!(
-                            "{} is missing: run PICAJIT_BLESS=1 cargo test --test corpus",
+                            "{} is missing: run PICAJIT_BLESS=1 cargo test --release --test corpus",
                             golden.display()
                         )
                     });
