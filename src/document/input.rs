@@ -615,7 +615,7 @@ fn int_vector(value: &Value, path: &str) -> Result<[u8; 4], InputError> {
 }
 
 /// One value: the register value it becomes under `precision`. A number beyond the f32 range
-/// becomes infinity (see [`scalar_checked`] for the warning).
+/// becomes infinity (the input parsers record a warning for it; this function does not).
 pub fn scalar(value: &Value, path: &str, precision: Precision) -> Result<f32, InputError> {
     scalar_checked(value, path, precision).map(|(x, _)| x)
 }
