@@ -22,10 +22,13 @@ mod bench;
 mod error;
 mod listing;
 
+use std::fmt;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
+use clap::builder::PossibleValue;
 use clap::{Parser, Subcommand, ValueEnum};
 
 pub use error::{CliError, IoAction};
@@ -78,71 +81,72 @@ enum Command {
     Difftest(DifftestArgs),
 }
 
-/// A precision mode on the command line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum PrecisionChoice {
-    /// Truncate the mantissa to 16 bits, then the float24 range rules (the default)
-    #[value(name = "f24")]
-    F24,
-    /// Round the mantissa to nearest even at 16 bits, then the range rules
-    #[value(name = "f24-rne")]
-    F24Rne,
-    /// Keep the f32 result
-    #[value(name = "f32")]
-    F32,
+/// Precision modes are named on the command line by [`Precision::name`], with
+/// [`Precision::summary`] as their help, so a new mode needs no change here.
+impl ValueEnum for Precision {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Precision::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.name()).help(self.summary()))
+    }
 }
 
-impl PrecisionChoice {
-    fn precision(self) -> Precision {
+/// Engines are named by [`EngineKind::name`].
+impl ValueEnum for EngineKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &EngineKind::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.name()).help(self.summary()))
+    }
+}
+
+/// The precision modes of a difftest run: one, or all of them in turn on the same programs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PrecisionList {
+    One(Precision),
+    All,
+}
+
+impl ValueEnum for PrecisionList {
+    fn value_variants<'a>() -> &'a [Self] {
+        static LISTS: OnceLock<Vec<PrecisionList>> = OnceLock::new();
+        LISTS.get_or_init(|| {
+            Precision::ALL
+                .into_iter()
+                .map(PrecisionList::One)
+                .chain([PrecisionList::All])
+                .collect()
+        })
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
         match self {
-            PrecisionChoice::F24 => Precision::F24Truncate,
-            PrecisionChoice::F24Rne => Precision::F24Nearest,
-            PrecisionChoice::F32 => Precision::F32,
+            PrecisionList::One(precision) => precision.to_possible_value(),
+            PrecisionList::All => {
+                Some(PossibleValue::new("all").help("every mode in turn, on the same programs"))
+            }
         }
     }
 }
 
-/// The precision modes of a difftest run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum PrecisionList {
-    /// Truncate the mantissa to 16 bits, then the range rules
-    #[value(name = "f24")]
-    F24,
-    /// Round the mantissa to nearest even at 16 bits, then the range rules
-    #[value(name = "f24-rne")]
-    F24Rne,
-    /// Keep the f32 result
-    #[value(name = "f32")]
-    F32,
-    /// The three modes in turn, on the same programs
-    #[value(name = "all")]
-    All,
+impl fmt::Display for PrecisionList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PrecisionList::One(precision) => write!(f, "{precision}"),
+            PrecisionList::All => f.write_str("all"),
+        }
+    }
 }
 
 impl PrecisionList {
     fn precisions(self) -> Vec<Precision> {
         match self {
-            PrecisionList::F24 => vec![Precision::F24Truncate],
-            PrecisionList::F24Rne => vec![Precision::F24Nearest],
-            PrecisionList::F32 => vec![Precision::F32],
+            PrecisionList::One(precision) => vec![precision],
             PrecisionList::All => Precision::ALL.to_vec(),
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum EngineChoice {
-    /// The reference interpreter
-    Interp,
-    /// The Cranelift JIT
-    Jit,
-}
-
-impl EngineChoice {
-    fn kind(self) -> EngineKind {
-        match self {
-            EngineChoice::Interp => EngineKind::Interpreter,
-            EngineChoice::Jit => EngineKind::Jit,
         }
     }
 }
@@ -167,7 +171,7 @@ struct DifftestArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// The precision mode(s).
-    #[arg(long, value_enum, default_value_t = PrecisionList::F24)]
+    #[arg(long, value_enum, default_value_t = PrecisionList::One(Precision::F24Truncate))]
     precision: PrecisionList,
     /// The most code words of a program (4-4096; a vertex shader stops at 512, picasso's limit).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(4..=4096))]
@@ -197,8 +201,8 @@ struct BenchArgs {
     #[arg(long, default_value_t = 0)]
     dvle: usize,
     /// How arithmetic results are rounded.
-    #[arg(long, value_enum, default_value_t = PrecisionChoice::F24)]
-    precision: PrecisionChoice,
+    #[arg(long, value_enum, default_value_t = Precision::F24Truncate)]
+    precision: Precision,
     /// Vertices (geometry shader: invocations) per measured run, the input's repeated; run in
     /// batches of 4096, so any count runs in bounded memory.
     #[arg(long, visible_alias = "invocations", default_value_t = 100_000, value_parser = at_least_one)]
@@ -244,11 +248,11 @@ struct RunArgs {
     #[arg(long, default_value_t = 0)]
     dvle: usize,
     /// The engine.
-    #[arg(long, value_enum, default_value_t = EngineChoice::Interp)]
-    engine: EngineChoice,
+    #[arg(long, value_enum, default_value_t = EngineKind::Interpreter)]
+    engine: EngineKind,
     /// How arithmetic results are rounded.
-    #[arg(long, value_enum, default_value_t = PrecisionChoice::F24)]
-    precision: PrecisionChoice,
+    #[arg(long, value_enum, default_value_t = Precision::F24Truncate)]
+    precision: Precision,
     /// Print each value as its f32 bit pattern.
     #[arg(long)]
     bits: bool,
@@ -500,7 +504,7 @@ fn validate_command(args: &ValidateArgs) -> Result<ExitCode, CliError> {
 fn bench_command(args: &BenchArgs) -> Result<ExitCode, CliError> {
     let shbin = load_shbin(&args.program)?;
     let (dvle, program) = load_dvle(&args.program, &shbin, args.dvle)?;
-    let precision = args.precision.precision();
+    let precision = args.precision;
     let run_input = load_input(&args.input, precision, dvle)?;
     if run_input.invocations.is_empty() {
         return Err(CliError::NothingToRun {
@@ -586,7 +590,7 @@ fn asm_command(args: &AsmArgs) -> Result<ExitCode, CliError> {
 fn run_command(args: &RunArgs) -> Result<ExitCode, CliError> {
     let shbin = load_shbin(&args.program)?;
     let (dvle, program) = load_dvle(&args.program, &shbin, args.dvle)?;
-    let precision = args.precision.precision();
+    let precision = args.precision;
     let run_input = load_input(&args.input, precision, dvle)?;
 
     for diagnostic in validate::validate_program(&program, &dvle.output_registers()) {
@@ -605,7 +609,7 @@ fn run_command(args: &RunArgs) -> Result<ExitCode, CliError> {
         bits: args.bits,
         state: args.state,
     };
-    let engine = engine::prepare(args.engine.kind(), program, config)?;
+    let engine = engine::prepare(args.engine, program, config)?;
     match &args.output {
         Some(path) => {
             let io_error = |action| {

@@ -37,6 +37,14 @@ impl EngineKind {
             EngineKind::Jit => "jit",
         }
     }
+
+    /// What the engine is, in a line (command-line help).
+    pub const fn summary(self) -> &'static str {
+        match self {
+            EngineKind::Interpreter => "the reference interpreter",
+            EngineKind::Jit => "the Cranelift JIT",
+        }
+    }
 }
 
 impl fmt::Display for EngineKind {

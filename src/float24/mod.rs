@@ -228,6 +228,19 @@ impl Precision {
         Precision::ALL.into_iter().find(|p| p.name() == name)
     }
 
+    /// What the mode does to an arithmetic result, in a line (command-line help).
+    pub const fn summary(self) -> &'static str {
+        match self {
+            Precision::F24Truncate => {
+                "truncate the mantissa to 16 bits, then the float24 range rules (the default)"
+            }
+            Precision::F24Nearest => {
+                "round the mantissa to nearest even at 16 bits, then the float24 range rules"
+            }
+            Precision::F32 => "keep the f32 result (only inf*0 = 0 and NaN canonicalisation)",
+        }
+    }
+
     /// Whether this mode applies the float24 rounding, range rules and input flushing.
     pub const fn is_f24(self) -> bool {
         match self {
