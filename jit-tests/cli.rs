@@ -240,6 +240,19 @@ fn single_dvle(b: &Builder) -> picajit::shbin::Shbin {
     shbin
 }
 
+/// [`single_dvle`] as a geometry shader whose one output is o0 (position).
+fn single_geometry_dvle(b: &Builder) -> picajit::shbin::Shbin {
+    let mut shbin = single_dvle(b);
+    shbin.dvles[0].kind = picajit::shbin::ShaderKind::Geometry;
+    shbin.dvles[0].outputs = vec![picajit::shbin::OutputEntry {
+        semantic: picajit::shbin::OutputSemantic::Position,
+        register: 0,
+        mask: 0xF,
+        unknown: 0,
+    }];
+    shbin
+}
+
 #[test]
 fn bad_inputs_give_one_line_and_status_2() {
     let good_shbin = example("lit-transform.shbin");
@@ -311,14 +324,7 @@ fn geometry_shader_runs_emit_and_report_primitives() {
          emit
          end",
     );
-    let mut shbin = single_dvle(&b);
-    shbin.dvles[0].kind = picajit::shbin::ShaderKind::Geometry;
-    shbin.dvles[0].outputs = vec![picajit::shbin::OutputEntry {
-        semantic: picajit::shbin::OutputSemantic::Position,
-        register: 0,
-        mask: 0xF,
-        unknown: 0,
-    }];
+    let shbin = single_geometry_dvle(&b);
     let program = temp_file("gs.shbin", &picajit::shbin::write(&shbin));
     let input = temp_file(
         "gs.json",
@@ -617,14 +623,7 @@ fn a_failed_geometry_invocation_keeps_what_it_emitted() {
          emit
          end",
     );
-    let mut shbin = single_dvle(&b);
-    shbin.dvles[0].kind = picajit::shbin::ShaderKind::Geometry;
-    shbin.dvles[0].outputs = vec![picajit::shbin::OutputEntry {
-        semantic: picajit::shbin::OutputSemantic::Position,
-        register: 0,
-        mask: 0xF,
-        unknown: 0,
-    }];
+    let shbin = single_geometry_dvle(&b);
     let program = temp_file("gs-fails.shbin", &picajit::shbin::write(&shbin));
     let input = temp_file(
         "gs-fails.json",
