@@ -214,15 +214,6 @@ pub trait EmitSink {
     fn primitive(&mut self, winding: bool, slots: &[[Vec4; 16]; 3]);
 }
 
-/// A sink that drops everything (for a caller that only wants the state).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct DiscardEmits;
-
-impl EmitSink for DiscardEmits {
-    fn vertex(&mut self, _: EmitConfig, _: &[Vec4; 16]) {}
-    fn primitive(&mut self, _: bool, _: &[[Vec4; 16]; 3]) {}
-}
-
 /// One vertex sent by EMIT.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EmittedVertex {
@@ -369,17 +360,4 @@ pub trait ShaderEngine: Send + Sync {
         inputs: &InputRegisters,
         sink: &mut dyn EmitSink,
     ) -> Result<(), ExecError>;
-
-    /// [`ShaderEngine::run_geometry`] keeping everything the invocation emits; a failed
-    /// invocation gives only its error.
-    fn run_geometry_collected(
-        &self,
-        state: &mut GeometryState,
-        uniforms: &Uniforms,
-        inputs: &InputRegisters,
-    ) -> Result<GeometryResult, ExecError> {
-        let mut result = GeometryResult::default();
-        self.run_geometry(state, uniforms, inputs, &mut result)?;
-        Ok(result)
-    }
 }
