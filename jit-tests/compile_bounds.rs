@@ -151,9 +151,9 @@ fn bound() -> [f64; 3] {
             }
         }
         eprintln!("bound per reachable word: {bound:.1?}");
-        // A sanity check of the bound itself: about 80 IR instructions, 8.5 blocks and 500
+        // A sanity check of the bound itself: about 90 IR instructions, 8.5 blocks and 500
         // code bytes per word today.
-        let absolute = [110.0, 11.0, 700.0];
+        let absolute = [130.0, 11.0, 700.0];
         for k in 0..3 {
             assert!(
                 bound[k] <= absolute[k],

@@ -4,8 +4,10 @@
 //! in which a dot product sums) is a function generic over [`Lanes`], a small abstraction of four
 //! f32 lanes and their bit patterns. [`Exact`] implements it on plain arrays, and the reference
 //! interpreter computes with it; the JIT implements it with Cranelift vector IR values, so the
-//! code it emits is these same functions run at compile time. A new engine (a structure-of-arrays
-//! tier, say) implements [`Lanes`] once and gets every rule; it never restates one.
+//! code it emits is these same functions run at compile time. A structure-of-arrays engine, whose
+//! vectors hold one component of several vertices, implements [`Elements`] (the element-wise
+//! operations) and uses the `_each` rules and [`dot_sum`]; an engine holding one register per
+//! vector implements [`Lanes`] too. Neither restates a rule.
 //!
 //! The rules are docs/execution-model.md §1, §2 and §7; the bit-level constants they use are the
 //! parent module's.
@@ -22,21 +24,22 @@ pub const MAGNITUDE_BITS: u32 = 0x7FFF_FFFF;
 /// The bits of +infinity.
 pub const INFINITY_BITS: u32 = 0x7F80_0000;
 
-/// Four f32 lanes and the operations the rules need. Integer operations act on the lanes' bit
-/// patterns; a mask holds one predicate per lane.
-pub trait Lanes {
-    /// Four f32 lanes.
+/// Independent f32 elements (four lanes of one register, or one component of several vertices)
+/// and the operations the element-wise rules need. Integer operations act on the elements' bit
+/// patterns; a mask holds one predicate per element.
+pub trait Elements {
+    /// The f32 elements.
     type Float: Copy;
-    /// Four 32-bit bit patterns.
+    /// Their 32-bit bit patterns.
     type Bits: Copy;
-    /// Four lane predicates.
+    /// One predicate per element.
     type Mask: Copy;
 
-    /// The lanes' bit patterns.
+    /// The elements' bit patterns.
     fn bits_of(&mut self, v: Self::Float) -> Self::Bits;
-    /// Lanes from bit patterns.
+    /// Elements from bit patterns.
     fn float_of(&mut self, v: Self::Bits) -> Self::Float;
-    /// `bits` in every lane.
+    /// `bits` in every element.
     fn splat_bits(&mut self, bits: u32) -> Self::Bits;
     /// Bitwise and.
     fn and(&mut self, a: Self::Bits, b: Self::Bits) -> Self::Bits;
@@ -50,15 +53,17 @@ pub trait Lanes {
     fn below(&mut self, a: Self::Bits, b: Self::Bits) -> Self::Mask;
     /// Unsigned `a > b`.
     fn above(&mut self, a: Self::Bits, b: Self::Bits) -> Self::Mask;
-    /// Whether a lane is a NaN.
+    /// Whether an element is a NaN.
     fn is_nan(&mut self, a: Self::Float) -> Self::Mask;
-    /// Whether a lane is not a NaN.
+    /// Whether an element is not a NaN.
     fn is_number(&mut self, a: Self::Float) -> Self::Mask;
     /// Predicate and.
     fn both(&mut self, a: Self::Mask, b: Self::Mask) -> Self::Mask;
-    /// `mask ? a : b`, lane by lane.
+    /// Predicate or.
+    fn either(&mut self, a: Self::Mask, b: Self::Mask) -> Self::Mask;
+    /// `mask ? a : b`, element by element.
     fn select(&mut self, mask: Self::Mask, a: Self::Bits, b: Self::Bits) -> Self::Bits;
-    /// IEEE addition (round to nearest even), lane by lane.
+    /// IEEE addition (round to nearest even), element by element.
     fn fadd(&mut self, a: Self::Float, b: Self::Float) -> Self::Float;
     /// IEEE multiplication.
     fn fmul(&mut self, a: Self::Float, b: Self::Float) -> Self::Float;
@@ -68,71 +73,98 @@ pub trait Lanes {
     fn sqrt(&mut self, a: Self::Float) -> Self::Float;
     /// Round toward negative infinity.
     fn floor(&mut self, a: Self::Float) -> Self::Float;
-    /// [`transcendental::exp2`] of lane 0, in every lane.
-    fn exp2_first(&mut self, a: Self::Float) -> Self::Float;
-    /// [`transcendental::log2`] of lane 0, in every lane.
-    fn log2_first(&mut self, a: Self::Float) -> Self::Float;
-    /// Lanes `[a[1], a[0], a[3], a[2]]`.
-    fn swap_pairs(&mut self, a: Self::Float) -> Self::Float;
-    /// Lane `lane` of `a` in every lane.
-    fn broadcast(&mut self, a: Self::Float, lane: usize) -> Self::Float;
-    /// `a` with lane `lane` replaced by the constant `value`.
-    fn with_lane(&mut self, a: Self::Float, lane: usize, value: f32) -> Self::Float;
+    /// [`transcendental::exp2`] of every element.
+    fn exp2_each(&mut self, a: Self::Float) -> Self::Float;
+    /// [`transcendental::log2`] of every element.
+    fn log2_each(&mut self, a: Self::Float) -> Self::Float;
 
-    /// `value` in every lane.
+    /// `value` in every element.
     fn splat(&mut self, value: f32) -> Self::Float {
         let bits = self.splat_bits(value.to_bits());
         self.float_of(bits)
     }
+    /// [`Elements::below`] on two values known to be below 2^31 (magnitudes): an
+    /// implementation may use a signed comparison, which is cheaper on some hosts.
+    fn magnitude_below(&mut self, a: Self::Bits, b: Self::Bits) -> Self::Mask {
+        self.below(a, b)
+    }
+    /// [`Elements::above`] on two values known to be below 2^31.
+    fn magnitude_above(&mut self, a: Self::Bits, b: Self::Bits) -> Self::Mask {
+        self.above(a, b)
+    }
+    /// `mask ? 0 : bits`, element by element (an and-not on hosts that have one).
+    fn clear_where(&mut self, mask: Self::Mask, bits: Self::Bits) -> Self::Bits {
+        let zero = self.splat_bits(0);
+        self.select(mask, zero, bits)
+    }
+}
+
+/// Four f32 lanes of one register: [`Elements`] plus the moves between lanes that the
+/// broadcasting instructions (DP3, DP4, DPH, RCP, RSQ, EX2, LG2) need.
+pub trait Lanes: Elements {
+    /// [`transcendental::exp2`] of lane 0, in every lane (what [`Elements::exp2_each`] of
+    /// `broadcast(a, 0)` gives, computed once).
+    fn exp2_first(&mut self, a: Self::Float) -> Self::Float;
+    /// [`transcendental::log2`] of lane 0, in every lane.
+    fn log2_first(&mut self, a: Self::Float) -> Self::Float;
+    /// Lane `lane` of `a` in every lane.
+    fn broadcast(&mut self, a: Self::Float, lane: usize) -> Self::Float;
+    /// `a` with lane `lane` replaced by the constant `value`.
+    fn with_lane(&mut self, a: Self::Float, lane: usize, value: f32) -> Self::Float;
 }
 
 /// The input flush of arithmetic instructions: in the float24 modes a value below the smallest
 /// normal float24 (2^-62) in magnitude, float24 subnormals included, reads as +0.
-pub fn flush<L: Lanes>(l: &mut L, v: L::Float, precision: Precision) -> L::Float {
+pub fn flush<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Float {
     if !precision.is_f24() {
         return v;
     }
     let bits = l.bits_of(v);
     let (small, _) = below_min_normal(l, bits);
-    let zero = l.splat_bits(0);
-    let r = l.select(small, zero, bits);
+    let r = l.clear_where(small, bits);
     l.float_of(r)
 }
 
-/// Whether each lane's magnitude is below the smallest normal float24 (2^-62): a float24
+/// Whether each element's magnitude is below the smallest normal float24 (2^-62): a float24
 /// subnormal or zero, which the model reads (flush) and writes (range rules) as +0. Also returns
 /// the magnitudes.
-fn below_min_normal<L: Lanes>(l: &mut L, bits: L::Bits) -> (L::Mask, L::Bits) {
+fn below_min_normal<L: Elements>(l: &mut L, bits: L::Bits) -> (L::Mask, L::Bits) {
     let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
     let magnitude = l.and(bits, magnitude_mask);
     let min_normal = l.splat_bits(MIN_NORMAL_BITS);
-    (l.below(magnitude, min_normal), magnitude)
+    (l.magnitude_below(magnitude, min_normal), magnitude)
+}
+
+/// The mantissa rounding of the float24 modes on an f32's bits, before the range rules:
+/// truncation keeps 16 mantissa bits; nearest-even adds half an ulp of the 16-bit mantissa, plus
+/// one when the kept lsb is odd (ties go to even), so that a carry moves into the exponent as it
+/// should.
+fn round_mantissa<L: Elements>(l: &mut L, bits: L::Bits, precision: Precision) -> L::Bits {
+    let keep = l.splat_bits(!DROPPED_MANTISSA_BITS);
+    if precision == Precision::F24Nearest {
+        let shifted = l.shift_right(bits, 7);
+        let one = l.splat_bits(1);
+        let lsb = l.and(shifted, one);
+        let half = l.splat_bits(DROPPED_MANTISSA_BITS >> 1);
+        let sum = l.add_bits(bits, half);
+        let sum = l.add_bits(sum, lsb);
+        l.and(sum, keep)
+    } else {
+        l.and(bits, keep)
+    }
 }
 
 /// An arithmetic result becoming a register value: NaN becomes the canonical NaN; in the float24
 /// modes the mantissa keeps 16 bits (truncated, or rounded to nearest even) and then the range
 /// rules apply: below 2^-62 in magnitude → +0, beyond the largest finite float24 → ±inf.
-pub fn round<L: Lanes>(l: &mut L, v: L::Float, precision: Precision) -> L::Float {
+pub fn round<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Float {
     let nan = l.is_nan(v);
     let canonical = l.splat_bits(CANONICAL_NAN_BITS);
     let bits = l.bits_of(v);
     let result = match precision {
         Precision::F32 => bits,
         Precision::F24Truncate | Precision::F24Nearest => {
-            let keep = l.splat_bits(!DROPPED_MANTISSA_BITS);
-            let rounded = if precision == Precision::F24Nearest {
-                // Add half an ulp of the 16-bit mantissa, plus one when the kept lsb is odd
-                // (ties go to even); a carry moves into the exponent as it should.
-                let shifted = l.shift_right(bits, 7);
-                let one = l.splat_bits(1);
-                let lsb = l.and(shifted, one);
-                let half = l.splat_bits(DROPPED_MANTISSA_BITS >> 1);
-                let sum = l.add_bits(bits, half);
-                let sum = l.add_bits(sum, lsb);
-                l.and(sum, keep)
-            } else {
-                l.and(bits, keep)
-            };
+            let rounded = round_mantissa(l, bits, precision);
             range_rules(l, rounded)
         }
     };
@@ -140,36 +172,66 @@ pub fn round<L: Lanes>(l: &mut L, v: L::Float, precision: Precision) -> L::Float
     l.float_of(r)
 }
 
+/// [`round`] for a fast path that leaves the rare cases to an exact one: the result is exact in
+/// every element that is not flagged, and `unusual` gains (at least) the elements whose result
+/// is a NaN or (float24 modes) an infinity, whose value here is meaningless. In the float24 modes the flag is
+/// "the unrounded magnitude is beyond the largest finite float24" (NaN and infinity included),
+/// which also flags a few values that round to a finite one; the small-value rule (below
+/// 2^-62, −0 included → +0) is applied here, since zeros are common.
+pub fn round_flagging<L: Elements>(
+    l: &mut L,
+    v: L::Float,
+    precision: Precision,
+    unusual: &mut Option<L::Mask>,
+) -> L::Float {
+    let bits = l.bits_of(v);
+    let (flag, result) = match precision {
+        Precision::F32 => (l.is_nan(v), bits),
+        Precision::F24Truncate | Precision::F24Nearest => {
+            let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
+            let magnitude = l.and(bits, magnitude_mask);
+            let max_finite = l.splat_bits(MAX_FINITE_BITS);
+            let big = l.magnitude_above(magnitude, max_finite);
+            let rounded = round_mantissa(l, bits, precision);
+            let (small, _) = below_min_normal(l, rounded);
+            (big, l.clear_where(small, rounded))
+        }
+    };
+    *unusual = Some(match *unusual {
+        Some(earlier) => l.either(earlier, flag),
+        None => flag,
+    });
+    l.float_of(result)
+}
+
 /// The range rules on a rounded non-NaN value's bits.
-fn range_rules<L: Lanes>(l: &mut L, bits: L::Bits) -> L::Bits {
+fn range_rules<L: Elements>(l: &mut L, bits: L::Bits) -> L::Bits {
     let (small, magnitude) = below_min_normal(l, bits);
     let max_finite = l.splat_bits(MAX_FINITE_BITS);
-    let big = l.above(magnitude, max_finite);
+    let big = l.magnitude_above(magnitude, max_finite);
     let sign_mask = l.splat_bits(SIGN_BIT);
     let sign = l.and(bits, sign_mask);
     let infinity = l.splat_bits(INFINITY_BITS);
     let signed_infinity = l.or(sign, infinity);
-    let zero = l.splat_bits(0);
     let r = l.select(big, signed_infinity, bits);
-    l.select(small, zero, r)
+    l.clear_where(small, r)
 }
 
 /// The multiply of the shader units: a NaN product of two non-NaN factors (inf·0) is +0.
-pub fn sanitized_mul<L: Lanes>(l: &mut L, a: L::Float, b: L::Float) -> L::Float {
+pub fn sanitized_mul<L: Elements>(l: &mut L, a: L::Float, b: L::Float) -> L::Float {
     let product = l.fmul(a, b);
     let product_nan = l.is_nan(product);
     let a_number = l.is_number(a);
     let b_number = l.is_number(b);
     let factors_numbers = l.both(a_number, b_number);
     let zero_it = l.both(product_nan, factors_numbers);
-    let zero = l.splat_bits(0);
     let bits = l.bits_of(product);
-    let r = l.select(zero_it, zero, bits);
+    let r = l.clear_where(zero_it, bits);
     l.float_of(r)
 }
 
 /// ADD: round(flush a + flush b).
-pub fn add<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
+pub fn add<L: Elements>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
     let a = flush(l, a, p);
     let b = flush(l, b, p);
     let sum = l.fadd(a, b);
@@ -177,7 +239,7 @@ pub fn add<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Fl
 }
 
 /// MUL: round(sanitized(flush a · flush b)).
-pub fn mul<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
+pub fn mul<L: Elements>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
     let a = flush(l, a, p);
     let b = flush(l, b, p);
     let product = sanitized_mul(l, a, b);
@@ -185,41 +247,55 @@ pub fn mul<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Fl
 }
 
 /// MAD: round(MUL(a, b) + flush c): the product is rounded before the addition.
-pub fn mad<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, c: L::Float, p: Precision) -> L::Float {
+pub fn mad<L: Elements>(
+    l: &mut L,
+    a: L::Float,
+    b: L::Float,
+    c: L::Float,
+    p: Precision,
+) -> L::Float {
     let product = mul(l, a, b, p);
     let c = flush(l, c, p);
     let sum = l.fadd(product, c);
     round(l, sum, p)
 }
 
-/// DP3 (`lanes` = 3) and DP4 (4) of `a` and `b`, in every lane: each product is a MUL; in the
-/// float24 modes the sum is pairwise, rounded at each step (`round(round(p0 + p1) + p2)`,
-/// `round(round(p0 + p1) + round(p2 + p3))`); in f32 mode it runs left to right from +0
-/// (`((0 + p0) + p1) + p2 ...`) and is rounded once.
-pub fn dot<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, lanes: usize, p: Precision) -> L::Float {
-    debug_assert!(lanes == 3 || lanes == 4);
-    let products = mul(l, a, b, p);
+/// The sum of a dot product's products (`products[i]` = MUL of lane i of both sources; three
+/// for DP3, four for DP4 and DPH): in the float24 modes pairwise, rounded at each step
+/// (`round(round(p0 + p1) + p2)`, `round(round(p0 + p1) + round(p2 + p3))`); in f32 mode left to
+/// right from +0 (`((0 + p0) + p1) + p2 ...`), rounded once.
+pub fn dot_sum<L: Elements>(l: &mut L, products: &[L::Float], p: Precision) -> L::Float {
+    debug_assert!(products.len() == 3 || products.len() == 4);
     if p.is_f24() {
-        let swapped = l.swap_pairs(products);
-        let pairs = l.fadd(products, swapped);
-        // Lane 0: round(p0 + p1); lane 2: round(p2 + p3).
-        let pairs = round(l, pairs, p);
-        let second = if lanes == 4 {
-            l.broadcast(pairs, 2)
+        let first = l.fadd(products[0], products[1]);
+        let first = round(l, first, p);
+        let second = if let [_, _, p2, p3] = *products {
+            let pair = l.fadd(p2, p3);
+            round(l, pair, p)
         } else {
-            l.broadcast(products, 2)
+            products[2]
         };
-        let first = l.broadcast(pairs, 0);
         let sum = l.fadd(first, second);
         round(l, sum, p)
     } else {
         let mut sum = l.splat(0.0);
-        for lane in 0..lanes {
-            let term = l.broadcast(products, lane);
+        for &term in products {
             sum = l.fadd(sum, term);
         }
         round(l, sum, p)
     }
+}
+
+/// DP3 (`lanes` = 3) and DP4 (4) of `a` and `b`, in every lane: the products are a lane-wise
+/// MUL, summed by [`dot_sum`].
+pub fn dot<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, lanes: usize, p: Precision) -> L::Float {
+    debug_assert!(lanes == 3 || lanes == 4);
+    let products = mul(l, a, b, p);
+    let mut terms = [products; 4];
+    for (lane, term) in terms.iter_mut().enumerate().take(lanes) {
+        *term = l.broadcast(products, lane);
+    }
+    dot_sum(l, &terms[..lanes], p)
 }
 
 /// DPH: DP4 with a.w = 1.
@@ -228,18 +304,16 @@ pub fn dph<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Fl
     dot(l, a, b, 4, p)
 }
 
-/// RCP of lane 0, in every lane: round(1 / flush x).
-pub fn rcp<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
-    let x = l.broadcast(a, 0);
+/// RCP of every element: round(1 / flush x).
+pub fn rcp_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
     let x = flush(l, x, p);
     let one = l.splat(1.0);
     let q = l.fdiv(one, x);
     round(l, q, p)
 }
 
-/// RSQ of lane 0, in every lane: round(1 / sqrt(flush x)).
-pub fn rsq<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
-    let x = l.broadcast(a, 0);
+/// RSQ of every element: round(1 / sqrt(flush x)).
+pub fn rsq_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
     let x = flush(l, x, p);
     let root = l.sqrt(x);
     let one = l.splat(1.0);
@@ -247,24 +321,53 @@ pub fn rsq<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
     round(l, q, p)
 }
 
-/// EX2 of lane 0, in every lane: round(exp2(flush x)) with the deterministic
-/// [`transcendental::exp2`].
+/// EX2 and LG2: `round(f(flush x))`, with `f` the deterministic [`transcendental::exp2`] or
+/// [`transcendental::log2`] as the caller applies it.
+fn transcendental_rule<L: Elements>(
+    l: &mut L,
+    x: L::Float,
+    p: Precision,
+    f: impl FnOnce(&mut L, L::Float) -> L::Float,
+) -> L::Float {
+    let x = flush(l, x, p);
+    let r = f(l, x);
+    round(l, r, p)
+}
+
+/// EX2 of every element: round(exp2(flush x)) with [`transcendental::exp2`].
+pub fn ex2_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
+    transcendental_rule(l, x, p, L::exp2_each)
+}
+
+/// LG2 of every element: round(log2(flush x)) with [`transcendental::log2`].
+pub fn lg2_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
+    transcendental_rule(l, x, p, L::log2_each)
+}
+
+/// RCP of lane 0, in every lane ([`rcp_each`]).
+pub fn rcp<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
+    let x = l.broadcast(a, 0);
+    rcp_each(l, x, p)
+}
+
+/// RSQ of lane 0, in every lane ([`rsq_each`]).
+pub fn rsq<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
+    let x = l.broadcast(a, 0);
+    rsq_each(l, x, p)
+}
+
+/// EX2 of lane 0, in every lane ([`ex2_each`], computed once).
 pub fn ex2<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
-    let x = flush(l, a, p);
-    let r = l.exp2_first(x);
-    round(l, r, p)
+    transcendental_rule(l, a, p, L::exp2_first)
 }
 
-/// LG2 of lane 0, in every lane: round(log2(flush x)) with the deterministic
-/// [`transcendental::log2`].
+/// LG2 of lane 0, in every lane ([`lg2_each`], computed once).
 pub fn lg2<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
-    let x = flush(l, a, p);
-    let r = l.log2_first(x);
-    round(l, r, p)
+    transcendental_rule(l, a, p, L::log2_first)
 }
 
-/// FLR: round(floor(flush x)), lane by lane.
-pub fn flr<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
+/// FLR: round(floor(flush x)), element by element.
+pub fn flr<L: Elements>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
     let x = flush(l, a, p);
     let f = l.floor(x);
     round(l, f, p)
@@ -282,7 +385,7 @@ fn pairwise<T: Copy, U>(a: [T; 4], b: [T; 4], f: impl Fn(T, T) -> U) -> [U; 4] {
     std::array::from_fn(|i| f(a[i], b[i]))
 }
 
-impl Lanes for Exact {
+impl Elements for Exact {
     type Float = [f32; 4];
     type Bits = [u32; 4];
     type Mask = [bool; 4];
@@ -341,14 +444,23 @@ impl Lanes for Exact {
     fn floor(&mut self, a: [f32; 4]) -> [f32; 4] {
         each(a, f32::floor)
     }
+    fn either(&mut self, a: [bool; 4], b: [bool; 4]) -> [bool; 4] {
+        pairwise(a, b, |x, y| x || y)
+    }
+    fn exp2_each(&mut self, a: [f32; 4]) -> [f32; 4] {
+        each(a, transcendental::exp2)
+    }
+    fn log2_each(&mut self, a: [f32; 4]) -> [f32; 4] {
+        each(a, transcendental::log2)
+    }
+}
+
+impl Lanes for Exact {
     fn exp2_first(&mut self, a: [f32; 4]) -> [f32; 4] {
         [transcendental::exp2(a[0]); 4]
     }
     fn log2_first(&mut self, a: [f32; 4]) -> [f32; 4] {
         [transcendental::log2(a[0]); 4]
-    }
-    fn swap_pairs(&mut self, a: [f32; 4]) -> [f32; 4] {
-        [a[1], a[0], a[3], a[2]]
     }
     fn broadcast(&mut self, a: [f32; 4], lane: usize) -> [f32; 4] {
         [a[lane]; 4]

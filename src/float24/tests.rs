@@ -251,3 +251,48 @@ fn constant_conversion_truncates_like_picasso() {
         "deliberate: NaN stays NaN"
     );
 }
+
+/// The fast path's rounding agrees with `round` wherever it does not flag the element, and it
+/// flags every NaN and infinite result and nothing below the finite range's end (checked on a sweep of bit
+/// patterns that covers every exponent with many mantissas, and on the landmarks).
+#[test]
+fn flagging_round_is_round_where_unflagged() {
+    use lanes::{Exact, round, round_flagging};
+    let landmarks = [
+        0,
+        0x8000_0000,
+        MIN_NORMAL_BITS,
+        MIN_NORMAL_BITS - 1,
+        MAX_FINITE_BITS,
+        MAX_FINITE_BITS + 1,
+        MAX_FINITE_BITS + 0x40,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0000,
+        0xFFFF_FFFF,
+    ];
+    let sweep = (0..=u32::MAX).step_by(4099);
+    for precision in Precision::ALL {
+        for bits in landmarks.into_iter().chain(sweep.clone()) {
+            let v = [f(bits); 4];
+            let mut unusual = None;
+            let fast = round_flagging(&mut Exact, v, precision, &mut unusual);
+            let exact = round(&mut Exact, v, precision);
+            let flagged = unusual.unwrap()[0];
+            let must_flag = exact[0].is_nan() || (precision.is_f24() && exact[0].is_infinite());
+            let may_flag = f(bits).is_nan() || (bits & lanes::MAGNITUDE_BITS) > MAX_FINITE_BITS;
+            assert!(
+                !must_flag || flagged,
+                "{precision:?} {bits:#010x} not flagged"
+            );
+            assert!(!flagged || may_flag, "{precision:?} {bits:#010x} flagged");
+            if !flagged {
+                assert_eq!(
+                    fast[0].to_bits(),
+                    exact[0].to_bits(),
+                    "{precision:?} {bits:#010x}"
+                );
+            }
+        }
+    }
+}

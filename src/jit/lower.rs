@@ -23,7 +23,7 @@ use cranelift_frontend::{FunctionBuilder, Variable};
 use super::analysis::FlowFacts;
 use super::context::JitContext;
 use crate::exec::EmitConfig;
-use crate::float24::lanes::{self, Lanes};
+use crate::float24::lanes::{self, Elements, Lanes};
 use crate::float24::{Precision, arith::LITP_Y_LIMIT};
 use crate::isa::{
     BinaryOp, DstReg, Instruction, OperandDescriptor, RegisterFile, RelIndex, SimpleOp, SrcReg,
@@ -403,6 +403,19 @@ impl Lowering<'_, '_> {
         self.b.ins().splat(F32X4, r)
     }
 
+    /// `f` of every lane (four calls; the scalar JIT's broadcasting instructions use
+    /// [`Lanes::exp2_first`] instead, one call).
+    fn call_each(&mut self, f: FuncRef, x: Value) -> Value {
+        let mut r = x;
+        for lane in 0..4u8 {
+            let element = self.b.ins().extractlane(x, lane);
+            let call = self.b.ins().call(f, &[element]);
+            let y = self.b.inst_results(call)[0];
+            r = self.b.ins().insertlane(r, y, lane);
+        }
+        r
+    }
+
     fn unary(&mut self, op: UnaryOp, a: Value) -> Value {
         let p = self.precision;
         match op {
@@ -575,7 +588,7 @@ impl Lowering<'_, '_> {
 
 /// The float24 rules of [`lanes`] emitted as vector code: each operation is one IR instruction
 /// on four lanes (a mask is an `i32x4` of all-ones or zero lanes).
-impl Lanes for Lowering<'_, '_> {
+impl Elements for Lowering<'_, '_> {
     type Float = Value;
     type Bits = Value;
     type Mask = Value;
@@ -608,6 +621,16 @@ impl Lanes for Lowering<'_, '_> {
     fn above(&mut self, a: Value, b: Value) -> Value {
         self.b.ins().icmp(IntCC::UnsignedGreaterThan, a, b)
     }
+    // Signed vector compares are one instruction on x86-64; unsigned ones are not.
+    fn magnitude_below(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().icmp(IntCC::SignedLessThan, a, b)
+    }
+    fn magnitude_above(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().icmp(IntCC::SignedGreaterThan, a, b)
+    }
+    fn clear_where(&mut self, mask: Value, bits: Value) -> Value {
+        self.b.ins().band_not(bits, mask)
+    }
     fn is_nan(&mut self, a: Value) -> Value {
         self.b.ins().fcmp(FloatCC::Unordered, a, a)
     }
@@ -616,6 +639,9 @@ impl Lanes for Lowering<'_, '_> {
     }
     fn both(&mut self, a: Value, b: Value) -> Value {
         self.b.ins().band(a, b)
+    }
+    fn either(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().bor(a, b)
     }
     fn select(&mut self, mask: Value, a: Value, b: Value) -> Value {
         self.b.ins().bitselect(mask, a, b)
@@ -635,6 +661,17 @@ impl Lanes for Lowering<'_, '_> {
     fn floor(&mut self, a: Value) -> Value {
         self.b.ins().floor(a)
     }
+    fn exp2_each(&mut self, a: Value) -> Value {
+        let f = self.host.exp2;
+        self.call_each(f, a)
+    }
+    fn log2_each(&mut self, a: Value) -> Value {
+        let f = self.host.log2;
+        self.call_each(f, a)
+    }
+}
+
+impl Lanes for Lowering<'_, '_> {
     fn exp2_first(&mut self, a: Value) -> Value {
         let f = self.host.exp2;
         self.call_scalar(f, a)
@@ -642,9 +679,6 @@ impl Lanes for Lowering<'_, '_> {
     fn log2_first(&mut self, a: Value) -> Value {
         let f = self.host.log2;
         self.call_scalar(f, a)
-    }
-    fn swap_pairs(&mut self, a: Value) -> Value {
-        self.permute(a, [1, 0, 3, 2])
     }
     fn broadcast(&mut self, a: Value, lane: usize) -> Value {
         self.permute(a, [lane; 4])

@@ -17,7 +17,14 @@
 //! The reference interpreter (`crate::interp`) and the JIT (`crate::jit`) implement
 //! [`ShaderEngine`]; neither imports the other, and this module imports neither.
 
+mod batch;
+
 use std::fmt;
+
+pub use batch::{
+    BatchError, BatchIo, BatchLayout, GroupKernel, RegisterSet, STRIDE_ALIGN, SoaBuffer, SoaInputs,
+    SoaOutputs,
+};
 
 use crate::float24::Precision;
 use crate::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
@@ -348,6 +355,24 @@ pub trait ShaderEngine: Send + Sync {
         results: &mut Vec<Result<VertexResult, ExecError>>,
     ) {
         results.extend(inputs.iter().map(|v| self.run_vertex(uniforms, v)));
+    }
+
+    /// Runs a batch of vertex-shader invocations (each from zeroed registers, as
+    /// [`ShaderEngine::run_vertex`]): the outputs go to `io`'s output planes (+0 for a failed
+    /// vertex), the final flow registers to its flow entries when it has them, and each failure
+    /// to `errors` as (vertex index, error), in vertex order. This is the interface engines that
+    /// run several vertices at once speed up; the default runs one vertex at a time.
+    fn run_batch(
+        &self,
+        uniforms: &Uniforms,
+        io: &mut BatchIo<'_>,
+        errors: &mut Vec<(usize, ExecError)>,
+    ) {
+        for i in 0..io.count() {
+            let inputs = io.inputs.vertex(i);
+            let outcome = self.run_vertex(uniforms, &inputs);
+            io.store(i, outcome, errors);
+        }
     }
 
     /// Runs one geometry-shader invocation on the persistent `state`, sending every emitted
