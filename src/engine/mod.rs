@@ -7,6 +7,8 @@
 //! themselves never import each other or this module.
 
 pub mod cache;
+pub mod parallel;
+pub mod tiered;
 
 use std::fmt;
 use std::sync::Arc;

@@ -348,8 +348,8 @@ impl<'a> SoaOutputs<'a> {
     pub fn set_vertex(&mut self, i: usize, outputs: &[Vec4; 16]) {
         assert!(i < self.count, "vertex {i} past the batch");
         for (slot, n) in self.registers.iter().enumerate() {
-            for c in 0..4 {
-                self.plane_mut(4 * slot + c)[i] = outputs[n][c];
+            for (c, &value) in outputs[n].iter().enumerate() {
+                self.plane_mut(4 * slot + c)[i] = value;
             }
         }
     }

@@ -47,9 +47,11 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module, default_libcall_names};
 
-use crate::exec::{EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult};
+use crate::exec::{
+    BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
+};
 use crate::isa::{Instruction, PROGRAM_WORDS, decode};
-use crate::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms};
+use crate::program::{DEFAULT_INPUT, FlowRegisters, InputRegisters, ShaderProgram, Uniforms};
 use analysis::FlowFacts;
 use context::{GeometryRun, JitContext, status};
 
@@ -644,6 +646,33 @@ impl ShaderEngine for JitShader {
         let mut ctx = JitContext::new();
         Self::set_uniforms(&mut ctx, uniforms, uniforms.bools);
         results.extend(inputs.iter().map(|v| self.run_vertex_in(&mut ctx, v)));
+    }
+
+    /// One context for the whole batch: the uniforms are set once, and each vertex only loads
+    /// its inputs and zeroes its registers.
+    fn run_batch(
+        &self,
+        uniforms: &Uniforms,
+        io: &mut BatchIo<'_>,
+        errors: &mut Vec<(usize, ExecError)>,
+    ) {
+        let mut ctx = JitContext::new();
+        Self::set_uniforms(&mut ctx, uniforms, uniforms.bools);
+        ctx.input = [DEFAULT_INPUT; 16];
+        let registers = io.inputs.registers();
+        for i in 0..io.count() {
+            for (slot, n) in registers.iter().enumerate() {
+                for c in 0..4 {
+                    ctx.input[n][c] = io.inputs.plane(4 * slot + c)[i];
+                }
+            }
+            ctx.reset_registers();
+            let outcome = self.execute(&mut ctx).map(|()| VertexResult {
+                outputs: ctx.output,
+                flow: Self::flow_registers(&ctx),
+            });
+            io.store(i, outcome, errors);
+        }
     }
 }
 
