@@ -376,7 +376,7 @@ fn a_difftest_run_finds_no_mismatch_in_any_precision_mode() {
         threads: 2,
         ..RunOptions::default()
     };
-    let summary = run(&options, &jit, &|_| {}).unwrap();
+    let summary = run(&options, &[&jit], &|_| {}).unwrap();
     let report = summary.report();
     assert_eq!(summary.total().mismatches, 0, "{report}");
     assert_eq!(summary.modes.len(), 3);
@@ -560,8 +560,8 @@ fn a_run_with_a_wrong_engine_reports_the_same_findings_on_any_thread_count() {
         threads,
         ..RunOptions::default()
     };
-    let one = run(&options(1), &flipper, &|_| {}).unwrap();
-    let two = run(&options(2), &flipper, &|_| {}).unwrap();
+    let one = run(&options(1), &[&flipper], &|_| {}).unwrap();
+    let two = run(&options(2), &[&flipper], &|_| {}).unwrap();
     assert_eq!(one, two);
     let total = one.total();
     assert!(total.mismatches > 0, "{}", one.report());
@@ -803,4 +803,75 @@ fn the_command_prints_totals_last_and_rejects_bad_options() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
         assert!(output.stdout.is_empty());
     }
+}
+
+/// An engine whose single-vertex path is right but whose batch path is wrong: the batch of a
+/// vertex shader zeroes the last vertex's first output plane value. The differential tester
+/// checks every candidate's batch path too, so it must notice.
+struct BatchBreaker {
+    inner: Box<dyn ShaderEngine>,
+}
+
+impl ShaderEngine for BatchBreaker {
+    fn name(&self) -> &'static str {
+        "batch-breaker"
+    }
+    fn program(&self) -> &ShaderProgram {
+        self.inner.program()
+    }
+    fn config(&self) -> ExecConfig {
+        self.inner.config()
+    }
+    fn run_vertex(&self, u: &Uniforms, v: &InputRegisters) -> Result<VertexResult, ExecError> {
+        self.inner.run_vertex(u, v)
+    }
+    fn run_batch(
+        &self,
+        u: &Uniforms,
+        io: &mut picajit::exec::BatchIo<'_>,
+        errors: &mut Vec<(usize, ExecError)>,
+    ) {
+        self.inner.run_batch(u, io, errors);
+        let last = io.count() - 1;
+        if io.outputs.registers().planes() > 0 && !errors.iter().any(|(i, _)| *i == last) {
+            let plane = io.outputs.plane_mut(0);
+            plane[last] = f32::from_bits(plane[last].to_bits() ^ 1);
+        }
+    }
+    fn run_geometry(
+        &self,
+        state: &mut GeometryState,
+        u: &Uniforms,
+        v: &InputRegisters,
+        sink: &mut dyn EmitSink,
+    ) -> Result<(), ExecError> {
+        self.inner.run_geometry(state, u, v, sink)
+    }
+}
+
+fn batch_breaker(
+    program: ShaderProgram,
+    config: ExecConfig,
+) -> Result<Box<dyn ShaderEngine>, EngineError> {
+    Ok(Box::new(BatchBreaker {
+        inner: interpreter(program, config)?,
+    }))
+}
+
+#[test]
+fn a_wrong_batch_path_is_a_mismatch() {
+    let out_dir = temp_dir("batch-breaker");
+    let options = RunOptions {
+        programs: 30,
+        seed: 11,
+        out_dir,
+        shrink: false,
+        ..RunOptions::default()
+    };
+    let summary = run(&options, &[&jit, &batch_breaker], &|_| {}).unwrap();
+    let total = summary.total();
+    assert!(total.mismatches > 0, "{}", summary.report());
+    let report = summary.report();
+    assert!(report.contains("run_batch"), "{report}");
+    assert!(report.contains("batch-breaker"), "{report}");
 }

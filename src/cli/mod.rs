@@ -188,6 +188,10 @@ struct DifftestArgs {
     /// Write mismatches as found, without shrinking them.
     #[arg(long)]
     no_shrink: bool,
+    /// The engines checked against the reference interpreter (repeatable; default: every other
+    /// engine).
+    #[arg(long, value_enum)]
+    engine: Vec<EngineKind>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -399,7 +403,24 @@ fn difftest_command(args: &DifftestArgs) -> Result<ExitCode, CliError> {
             started.elapsed().as_secs_f64()
         );
     };
-    let summary = run(&options, &crate::difftest::compare::jit, &progress)?;
+    let kinds: Vec<EngineKind> = if args.engine.is_empty() {
+        EngineKind::ALL
+            .into_iter()
+            .filter(|&k| k != EngineKind::Interpreter)
+            .collect()
+    } else {
+        args.engine.clone()
+    };
+    let factories: Vec<Box<crate::difftest::compare::EngineFactory>> = kinds
+        .iter()
+        .map(|&kind| {
+            Box::new(move |program, config| crate::engine::prepare(kind, program, config))
+                as Box<crate::difftest::compare::EngineFactory>
+        })
+        .collect();
+    let candidates: Vec<&crate::difftest::compare::EngineFactory> =
+        factories.iter().map(|f| f.as_ref()).collect();
+    let summary = run(&options, &candidates, &progress)?;
     print(&summary.report())?;
     Ok(if summary.total().mismatches == 0 {
         ExitCode::SUCCESS

@@ -3,11 +3,12 @@
 //! vertex and primitive and the geometry-shader state after each invocation, and the error
 //! kind of an invocation that fails (whose outputs are not compared). Never a tolerance.
 
+use crate::engine::parallel::run_batch_chunked;
 use crate::engine::{self, EngineError, EngineKind};
-use crate::exec::ShaderEngine;
+use crate::exec::{BatchIo, BatchLayout, ShaderEngine, SoaBuffer};
 use crate::exec::{ExecConfig, ExecError, GeometryResult, GeometryState, VertexResult};
 use crate::isa::LANE_NAMES;
-use crate::program::{FlowRegisters, ShaderKind, ShaderProgram, Vec4};
+use crate::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Vec4};
 
 use super::DifftestError;
 use super::case::{TestCase, TestInputs, TestProgram};
@@ -148,11 +149,26 @@ pub fn compare_engines(
     };
     match reference.program().stage {
         ShaderKind::Vertex => {
-            for index in 0..inputs.invocations.len() {
-                let registers = inputs.registers(index, precision);
-                let a = reference.run_vertex(&uniforms, &registers);
-                let b = candidate.run_vertex(&uniforms, &registers);
-                note(index, vertex_difference(&a, &b, names));
+            let registers: Vec<InputRegisters> = (0..inputs.invocations.len())
+                .map(|index| inputs.registers(index, precision))
+                .collect();
+            let expected: Vec<_> = registers
+                .iter()
+                .map(|r| reference.run_vertex(&uniforms, r))
+                .collect();
+            for (index, r) in registers.iter().enumerate() {
+                let b = candidate.run_vertex(&uniforms, r);
+                note(index, vertex_difference(&expected[index], &b, names));
+            }
+            // The batch paths: whole, and cut into chunks of 3 vertices on 2 threads (so that
+            // batches start inside groups and buffers).
+            for (path, threads, chunk) in BATCH_PATHS {
+                let got =
+                    batch_outcomes(candidate, &uniforms, &registers, &expected, threads, chunk);
+                for (index, b) in got.iter().enumerate() {
+                    let difference = vertex_difference(&expected[index], b, names);
+                    note(index, difference.map(|d| format!("{path}: {d}")));
+                }
             }
         }
         ShaderKind::Geometry => {
@@ -177,6 +193,57 @@ pub fn compare_engines(
         invocations: inputs.invocations.len(),
         mismatch,
     }
+}
+
+/// The batch paths every vertex-shader case also runs on the candidate: a name, the threads and
+/// the chunk length.
+const BATCH_PATHS: [(&str, usize, usize); 2] = [
+    ("run_batch", 1, usize::MAX),
+    ("run_batch on 2 threads in chunks of 3", 2, 3),
+];
+
+/// `engine`'s batch run of `registers` as per-vertex outcomes. A batch carries only the output
+/// registers of the output mask; the others are taken from `expected` (the reference's results),
+/// so that only what a batch delivers is compared.
+fn batch_outcomes(
+    engine: &dyn ShaderEngine,
+    uniforms: &crate::program::Uniforms,
+    registers: &[InputRegisters],
+    expected: &[Result<VertexResult, ExecError>],
+    threads: usize,
+    chunk: usize,
+) -> Vec<Result<VertexResult, ExecError>> {
+    let layout = BatchLayout::of(engine.program());
+    let inputs = SoaBuffer::from_vertices(layout.inputs, registers);
+    let mut outputs = SoaBuffer::zeroed(layout.outputs, registers.len());
+    let mut flow = vec![FlowRegisters::default(); registers.len()];
+    let mut errors = Vec::new();
+    match BatchIo::new(inputs.inputs(), outputs.outputs(), Some(&mut flow)) {
+        Ok(io) => run_batch_chunked(engine, threads, chunk, uniforms, io, &mut errors),
+        Err(e) => unreachable!("buffers made for the batch fit it: {e}"),
+    }
+    let mut errors = errors.into_iter().peekable();
+    (0..registers.len())
+        .map(|i| {
+            if errors.peek().is_some_and(|(at, _)| *at == i) {
+                let (_, e) = errors.next().expect("peeked");
+                return Err(e);
+            }
+            let mut result = match &expected[i] {
+                Ok(r) => r.clone(),
+                Err(_) => VertexResult {
+                    outputs: [[0.0; 4]; 16],
+                    flow: FlowRegisters::default(),
+                },
+            };
+            let delivered = outputs.vertex(i);
+            for n in layout.outputs.iter() {
+                result.outputs[n] = delivered[n];
+            }
+            result.flow = flow[i];
+            Ok(result)
+        })
+        .collect()
 }
 
 /// Collects differences, keeping the first few.

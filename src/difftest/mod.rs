@@ -19,7 +19,7 @@
 //! use picajit::difftest::compare::jit;
 //!
 //! let options = RunOptions { programs: 20, threads: 1, ..RunOptions::default() };
-//! let summary = run(&options, &jit, &|_| {}).unwrap();
+//! let summary = run(&options, &[&jit], &|_| {}).unwrap();
 //! assert_eq!(summary.total().mismatches, 0);
 //! let last = summary.report().lines().last().unwrap_or_default().to_string();
 //! assert!(last.starts_with("20 programs, ") && last.ends_with(", 0 mismatches"));

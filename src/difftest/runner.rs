@@ -191,10 +191,11 @@ pub fn case_for(seed: u64, index: u64, max_len: usize) -> TestCase {
     generate(&mut entropy, &options)
 }
 
-/// Runs the differential test of the interpreter against `candidate`.
+/// Runs the differential test of the interpreter against each of `candidates` (every program
+/// on every candidate; a program's finding is its first candidate's mismatch).
 pub fn run(
     options: &RunOptions,
-    candidate: &EngineFactory,
+    candidates: &[&EngineFactory],
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<RunSummary, DifftestError> {
     options.check()?;
@@ -205,7 +206,7 @@ pub fn run(
         } else {
             options.out_dir.clone()
         };
-        let (mode, findings) = run_mode(options, precision, &out_dir, candidate, progress);
+        let (mode, findings) = run_mode(options, precision, &out_dir, candidates, progress);
         summary.modes.push((precision, mode));
         summary.findings.extend(findings);
     }
@@ -216,7 +217,7 @@ fn run_mode(
     options: &RunOptions,
     precision: Precision,
     out_dir: &std::path::Path,
-    candidate: &EngineFactory,
+    candidates: &[&EngineFactory],
     progress: &(dyn Fn(Progress) + Sync),
 ) -> (ModeSummary, Vec<Finding>) {
     let config = ExecConfig {
@@ -233,16 +234,29 @@ fn run_mode(
     std::thread::scope(|scope| {
         for _ in 0..options.threads.min(options.programs.max(1) as usize) {
             scope.spawn(|| {
-                let mut differ = Differ::new(&super::compare::interpreter, candidate, config);
+                let mut differs: Vec<Differ> = candidates
+                    .iter()
+                    .map(|&candidate| Differ::new(&super::compare::interpreter, candidate, config))
+                    .collect();
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     if index >= options.programs {
                         break;
                     }
                     let case = case_for(options.seed, index, options.max_len);
-                    let (count, finding) =
-                        check_case(&mut differ, &case, options, precision, index, out_dir);
-                    invocations.fetch_add(count, Ordering::Relaxed);
+                    let mut finding = None;
+                    for (k, differ) in differs.iter_mut().enumerate() {
+                        let (count, found) =
+                            check_case(differ, &case, options, precision, index, out_dir);
+                        // Invocations of the program, counted once however many candidates.
+                        if k == 0 {
+                            invocations.fetch_add(count, Ordering::Relaxed);
+                        }
+                        if found.is_some() {
+                            finding = found;
+                            break;
+                        }
+                    }
                     if let Some(finding) = finding {
                         mismatches.fetch_add(1, Ordering::Relaxed);
                         if let Ok(mut list) = findings.lock() {

@@ -8,6 +8,7 @@
 
 pub mod cache;
 pub mod parallel;
+pub mod specialized;
 pub mod tiered;
 
 use std::fmt;

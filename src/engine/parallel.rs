@@ -53,16 +53,35 @@ pub fn run_batch_threads(
 ) {
     let count = io.count();
     let chunks = chunk_count(count, threads);
-    let pool = if chunks > 1 { pool(threads) } else { None };
+    // A few chunks per thread, so a thread that finishes early (fewer declined vertices, say)
+    // takes more.
+    let chunk = count.div_ceil(chunks).div_ceil(STRIDE_ALIGN) * STRIDE_ALIGN;
+    run_batch_chunked(engine, threads, chunk, uniforms, io, errors);
+}
+
+/// [`ShaderEngine::run_batch`] in chunks of `chunk` vertices (the last one shorter) on
+/// `threads` threads. Any chunk length gives the same results; the differential tester uses
+/// odd small ones to check that engines handle batches that start anywhere in a buffer.
+pub fn run_batch_chunked(
+    engine: &dyn ShaderEngine,
+    threads: usize,
+    chunk: usize,
+    uniforms: &Uniforms,
+    io: BatchIo<'_>,
+    errors: &mut Vec<(usize, ExecError)>,
+) {
+    let chunk = chunk.max(1);
+    let pool = if threads > 1 && io.count() > chunk {
+        pool(threads)
+    } else {
+        None
+    };
     let Some(pool) = pool else {
         let mut io = io;
         engine.run_batch(uniforms, &mut io, errors);
         return;
     };
-    // A few chunks per thread, so a thread that finishes early (fewer declined vertices, say)
-    // takes more.
-    let chunk = count.div_ceil(chunks).div_ceil(STRIDE_ALIGN) * STRIDE_ALIGN;
-    let mut parts = Vec::with_capacity(chunks);
+    let mut parts = Vec::with_capacity(io.count().div_ceil(chunk));
     let mut rest = io;
     let mut start = 0;
     while rest.count() > chunk {
