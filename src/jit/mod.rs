@@ -578,7 +578,12 @@ impl JitShader {
         inputs: &InputRegisters,
         sink: &mut dyn EmitSink,
     ) -> Result<(), ExecError> {
-        let mut ctx = JitContext::new();
+        // A context per thread, reused: a geometry shader runs one invocation at a time, and a
+        // fresh context costs more than a short invocation. A nested call (from a sink) finds
+        // none and makes its own.
+        let mut ctx = GEOMETRY_CONTEXT
+            .with(|cell| cell.take())
+            .unwrap_or_else(JitContext::new);
         let bools = state.invocation_bools(uniforms.bools);
         Self::set_uniforms(&mut ctx, uniforms, bools);
         ctx.input = *inputs;
@@ -602,8 +607,15 @@ impl JitShader {
         state.registers.temp = ctx.temp;
         state.registers.flow = Self::flow_registers(&ctx);
         state.invoked = true;
+        GEOMETRY_CONTEXT.with(|cell| cell.set(Some(ctx)));
         outcome
     }
+}
+
+thread_local! {
+    /// The context [`JitShader::run_geometry`] reuses on this thread.
+    static GEOMETRY_CONTEXT: std::cell::Cell<Option<Box<JitContext>>> =
+        const { std::cell::Cell::new(None) };
 }
 
 impl ShaderEngine for JitShader {
