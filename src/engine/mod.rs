@@ -6,6 +6,7 @@
 //! `picajit run --engine`, the differential tester and the benchmarks go through it; the engines
 //! themselves never import each other or this module.
 
+pub mod background;
 pub mod cache;
 pub mod parallel;
 pub mod specialized;
