@@ -1,0 +1,201 @@
+//! The tier machinery of `engine`: kernels specialised per bool/int uniforms (bounded, compiled
+//! blocking or in the background) and engines compiled in the background, checked with test
+//! doubles whose behaviour is known: whatever path runs a batch, the results are the reference's.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use picajit::engine::background::Background;
+use picajit::engine::specialized::{
+    CompileMode, MAX_VARIANTS, Specializing, VariantKey, VariantState,
+};
+use picajit::engine::{EngineKind, prepare};
+use picajit::exec::{
+    BatchIo, BatchLayout, ExecConfig, ExecError, GroupKernel, ShaderEngine, SoaBuffer,
+};
+use picajit::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms};
+
+/// mov o0, v0; end
+fn program() -> ShaderProgram {
+    ShaderProgram::new(
+        &[0x4C00_0000, 0x8800_0000],
+        &[0x36F],
+        0,
+        ShaderKind::Vertex,
+        1,
+    )
+    .unwrap()
+}
+
+/// A kernel that runs `mov o0, v0` itself on even vertices and declines the odd ones.
+struct HalfKernel;
+
+impl GroupKernel for HalfKernel {
+    fn name(&self) -> &'static str {
+        "half"
+    }
+    fn run(&self, _: &Uniforms, io: &mut BatchIo<'_>, declined: &mut Vec<usize>) {
+        for i in 0..io.count() {
+            if i % 2 == 1 {
+                declined.push(i);
+                continue;
+            }
+            for c in 0..4 {
+                let value = io.inputs.plane(c)[i];
+                io.outputs.plane_mut(c)[i] = value;
+            }
+            if let Some(flow) = io.flow.as_deref_mut() {
+                flow[i] = FlowRegisters::default();
+            }
+        }
+    }
+}
+
+fn vertices(n: usize) -> Vec<InputRegisters> {
+    (0..n)
+        .map(|i| {
+            let mut v = [[0.0, 0.0, 0.0, 1.0]; 16];
+            v[0] = [i as f32, -(i as f32), 0.5, 2.0];
+            v
+        })
+        .collect()
+}
+
+fn run(engine: &dyn ShaderEngine, uniforms: &Uniforms, inputs: &[InputRegisters]) -> Vec<u32> {
+    let layout = BatchLayout::of(engine.program());
+    let input = SoaBuffer::from_vertices(layout.inputs, inputs);
+    let mut output = SoaBuffer::zeroed(layout.outputs, inputs.len());
+    let mut errors: Vec<(usize, ExecError)> = Vec::new();
+    let mut io = BatchIo::new(input.inputs(), output.outputs(), None).unwrap();
+    engine.run_batch(uniforms, &mut io, &mut errors);
+    assert!(errors.is_empty());
+    (0..4)
+        .flat_map(|k| output.plane(k).to_vec())
+        .map(f32::to_bits)
+        .collect()
+}
+
+fn expected(inputs: &[InputRegisters]) -> Vec<u32> {
+    (0..4)
+        .flat_map(|c| inputs.iter().map(move |v| v[0][c].to_bits()))
+        .collect()
+}
+
+fn specializing(mode: CompileMode, compiles: Arc<AtomicUsize>, refuse_bool: u16) -> Specializing {
+    let config = ExecConfig::default();
+    let exact: Arc<dyn ShaderEngine> =
+        Arc::from(prepare(EngineKind::Interpreter, program(), config).unwrap());
+    Specializing::new(
+        "test",
+        program(),
+        config,
+        Box::new(move |_, _, key: VariantKey| {
+            compiles.fetch_add(1, Ordering::SeqCst);
+            if key.bools == refuse_bool {
+                Err("refused on purpose".to_string())
+            } else {
+                Ok(Box::new(HalfKernel) as Box<dyn GroupKernel>)
+            }
+        }),
+        mode,
+        exact.clone(),
+        exact,
+    )
+}
+
+#[test]
+fn a_kernel_runs_what_it_can_and_the_exact_engine_the_rest() {
+    let compiles = Arc::new(AtomicUsize::new(0));
+    let engine = specializing(CompileMode::Blocking, compiles.clone(), 0xFFFF);
+    let inputs = vertices(37);
+    let uniforms = Uniforms::default();
+    assert_eq!(engine.variant_state(&uniforms), VariantState::Missing);
+    assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+    assert_eq!(engine.variant_state(&uniforms), VariantState::Ready);
+    // The same uniforms again: no second compile.
+    assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+    assert_eq!(compiles.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn variants_are_bounded_and_refusals_fall_back() {
+    let compiles = Arc::new(AtomicUsize::new(0));
+    let engine = specializing(CompileMode::Blocking, compiles.clone(), 3);
+    let inputs = vertices(9);
+    for bools in 0..(3 * MAX_VARIANTS as u16) {
+        let uniforms = Uniforms {
+            bools,
+            ..Uniforms::default()
+        };
+        assert_eq!(
+            run(&engine, &uniforms, &inputs),
+            expected(&inputs),
+            "b = {bools:#x}"
+        );
+        assert!(engine.variant_count() <= MAX_VARIANTS);
+    }
+    assert_eq!(compiles.load(Ordering::SeqCst), 3 * MAX_VARIANTS);
+    let refused = Uniforms {
+        bools: 3,
+        ..Uniforms::default()
+    };
+    assert_eq!(run(&engine, &refused, &inputs), expected(&inputs));
+    assert!(
+        matches!(engine.variant_state(&refused), VariantState::Refused(r) if r.contains("on purpose"))
+    );
+}
+
+#[test]
+fn a_background_compile_never_changes_results() {
+    let compiles = Arc::new(AtomicUsize::new(0));
+    let engine = specializing(CompileMode::Background, compiles.clone(), 0xFFFF);
+    let inputs = vertices(64);
+    let uniforms = Uniforms::default();
+    // The first batch starts the compile and runs on the meanwhile engine.
+    assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+    assert_eq!(engine.ensure_compiled(&uniforms), VariantState::Ready);
+    assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+    assert_eq!(compiles.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_background_engine_switches_when_ready() {
+    let config = ExecConfig::default();
+    let meanwhile: Arc<dyn ShaderEngine> =
+        Arc::from(prepare(EngineKind::Interpreter, program(), config).unwrap());
+    let (release, wait) = std::sync::mpsc::channel::<()>();
+    let engine = Background::start("bg", meanwhile, move || {
+        // Hold the compile until the test has run on the meanwhile engine.
+        wait.recv().ok();
+        prepare(EngineKind::Jit, program(), config)
+    });
+    let inputs = vertices(20);
+    let uniforms = Uniforms::default();
+    assert!(!engine.is_ready());
+    assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+    release.send(()).unwrap();
+    engine.wait();
+    assert!(engine.is_ready());
+    assert_eq!(engine.failure(), None);
+    assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+}
+
+#[test]
+fn a_failed_background_compile_keeps_the_meanwhile_engine() {
+    let config = ExecConfig::default();
+    let meanwhile: Arc<dyn ShaderEngine> =
+        Arc::from(prepare(EngineKind::Interpreter, program(), config).unwrap());
+    let engine = Background::start("bg", meanwhile, || {
+        Err(picajit::engine::EngineError::Panicked {
+            engine: EngineKind::Jit,
+        })
+    });
+    engine.wait();
+    assert!(!engine.is_ready());
+    assert!(engine.failure().unwrap().contains("jit"));
+    let inputs = vertices(5);
+    assert_eq!(
+        run(&engine, &Uniforms::default(), &inputs),
+        expected(&inputs)
+    );
+}
