@@ -43,7 +43,7 @@ use crate::exec::{
     SoaBuffer,
 };
 use crate::float24::Precision;
-use crate::flow::explore::reachable_addresses;
+use crate::flow::explore::{explore, reachable_addresses};
 use crate::isa::decode::decode;
 use crate::program::{FlowRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
 use crate::shbin::Shbin;
@@ -450,13 +450,22 @@ fn jobs<'a>(targets: &'a [Target], options: &Options) -> Result<Vec<Job<'a>>, Cl
 // ---------------------------------------------------------------------------------------------
 // Measuring.
 
-/// Program addresses control can reach (the zero words past the code included).
+/// States the exact control-flow graph may have before [`reachable_words`] falls back to the
+/// stack-blind superset.
+const EXPLORATION_LIMIT: usize = 20_000;
+
+/// Program addresses control can reach (the zero words past the code included): those of the
+/// exact control-flow graph, or where it is too large, the stack-blind superset
+/// (docs/execution-model.md §5).
 fn reachable_words(program: &ShaderProgram) -> usize {
     let decoded: Vec<_> = program.code.iter().map(|&w| decode(w)).collect();
-    reachable_addresses(&decoded, program.entry)
-        .iter()
-        .filter(|&&r| r)
-        .count()
+    let graph = explore(&decoded, program.entry, EXPLORATION_LIMIT);
+    let reachable = if graph.complete {
+        graph.addresses()
+    } else {
+        reachable_addresses(&decoded, program.entry)
+    };
+    reachable.iter().filter(|&&r| r).count()
 }
 
 /// The peak resident set, from `/proc/self/status` (`VmHWM`).
