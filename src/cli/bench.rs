@@ -908,7 +908,7 @@ impl Progress {
             indicatif::ProgressDrawTarget::stderr(),
         );
         if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "bench [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
+            "bench [{elapsed_precise}] {bar:20} {pos}/{len} {msg}",
         ) {
             bar.set_style(style);
         }
@@ -1317,6 +1317,73 @@ mod tests {
         let mut hasher = Xxh3Default::new();
         run.pass(&engine.inner, 3, Some(&mut hasher));
         assert_eq!(digest, hasher.digest128());
+    }
+
+    fn options() -> Options {
+        Options {
+            paths: Vec::new(),
+            input: None,
+            dvle: None,
+            precisions: vec![Precision::F24Truncate],
+            engines: EngineKind::ALL.to_vec(),
+            count: 1000,
+            threads: 2,
+            repeat: 1,
+            json: false,
+        }
+    }
+
+    /// A result whose last engine disagrees with the reference.
+    fn disagreeing() -> JobResult {
+        let engine = |kind, exact, micros| EngineResult {
+            kind,
+            compile: Duration::from_micros(5),
+            cache_hit: Duration::from_nanos(1500),
+            cache_same: true,
+            single: Duration::from_micros(micros),
+            threaded: Some(Duration::from_micros(micros / 2)),
+            peak: None,
+            exact,
+        };
+        let last = EngineKind::ALL.len() - 1;
+        JobResult {
+            name: "p".into(),
+            path: "dir/p".into(),
+            dvle: 0,
+            stage: ShaderKind::Vertex,
+            precision: Precision::F24Truncate,
+            code_words: 3,
+            reachable_words: 3,
+            fixture_len: 1,
+            emitted: None,
+            // The disagreeing engine is the quickest, but only exact ones can be the fastest.
+            engines: EngineKind::ALL
+                .iter()
+                .enumerate()
+                .map(|(i, &kind)| engine(kind, i != last, 100 - i as u64))
+                .collect(),
+            fastest: Some(0),
+        }
+    }
+
+    #[test]
+    fn a_disagreement_is_loud() {
+        let result = disagreeing();
+        assert!(!result.agree());
+        let line = "p DVLE 0 in f24: x differ from interp".to_string();
+        let text = table_report(std::slice::from_ref(&result), &options(), None, &[line]);
+        assert!(text.contains("ENGINES DISAGREE: p DVLE 0"), "{text}");
+        assert!(text.contains("  NO\n"), "{text}");
+        assert!(!text.contains("agreement: every engine agrees"), "{text}");
+        assert!(text.contains("peak memory: n/a"), "{text}");
+        let json: Value = serde_json::from_str(&json_report(&[result], &options(), None)).unwrap();
+        assert_eq!(json["agree"], false);
+        assert_eq!(json["results"][0]["engines"][0]["fastest"], true);
+        assert_eq!(json["peak_memory_bytes"], Value::Null);
+        assert_eq!(
+            json["results"][0]["engines"][0]["threaded"]["ns_per_vertex"],
+            50.0
+        );
     }
 
     #[test]
