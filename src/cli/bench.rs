@@ -1033,7 +1033,11 @@ fn table_report(
         "cache hit us".to_string(),
         "1 thread".to_string(),
         "rate".to_string(),
-        format!("{threads} threads"),
+        if threads > 1 {
+            format!("{threads} threads")
+        } else {
+            "threads".to_string()
+        },
         "speed-up".to_string(),
         "peak memory".to_string(),
         "exact".to_string(),

@@ -72,8 +72,9 @@ enum Command {
     Run(RunArgs),
     /// Assemble picasso source files (one DVLE per file) into a SHBIN file.
     Asm(AsmArgs),
-    /// Measure how fast each engine runs a DVLE on the vertices (or geometry-shader
-    /// invocations) of an input file.
+    /// Measure each engine on SHBIN files, program folders or the corpus: compile time,
+    /// cache-hit cost, ns/vertex on one thread and on several, peak memory, and whether the
+    /// engines agree bit for bit (exit status 1 when not).
     Bench(BenchArgs),
     /// Run random programs on the interpreter and the JIT and compare them bit for bit; shrink
     /// and write each mismatch as a reproducer (exit status 1).
@@ -194,6 +195,7 @@ struct BenchArgs {
     /// SHBIN files (each with its input, FILE.json beside it or --input), program folders
     /// (*.pica sources with dvleN.input.json fixtures) or directories of them [default: the
     /// corpus].
+    #[arg(value_name = "FILES|DIRS")]
     paths: Vec<PathBuf>,
     /// The input (uniforms and vertices or invocations, JSON as for `run`) of a single SHBIN file.
     #[arg(long)]
@@ -206,7 +208,12 @@ struct BenchArgs {
     #[arg(long, value_enum, default_value_t = PrecisionList::One(Precision::F24Truncate))]
     precision: PrecisionList,
     /// The engines to measure (repeat the option, or separate with commas) [default: all].
-    #[arg(long = "engine", value_enum, value_delimiter = ',')]
+    #[arg(
+        long = "engine",
+        value_name = "ENGINE",
+        value_enum,
+        value_delimiter = ','
+    )]
     engines: Vec<EngineKind>,
     /// Vertices (geometry shader: invocations) per measured run, the input's repeated; vertex
     /// shaders run in batches of at most 16384 that reuse one buffer, so any count runs in
