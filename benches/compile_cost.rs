@@ -1,12 +1,16 @@
-//! The JIT's compile cost on adversarial program shapes (`jit-tests/shapes`) and on the corpus:
-//! one compile per line, with its time and the size of what was emitted. Not a criterion
-//! benchmark: it prints, so that `/usr/bin/time -v` can take the peak memory of one shape.
+//! Prepare (compile) time of every engine ([`EngineKind::ALL`]) on adversarial program shapes
+//! (`jit-tests/shapes`) and on the corpus: one line per program and engine, the best of
+//! [`ROUNDS`] prepares (the engines take turns), and for the JIT the size of what it emitted
+//! (`JitShader::compile_stats`). Not a criterion benchmark: it prints, so that
+//! `/usr/bin/time -v` can take the peak memory of one shape and engine.
 //!
 //! ```sh
 //! cargo bench --bench compile_cost                      # every shape at 512..4096 words, the corpus
 //! cargo bench --bench compile_cost -- loops-breaks 4096 # one shape and size
 //! cargo bench --bench compile_cost -- corpus            # a filter: every corpus program
 //! PRECISION=f24-rne cargo bench --bench compile_cost     # another precision mode
+//! ENGINE=jit cargo bench --bench compile_cost            # one engine
+//! ROUNDS=1 cargo bench --bench compile_cost -- loops-breaks 4096   # one prepare (peak memory)
 //! ```
 
 #[path = "../jit-tests/common/mod.rs"]
@@ -15,9 +19,10 @@ mod common;
 mod shapes;
 
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use picajit::asm::{AsmOptions, SourceFile, assemble};
+use picajit::engine::{EngineKind, prepare};
 use picajit::exec::ExecConfig;
 use picajit::float24::Precision;
 use picajit::jit::JitShader;
@@ -26,28 +31,68 @@ use shapes::Shape;
 
 const SIZES: [usize; 4] = [512, 1024, 2048, 4096];
 
-fn compile(label: &str, program: ShaderProgram) {
-    let reachable = program.code_len;
-    let start = Instant::now();
+/// Prepares per program and engine (`ROUNDS=N` to change); the best is printed.
+const ROUNDS: usize = 3;
+
+fn config() -> ExecConfig {
     let precision = std::env::var("PRECISION")
         .ok()
         .and_then(|name| Precision::from_name(&name))
         .unwrap_or_default();
-    let config = ExecConfig {
+    ExecConfig {
         precision,
         ..ExecConfig::default()
-    };
-    let shader = JitShader::compile(program, config).expect("compiles");
-    let elapsed = start.elapsed();
-    let stats = shader.compile_stats();
-    println!(
-        "{label:<44} {:>9.1} ms  words {reachable:>4}  reachable {:>4}  ir {:>7} insts {:>6} blocks  code {:>8} bytes",
-        elapsed.as_secs_f64() * 1e3,
-        stats.reachable_words,
-        stats.ir_instructions,
-        stats.ir_blocks,
-        stats.code_bytes
-    );
+    }
+}
+
+/// The engines asked for (`ENGINE=name`), every one by default.
+fn engines() -> Vec<EngineKind> {
+    let wanted = std::env::var("ENGINE").ok();
+    EngineKind::ALL
+        .into_iter()
+        .filter(|kind| wanted.as_deref().is_none_or(|name| name == kind.name()))
+        .collect()
+}
+
+fn rounds() -> usize {
+    std::env::var("ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(ROUNDS)
+}
+
+fn compile(label: &str, program: ShaderProgram) {
+    let config = config();
+    let kinds = engines();
+    let mut best = vec![Duration::MAX; kinds.len()];
+    for _ in 0..rounds() {
+        for (best, &kind) in best.iter_mut().zip(&kinds) {
+            let start = Instant::now();
+            let engine = prepare(kind, program.clone(), config).expect("prepares");
+            *best = (*best).min(start.elapsed());
+            drop(engine);
+        }
+    }
+    for (kind, time) in kinds.into_iter().zip(best) {
+        let mut line = format!(
+            "{label:<44} {:<8} {:>9.3} ms  words {:>4}",
+            kind.name(),
+            time.as_secs_f64() * 1e3,
+            program.code_len
+        );
+        if kind == EngineKind::Jit {
+            // The JIT's own statistics, from one more (untimed) compile.
+            let stats = JitShader::compile(program.clone(), config)
+                .expect("compiles")
+                .compile_stats();
+            line += &format!(
+                "  reachable {:>4}  ir {:>7} insts {:>6} blocks  code {:>8} bytes",
+                stats.reachable_words, stats.ir_instructions, stats.ir_blocks, stats.code_bytes
+            );
+        }
+        println!("{line}");
+    }
 }
 
 fn corpus() -> Vec<(String, ShaderProgram)> {

@@ -1,11 +1,14 @@
-//! Criterion benchmarks of both engines on corpus programs: JIT compile time, vertex throughput
-//! per engine and precision mode, geometry-shader invocation throughput, and a program-cache
-//! hit against a fresh compile.
+//! Criterion benchmarks of every engine ([`EngineKind::ALL`]) on corpus programs, through the
+//! batch interface: `run_batch` on one batch of [`BATCH`] vertices per engine and precision mode
+//! (`batch/PROGRAM/PRECISION/ENGINE`), `run_batch_threads` on [`THREADS`] threads over
+//! [`THREADED_VERTICES`] vertices (`threads/PROGRAM/ENGINE`), geometry-shader invocations of one
+//! draw per engine (`geometry/…`), and a program-cache hit against a miss that prepares
+//! (`cache/…`). Preparing itself is `benches/compile_cost.rs`'s.
 //!
 //! ```sh
-//! cargo bench                                     # everything
-//! cargo bench -- vertices/skinning                # one group or program (a filter)
-//! cargo bench -- --warm-up-time 1 --measurement-time 2   # a quicker pass
+//! cargo bench --bench engines                                   # everything
+//! cargo bench --bench engines -- batch/skinning                 # one group or program
+//! cargo bench --bench engines -- --warm-up-time 1 --measurement-time 2   # a quicker pass
 //! ```
 
 use std::hint::black_box;
@@ -17,17 +20,21 @@ use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, 
 use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::document::input::{RunInput, parse_input};
 use picajit::engine::cache::ProgramCache;
+use picajit::engine::parallel::run_batch_threads;
 use picajit::engine::{EngineKind, prepare};
-use picajit::exec::{ExecConfig, GeometryResult, GeometryState, ShaderEngine};
+use picajit::exec::{
+    BatchIo, BatchLayout, ExecConfig, ExecError, GeometryResult, GeometryState, ShaderEngine,
+    SoaBuffer,
+};
 use picajit::float24::Precision;
-use picajit::jit::JitShader;
 use picajit::program::{InputRegisters, ShaderProgram, Uniforms};
 
-/// Vertex-shader programs of the corpus: small, medium with relative addressing, branchy, large.
+/// Vertex-shader programs of the corpus: small, medium with relative addressing, many lights
+/// (long straight-line code), large.
 const VERTEX_PROGRAMS: [&str; 4] = [
     "simple-transform",
     "skinning",
-    "control-flow",
+    "multi-light",
     "terrain-noise-512",
 ];
 
@@ -35,8 +42,14 @@ const VERTEX_PROGRAMS: [&str; 4] = [
 /// a dozen EMITs per invocation.
 const GEOMETRY_PROGRAM: &str = "shadow-volume-gs";
 
-/// Vertices per measured batch.
-const BATCH: usize = 1024;
+/// Vertices of one measured `run_batch` call.
+const BATCH: usize = 4096;
+
+/// Threads of the threaded runs.
+const THREADS: usize = 2;
+
+/// Vertices of one measured `run_batch_threads` call.
+const THREADED_VERTICES: usize = 65_536;
 
 /// One DVLE of a corpus program with its fixture.
 struct Fixture {
@@ -44,7 +57,6 @@ struct Fixture {
     uniforms: Uniforms,
     input: RunInput,
 }
-
 fn corpus_dir(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("corpus/programs")
@@ -95,50 +107,72 @@ fn config(precision: Precision) -> ExecConfig {
     }
 }
 
-fn compile_time(c: &mut Criterion) {
-    let mut group = c.benchmark_group("compile");
-    group.sample_size(10);
-    for name in VERTEX_PROGRAMS.into_iter().chain([GEOMETRY_PROGRAM]) {
-        let dvle = usize::from(name == GEOMETRY_PROGRAM);
-        let program = fixture(name, dvle, Precision::F24Truncate).program;
-        group.bench_function(name, |b| {
-            b.iter_batched(
-                || program.clone(),
-                |program| JitShader::compile(program, ExecConfig::default()).expect("compiles"),
-                BatchSize::SmallInput,
-            )
-        });
-    }
-    group.finish();
+/// The fixture's vertices repeated to `count`, as input planes, and output planes to match.
+fn buffers(fixture: &Fixture, count: usize) -> (SoaBuffer, SoaBuffer) {
+    let layout = BatchLayout::of(&fixture.program);
+    let vertices: Vec<InputRegisters> = fixture
+        .input
+        .invocations
+        .iter()
+        .map(|invocation| invocation.registers)
+        .cycle()
+        .take(count)
+        .collect();
+    (
+        SoaBuffer::from_vertices(layout.inputs, &vertices),
+        SoaBuffer::zeroed(layout.outputs, count),
+    )
 }
 
-fn vertex_throughput(c: &mut Criterion) {
-    let mut group = c.benchmark_group("vertices");
+fn batch_throughput(c: &mut Criterion) {
+    let mut group = c.benchmark_group("batch");
     group.throughput(Throughput::Elements(BATCH as u64));
     for name in VERTEX_PROGRAMS {
         for precision in [Precision::F24Truncate, Precision::F32] {
             let fixture = fixture(name, 0, precision);
-            let batch: Vec<InputRegisters> = fixture
-                .input
-                .invocations
-                .iter()
-                .map(|invocation| invocation.registers)
-                .cycle()
-                .take(BATCH)
-                .collect();
-            for kind in [EngineKind::Interpreter, EngineKind::Jit] {
+            let (inputs, mut outputs) = buffers(&fixture, BATCH);
+            let mut errors: Vec<(usize, ExecError)> = Vec::new();
+            for kind in EngineKind::ALL {
                 let engine =
                     prepare(kind, fixture.program.clone(), config(precision)).expect("prepares");
                 let id = BenchmarkId::new(format!("{name}/{}", precision.name()), kind.name());
-                let mut results = Vec::with_capacity(BATCH);
                 group.bench_function(id, |b| {
                     b.iter(|| {
-                        results.clear();
-                        engine.run_vertices(&fixture.uniforms, black_box(&batch), &mut results);
-                        black_box(&results);
+                        errors.clear();
+                        let mut io =
+                            BatchIo::new(black_box(inputs.inputs()), outputs.outputs(), None)
+                                .expect("the buffers match");
+                        engine.run_batch(&fixture.uniforms, &mut io, &mut errors);
+                        black_box(&errors);
                     })
                 });
             }
+        }
+    }
+    group.finish();
+}
+
+fn threaded_throughput(c: &mut Criterion) {
+    let mut group = c.benchmark_group("threads");
+    group.throughput(Throughput::Elements(THREADED_VERTICES as u64));
+    group.sample_size(20);
+    for name in VERTEX_PROGRAMS {
+        let fixture = fixture(name, 0, Precision::F24Truncate);
+        let (inputs, mut outputs) = buffers(&fixture, THREADED_VERTICES);
+        let mut errors: Vec<(usize, ExecError)> = Vec::new();
+        for kind in EngineKind::ALL {
+            let engine =
+                prepare(kind, fixture.program.clone(), ExecConfig::default()).expect("prepares");
+            let id = BenchmarkId::new(format!("{name}/{THREADS}"), kind.name());
+            group.bench_function(id, |b| {
+                b.iter(|| {
+                    errors.clear();
+                    let io = BatchIo::new(black_box(inputs.inputs()), outputs.outputs(), None)
+                        .expect("the buffers match");
+                    run_batch_threads(engine.as_ref(), THREADS, &fixture.uniforms, io, &mut errors);
+                    black_box(&errors);
+                })
+            });
         }
     }
     group.finish();
@@ -168,7 +202,7 @@ fn geometry_throughput(c: &mut Criterion) {
     let mut group = c.benchmark_group("geometry");
     let fixture = fixture(GEOMETRY_PROGRAM, 1, Precision::F24Truncate);
     group.throughput(Throughput::Elements(fixture.input.invocations.len() as u64));
-    for kind in [EngineKind::Interpreter, EngineKind::Jit] {
+    for kind in EngineKind::ALL {
         let engine =
             prepare(kind, fixture.program.clone(), ExecConfig::default()).expect("prepares");
         group.bench_function(BenchmarkId::new(GEOMETRY_PROGRAM, kind.name()), |b| {
@@ -182,38 +216,41 @@ fn cache_hit_against_compile(c: &mut Criterion) {
     let mut group = c.benchmark_group("cache");
     let program = fixture("skinning", 0, Precision::F24Truncate).program;
     let config = ExecConfig::default();
-    let cache = ProgramCache::default();
-    cache
-        .get_or_prepare(EngineKind::Jit, &program, config)
-        .expect("compiles");
-    // A hit: hashing the 16 KiB of program memory, one map lookup, the equality check.
-    group.bench_function("hit", |b| {
-        b.iter(|| {
-            cache
-                .get_or_prepare(EngineKind::Jit, black_box(&program), config)
-                .expect("cached")
-        })
-    });
-    // A miss: the same request to an empty cache, which compiles.
-    group.sample_size(10);
-    group.bench_function("miss", |b| {
-        b.iter_batched(
-            || ProgramCache::new(NonZeroUsize::MIN),
-            |empty| {
-                empty
-                    .get_or_prepare(EngineKind::Jit, black_box(&program), config)
-                    .expect("compiles");
-                empty
-            },
-            BatchSize::PerIteration,
-        )
-    });
+    for kind in EngineKind::ALL {
+        let cache = ProgramCache::default();
+        cache
+            .get_or_prepare(kind, &program, config)
+            .expect("prepares");
+        // A hit: hashing the 16 KiB of program memory, one map lookup, the equality check.
+        group.sample_size(100);
+        group.bench_function(BenchmarkId::new("hit", kind.name()), |b| {
+            b.iter(|| {
+                cache
+                    .get_or_prepare(kind, black_box(&program), config)
+                    .expect("cached")
+            })
+        });
+        // A miss: the same request to an empty cache, which prepares (compiles).
+        group.sample_size(10);
+        group.bench_function(BenchmarkId::new("miss", kind.name()), |b| {
+            b.iter_batched(
+                || ProgramCache::new(NonZeroUsize::MIN),
+                |empty| {
+                    empty
+                        .get_or_prepare(kind, black_box(&program), config)
+                        .expect("prepares");
+                    empty
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
     group.finish();
 }
 
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_secs(1));
-    targets = compile_time, vertex_throughput, geometry_throughput, cache_hit_against_compile
+    targets = batch_throughput, threaded_throughput, geometry_throughput, cache_hit_against_compile
 }
 criterion_main!(benches);

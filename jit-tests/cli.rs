@@ -372,40 +372,322 @@ fn validation_warnings_go_to_stderr_and_the_run_goes_on() {
     assert!(document["vertices"][0]["error"].is_null());
 }
 
-#[test]
-fn bench_reports_both_engines_and_their_agreement() {
-    let output = Command::new(env!("CARGO_BIN_EXE_picajit"))
-        .args([
-            "bench",
-            example("lit-transform.shbin").to_str().unwrap(),
-            "--input",
-            example("lit-transform.json").to_str().unwrap(),
-            "--vertices",
-            "300",
-            "--repeat",
-            "1",
-        ])
-        .output()
-        .unwrap();
+/// `picajit bench ARGS...`, which must succeed; its stdout.
+fn bench_ok(args: &[&str]) -> String {
+    let mut all = vec!["bench"];
+    all.extend_from_slice(args);
+    let output = picajit(&all);
     assert!(
         output.status.success(),
-        "{}",
+        "{args:?}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let text = String::from_utf8(output.stdout).unwrap();
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The table rows (one per program, precision and engine) of a bench report: the lines with a
+/// speed in them.
+fn bench_rows<'a>(text: &'a str, unit: &str) -> Vec<&'a str> {
+    text.lines()
+        .filter(|line| line.contains(&format!(" ns/{unit}")))
+        .collect()
+}
+
+/// The engine cell of a row: the engine's name, preceded by `*` on the fastest.
+fn row_engine(row: &str) -> (bool, &'static str) {
+    let engine = picajit::engine::EngineKind::ALL
+        .into_iter()
+        .find(|kind| {
+            row.contains(&format!("  {} ", kind.name()))
+                || row.contains(&format!("* {} ", kind.name()))
+        })
+        .unwrap_or_else(|| panic!("no engine in {row:?}"));
+    (
+        row.contains(&format!("* {} ", engine.name())),
+        engine.name(),
+    )
+}
+
+#[test]
+fn bench_reports_every_engine_and_marks_the_fastest() {
+    let shbin = example("lit-transform.shbin");
+    let input = example("lit-transform.json");
+    let text = bench_ok(&[
+        shbin.to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+        "--vertices",
+        "300",
+        "--repeat",
+        "1",
+    ]);
+    let rows = bench_rows(&text, "vertex");
+    let engines: Vec<_> = rows.iter().map(|row| row_engine(row)).collect();
+    let names: Vec<&str> = engines.iter().map(|e| e.1).collect();
+    let all: Vec<&str> = picajit::engine::EngineKind::ALL
+        .iter()
+        .map(|k| k.name())
+        .collect();
+    assert_eq!(names, all, "one row per engine: {text}");
+    assert_eq!(
+        engines.iter().filter(|e| e.0).count(),
+        1,
+        "exactly one fastest: {text}"
+    );
     assert!(
-        text.contains("interp: prepare") && text.contains("jit: prepare"),
+        rows.iter()
+            .all(|row| row.contains("lit-transform.shbin") && row.ends_with("yes")),
+        "{text}"
+    );
+    assert!(text.contains("* the fastest exact engine"), "{text}");
+    assert!(
+        text.contains("agreement: every engine agrees bit for bit with interp"),
         "{text}"
     );
     assert!(
-        text.contains("engines agree bit for bit on every vertex"),
+        text.contains("every hit returned the same program"),
         "{text}"
+    );
+    assert!(text.contains("peak memory: "), "{text}");
+
+    // The input beside the file is found without --input.
+    let dir = std::env::temp_dir().join(format!("picajit-bench-beside-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(&shbin, dir.join("lit.shbin")).unwrap();
+    std::fs::copy(&input, dir.join("lit.json")).unwrap();
+    let text = bench_ok(&[
+        dir.join("lit.shbin").to_str().unwrap(),
+        "--vertices",
+        "50",
+        "--repeat",
+        "1",
+        "--engine",
+        "jit",
+    ]);
+    let rows = bench_rows(&text, "vertex");
+    assert_eq!(rows.len(), 1, "{text}");
+    assert_eq!(row_engine(rows[0]), (true, "jit"), "{text}");
+}
+
+#[test]
+fn bench_json_has_a_speed_per_engine_and_one_fastest() {
+    let text = bench_ok(&[
+        example("lit-transform.shbin").to_str().unwrap(),
+        "--input",
+        example("lit-transform.json").to_str().unwrap(),
+        "--vertices",
+        "200",
+        "--repeat",
+        "2",
+        "--precision",
+        "all",
+        "--json",
+    ]);
+    let document: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let results = document["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3, "one per precision mode");
+    for result in results {
+        let engines = result["engines"].as_array().unwrap();
+        assert_eq!(engines.len(), picajit::engine::EngineKind::ALL.len());
+        for engine in engines {
+            assert!(engine["ns_per_vertex"].as_f64().unwrap() > 0.0, "{engine}");
+            assert!(engine["compile_ms"].as_f64().unwrap() >= 0.0, "{engine}");
+            assert!(engine["exact"].as_bool().unwrap(), "{engine}");
+        }
+        assert_eq!(
+            engines.iter().filter(|e| e["fastest"] == true).count(),
+            1,
+            "{result}"
+        );
+        assert_eq!(result["agree"], true);
+        assert_eq!(result["stage"], "vertex");
+        assert!(result["code_words"].as_u64().unwrap() > 0);
+    }
+    assert_eq!(document["settings"]["count"], 200);
+    assert_eq!(document["agree"], true);
+}
+
+#[test]
+fn bench_takes_directories_of_programs() {
+    let dir = std::env::temp_dir().join(format!("picajit-bench-dir-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // Two corpus program folders and a SHBIN file with its input, in one directory.
+    for name in ["simple-transform", "fan-variable-gs"] {
+        let from = root().join("corpus/programs").join(name);
+        let to = dir.join(name);
+        std::fs::create_dir_all(&to).unwrap();
+        for entry in std::fs::read_dir(&from).unwrap() {
+            let path = entry.unwrap().path();
+            let file = path.file_name().unwrap().to_str().unwrap();
+            if file.ends_with(".pica") || file.ends_with(".input.json") {
+                std::fs::copy(&path, to.join(file)).unwrap();
+            }
+        }
+    }
+    std::fs::copy(example("lit-transform.shbin"), dir.join("lit.shbin")).unwrap();
+    std::fs::copy(example("lit-transform.json"), dir.join("lit.json")).unwrap();
+    let text = bench_ok(&[
+        dir.to_str().unwrap(),
+        "--vertices",
+        "100",
+        "--repeat",
+        "1",
+        "--threads",
+        "1",
+    ]);
+    let engines = picajit::engine::EngineKind::ALL.len();
+    let vertex_rows = bench_rows(&text, "vertex");
+    // fan-variable-gs has a vertex shader (DVLE 0) and a geometry shader (DVLE 1).
+    for name in ["simple-transform", "fan-variable-gs", "lit.shbin"] {
+        assert_eq!(
+            vertex_rows.iter().filter(|r| r.starts_with(name)).count(),
+            engines,
+            "{name}: {text}"
+        );
+    }
+    let geometry_rows = bench_rows(&text, "invocation");
+    assert_eq!(geometry_rows.len(), engines, "{text}");
+    assert!(
+        geometry_rows
+            .iter()
+            .all(|r| r.starts_with("fan-variable-gs"))
     );
     assert!(
-        text.contains("cache: miss (compile)")
-            && text.contains("2 identical uploads, 1 compile(s), 1 hit(s), same code"),
+        text.contains("fan-variable-gs DVLE 1 (geometry shader, f24): 100 invocations per run"),
         "{text}"
     );
+    assert!(text.contains("agreement: every engine agrees"), "{text}");
+
+    // One program folder alone, one of its DVLEs.
+    let text = bench_ok(&[
+        dir.join("fan-variable-gs").to_str().unwrap(),
+        "--dvle",
+        "1",
+        "--vertices",
+        "20",
+        "--repeat",
+        "1",
+    ]);
+    assert!(bench_rows(&text, "vertex").is_empty(), "{text}");
+    assert_eq!(bench_rows(&text, "invocation").len(), engines, "{text}");
+}
+
+#[test]
+fn bench_reports_bad_paths_in_one_line() {
+    let missing = root().join("corpus/no-such-program");
+    let output = picajit(&["bench", missing.to_str().unwrap()]);
+    assert_usage_error(&output, "no-such-program: cannot read");
+
+    let empty = std::env::temp_dir().join(format!("picajit-bench-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let output = picajit(&["bench", empty.to_str().unwrap()]);
+    assert_usage_error(&output, "holds no SHBIN file");
+
+    let alone = temp_file(
+        "alone.shbin",
+        &std::fs::read(example("lit-transform.shbin")).unwrap(),
+    );
+    let output = picajit(&["bench", alone.to_str().unwrap()]);
+    assert_usage_error(
+        &output,
+        "alone.shbin: no input file: give --input IN.json or put alone.json beside it",
+    );
+
+    let output = picajit(&[
+        "bench",
+        alone.to_str().unwrap(),
+        "--input",
+        temp_file(
+            "bad-bench.json",
+            b"{\"vertices\": [{\"v0\": [1, 2, 3, 4, 5]}]}",
+        )
+        .to_str()
+        .unwrap(),
+    ]);
+    assert_usage_error(&output, "bad-bench.json: vertices[0]");
+
+    let output = picajit(&[
+        "bench",
+        root().join("corpus/programs").to_str().unwrap(),
+        "--input",
+        example("lit-transform.json").to_str().unwrap(),
+    ]);
+    assert_usage_error(&output, "--input");
+}
+
+#[test]
+fn bench_memory_does_not_grow_with_the_vertex_count() {
+    let text = bench_ok(&[
+        root()
+            .join("corpus/programs/simple-transform")
+            .to_str()
+            .unwrap(),
+        "--vertices",
+        "1000000",
+        "--engine",
+        "jit",
+        "--threads",
+        "1",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    let document: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let Some(peak) = document["peak_memory_bytes"].as_u64() else {
+        assert!(!Path::new("/proc/self/status").exists(), "{text}");
+        return;
+    };
+    // A million vertices kept would be 64 MiB of outputs alone; batches of 16384 keep under 1.
+    assert!(peak < 100 << 20, "peak {peak} bytes: {text}");
+    assert!(peak > 0);
+    let engines = document["results"][0]["engines"].as_array().unwrap();
+    assert_eq!(engines.len(), 1);
+    assert_eq!(engines[0]["engine"], "jit");
+    assert!(engines[0]["peak_memory_bytes"].as_u64().unwrap() <= peak);
+}
+
+#[test]
+fn bench_measures_threads() {
+    let text = bench_ok(&[
+        root()
+            .join("corpus/programs/simple-transform")
+            .to_str()
+            .unwrap(),
+        "--vertices",
+        "5000",
+        "--threads",
+        "2",
+        "--repeat",
+        "1",
+    ]);
+    let header = text.lines().find(|l| l.starts_with("program")).unwrap();
+    assert!(
+        header.contains("1 thread") && header.contains("2 threads") && header.contains("speed-up"),
+        "{text}"
+    );
+    for row in bench_rows(&text, "vertex") {
+        assert_eq!(row.matches(" ns/vertex").count(), 2, "{row}");
+        assert!(row.contains("x "), "a speed-up: {row}");
+    }
+    let text = bench_ok(&[
+        root()
+            .join("corpus/programs/simple-transform")
+            .to_str()
+            .unwrap(),
+        "--vertices",
+        "5000",
+        "--threads",
+        "2",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    let document: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for engine in document["results"][0]["engines"].as_array().unwrap() {
+        assert_eq!(engine["threaded"]["threads"], 2, "{engine}");
+        assert!(engine["threaded"]["ns_per_vertex"].as_f64().unwrap() > 0.0);
+        assert!(engine["threaded"]["speedup"].as_f64().unwrap() > 0.0);
+    }
 }
 
 /// Assembles one picasso source file and writes the SHBIN to a temporary file.
@@ -826,17 +1108,20 @@ fn bench_measures_geometry_shaders() {
     );
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(
-        text.contains("(geometry shader)") && text.contains("10 invocations per run (draws of 3)"),
+        text.contains(
+            "gs-bench.shbin DVLE 0 (geometry shader, f24): 10 invocations per run (draws of 3)"
+        ),
         "{text}"
     );
     // 10 invocations of 3 EMITs each.
+    assert!(text.contains("30 vertices emitted per run"), "{text}");
     assert_eq!(
-        text.matches("30 vertices emitted per run").count(),
-        2,
+        bench_rows(&text, "invocation").len(),
+        picajit::engine::EngineKind::ALL.len(),
         "{text}"
     );
     assert!(
-        text.contains("engines agree bit for bit on every invocation"),
+        text.contains("agreement: every engine agrees bit for bit"),
         "{text}"
     );
 }

@@ -1,171 +1,794 @@
-//! `picajit bench`: compile time and throughput of each engine, and whether they agree.
+//! `picajit bench`: compile time, cache-hit cost, throughput and peak memory of each engine on
+//! SHBIN files, program folders and directories of them (by default the corpus), and whether
+//! the engines agree bit for bit.
 //!
-//! Vertex shaders run the input's vertices, repeated, in batches of [`BATCH`] that reuse one
-//! input buffer and one result buffer; geometry shaders run the input's invocation list as
-//! consecutive draws (each on a fresh state). Either way memory does not depend on the count
-//! asked for. Agreement is checked by one more, untimed, pass per engine that hashes every
-//! result (outputs, flow registers, errors, every emitted vertex and triangle) bit for bit.
+//! * **What runs**: a SHBIN file with its input (`--input`, or `FILE.json` beside it); a program
+//!   folder (`*.pica` sources assembled in name order, one DVLE each, and fixtures
+//!   `dvleN.input.json`, as `jit-tests/corpus.rs` loads them); a directory, searched for both.
+//! * **Vertex shaders** run the fixture's vertices, repeated to `--vertices`, through
+//!   [`ShaderEngine::run_batch`] (one thread) and [`run_batch_threads`] (`--threads`), in batches
+//!   of at most [`BATCH`] vertices that reuse one input and one output buffer: memory does not
+//!   depend on the count. **Geometry shaders** run the fixture's invocation list as consecutive
+//!   draws (each on a fresh state) through [`ShaderEngine::run_geometry`], cycled to the count.
+//! * **Timing**: each measured run is repeated `--repeat` times and the best is kept; the engines
+//!   are interleaved round by round, so machine noise hits all of them alike. Preparing is
+//!   timed the same way ([`PREPARE_ROUNDS`] rounds), and a program-cache hit after it
+//!   ([`HIT_ROUNDS`] hits).
+//! * **Agreement**: one more, untimed, pass per engine (and per thread count) hashes every result
+//!   (output planes, flow registers, errors; every emitted vertex and triangle) bit for bit. An
+//!   engine is *exact* when its hashes equal the reference interpreter's (the first of
+//!   [`EngineKind::ALL`], run untimed when not asked for; docs/execution-model.md §8); the
+//!   fastest exact engine of each program and precision is marked. A disagreement is reported
+//!   on stderr and gives exit status 1.
+//! * **Memory**: the peak resident set (`VmHWM`) of those passes, reset before each engine where
+//!   the system allows it; "n/a" where there is no `/proc/self/status`.
 
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use serde_json::{Value, json};
 use xxhash_rust::xxh3::Xxh3Default;
 
-use crate::document::input::RunInput;
+use crate::asm::text::escape;
+use crate::asm::{self, AsmOptions, SourceFile};
+use crate::document::input::{RunInput, parse_input_for};
+use crate::engine::cache::ProgramCache;
+use crate::engine::parallel::run_batch_threads;
 use crate::engine::{self, EngineKind};
 use crate::exec::{
-    EmitConfig, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
+    BatchIo, BatchLayout, EmitConfig, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine,
+    SoaBuffer,
 };
-use crate::program::{InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
-use crate::shbin::Dvle;
+use crate::float24::Precision;
+use crate::flow::explore::{explore, reachable_addresses};
+use crate::isa::decode::decode;
+use crate::program::{FlowRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
+use crate::shbin::Shbin;
 
-use super::CliError;
+use super::{CliError, load_dvle, load_shbin, print, read_text, warn};
 
-/// What one vertex invocation gives.
-type VertexOutcome = Result<VertexResult, ExecError>;
+/// The most vertices of one batch (one `run_batch` call).
+pub const BATCH: usize = 16_384;
 
-/// Vertices per `run_vertices` call.
-pub const BATCH: usize = 4096;
+/// Prepares per engine; the best is reported.
+pub const PREPARE_ROUNDS: usize = 3;
 
-/// What to measure.
-pub struct BenchSetup<'a> {
-    /// The program file's name, for the report.
-    pub name: String,
-    /// The DVLE index, for the report.
-    pub index: usize,
-    /// Its DVLE (constants, stage).
-    pub dvle: &'a Dvle,
-    /// Its program.
-    pub program: ShaderProgram,
-    /// The input file.
-    pub input: &'a RunInput,
-    /// Settings.
-    pub config: ExecConfig,
-    /// Vertices (or invocations) per measured run.
+/// Program-cache hits timed per engine; the best is reported.
+pub const HIT_ROUNDS: usize = 5;
+
+/// How deep directories are searched for programs.
+const MAX_DEPTH: usize = 4;
+
+/// What `picajit bench` was asked for.
+pub struct Options {
+    /// SHBIN files, program folders or directories of them (empty: the corpus).
+    pub paths: Vec<PathBuf>,
+    /// The input of a single SHBIN file.
+    pub input: Option<PathBuf>,
+    /// Only this DVLE.
+    pub dvle: Option<usize>,
+    /// The precision modes, each measured in turn.
+    pub precisions: Vec<Precision>,
+    /// The engines, in report order.
+    pub engines: Vec<EngineKind>,
+    /// Vertices (geometry shaders: invocations) per measured run.
     pub count: u64,
+    /// Threads of the threaded runs.
+    pub threads: usize,
     /// Measured runs per engine (the best is reported).
     pub repeat: u64,
+    /// A JSON document instead of the table.
+    pub json: bool,
 }
 
-/// How one engine did.
-struct Measured {
-    prepare: Duration,
-    best: Duration,
-    digest: u128,
-    emitted: u64,
+/// One DVLE to measure, with its input file.
+struct Target {
+    /// The program's name: its folder's or file's.
+    name: String,
+    /// The SHBIN file or program folder.
+    path: PathBuf,
+    shbin: Arc<Shbin>,
+    dvle: usize,
+    input: PathBuf,
 }
 
-/// Runs the benchmark and returns the report.
-pub fn bench(setup: &BenchSetup) -> Result<String, CliError> {
-    let geometry = setup.dvle.kind == ShaderKind::Geometry;
-    let unit = if geometry { "invocation" } else { "vertex" };
-    let units = if geometry { "invocations" } else { "vertices" };
-    let mut report = format!(
-        "{}: DVLE {} ({} shader), {} code words, {} {units} per run{}, precision {}\n",
-        setup.name,
-        setup.index,
-        setup.dvle.kind.name(),
-        setup.program.code_len,
-        setup.count,
-        if geometry {
-            format!(" (draws of {})", setup.input.invocations.len())
-        } else {
-            String::new()
-        },
-        setup.config.precision
-    );
-    let mut digests = Vec::new();
-    for kind in EngineKind::ALL {
-        let started = Instant::now();
-        let engine = engine::prepare(kind, setup.program.clone(), setup.config)?;
-        let prepare = started.elapsed();
-        let measured = if geometry {
-            measure_geometry(engine.as_ref(), setup, prepare)
-        } else {
-            measure_vertices(engine.as_ref(), setup, prepare)
-        };
-        let seconds = measured.best.as_secs_f64().max(1e-9);
-        report += &format!(
-            "{:>6}: prepare {:>9.3} ms, {:>12.0} {units}/s ({:.1} ns/{unit})",
-            kind.name(),
-            measured.prepare.as_secs_f64() * 1e3,
-            setup.count as f64 / seconds,
-            seconds * 1e9 / setup.count as f64
-        );
-        if geometry {
-            report += &format!(", {} vertices emitted per run", measured.emitted);
+/// One DVLE in one precision mode, ready to run.
+struct Job<'a> {
+    target: &'a Target,
+    precision: Precision,
+    program: ShaderProgram,
+    input: RunInput,
+}
+
+/// How one engine did on one job.
+struct EngineResult {
+    kind: EngineKind,
+    compile: Duration,
+    cache_hit: Duration,
+    /// Whether the cache hit returned the program it prepared.
+    cache_same: bool,
+    single: Duration,
+    threaded: Option<Duration>,
+    peak: Option<u64>,
+    exact: bool,
+}
+
+/// How one job went.
+struct JobResult {
+    name: String,
+    path: String,
+    dvle: usize,
+    stage: ShaderKind,
+    precision: Precision,
+    code_words: usize,
+    reachable_words: usize,
+    fixture_len: usize,
+    /// Geometry shaders: vertices emitted per run.
+    emitted: Option<u64>,
+    engines: Vec<EngineResult>,
+    /// Index into `engines` of the fastest exact one.
+    fastest: Option<usize>,
+}
+
+impl JobResult {
+    fn agree(&self) -> bool {
+        self.engines.iter().all(|e| e.exact)
+    }
+
+    fn unit(&self) -> &'static str {
+        match self.stage {
+            ShaderKind::Vertex => "vertex",
+            ShaderKind::Geometry => "invocation",
         }
-        report.push('\n');
-        digests.push(measured.digest);
     }
-    if digests.windows(2).all(|pair| pair[0] == pair[1]) {
-        report += &format!("engines agree bit for bit on every {unit}\n");
-    } else {
-        report +=
-            "ENGINES DISAGREE: run `picajit run --bits --state` with each --engine to compare\n";
-    }
-    Ok(report)
 }
 
-/// Fills `batch` with `len` inputs taken cyclically from `inputs`, starting at `start`.
-fn fill(batch: &mut Vec<InputRegisters>, inputs: &[InputRegisters], start: u64, len: usize) {
-    batch.clear();
-    let n = inputs.len() as u64;
-    batch.extend((0..len as u64).map(|i| inputs[((start + i) % n) as usize]));
-}
-
-fn measure_vertices(engine: &dyn ShaderEngine, setup: &BenchSetup, prepare: Duration) -> Measured {
-    let mut uniforms = Uniforms::from_constants(setup.dvle);
-    setup.input.apply_uniforms(&mut uniforms);
-    let inputs: Vec<InputRegisters> = setup
-        .input
-        .invocations
+/// Runs `picajit bench`.
+pub fn command(options: &Options) -> Result<ExitCode, CliError> {
+    let targets = targets(options)?;
+    let jobs = jobs(&targets, options)?;
+    let progress = Progress::new(&jobs, options);
+    let mut peak = PeakMemory::default();
+    let mut results = Vec::with_capacity(jobs.len());
+    for job in &jobs {
+        progress.start(job);
+        results.push(measure(job, options, &mut peak)?);
+        progress.done();
+    }
+    progress.finish();
+    let overall = peak.overall();
+    let disagreements: Vec<String> = results
         .iter()
-        .map(|i| i.registers)
+        .filter(|r| !r.agree())
+        .map(|r| {
+            let differing: Vec<&str> = r
+                .engines
+                .iter()
+                .filter(|e| !e.exact)
+                .map(|e| e.kind.name())
+                .collect();
+            format!(
+                "{} DVLE {} in {}: {} differ from {}",
+                r.name,
+                r.dvle,
+                r.precision,
+                differing.join(", "),
+                reference().name()
+            )
+        })
         .collect();
-    let batch_len = BATCH.min(usize::try_from(setup.count).unwrap_or(BATCH));
-    let mut batch = Vec::with_capacity(batch_len);
-    let mut results = Vec::with_capacity(batch_len);
-    // Runs all `count` vertices in batches; `each` sees every batch's results.
-    let mut pass = |each: &mut dyn FnMut(&[VertexOutcome])| {
+    if options.json {
+        print(&json_report(&results, options, overall))?;
+    } else {
+        print(&table_report(&results, options, overall, &disagreements))?;
+    }
+    if disagreements.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        for line in &disagreements {
+            warn(&format!(
+                "picajit: ENGINES DISAGREE: {line}: run `picajit run --bits --state` with each \
+                 --engine to compare"
+            ));
+        }
+        Ok(ExitCode::from(1))
+    }
+}
+
+/// The engine every other is compared with.
+fn reference() -> EngineKind {
+    EngineKind::ALL[0]
+}
+
+// ---------------------------------------------------------------------------------------------
+// What to run.
+
+/// The corpus: `corpus/` here, else the one this binary was built from.
+fn default_corpus() -> Option<PathBuf> {
+    let here = PathBuf::from("corpus");
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    [here, built].into_iter().find(|p| p.is_dir())
+}
+
+fn nothing(path: &Path, why: &str) -> CliError {
+    CliError::Bench {
+        path: path.to_path_buf(),
+        why: why.to_string(),
+    }
+}
+
+fn targets(options: &Options) -> Result<Vec<Target>, CliError> {
+    let paths = if options.paths.is_empty() {
+        vec![default_corpus().ok_or_else(|| {
+            nothing(
+                Path::new("corpus"),
+                "no such folder: give SHBIN files, program folders or directories",
+            )
+        })?]
+    } else {
+        options.paths.clone()
+    };
+    if let Some(input) = &options.input {
+        let single_file = paths.len() == 1 && !paths[0].is_dir();
+        if !single_file {
+            return Err(CliError::InvalidOption {
+                option: "--input",
+                value: input.display().to_string(),
+                why: "is for a single SHBIN file (program folders and directories use their \
+                      own fixtures)"
+                    .to_string(),
+            });
+        }
+    }
+    let mut targets = Vec::new();
+    for path in &paths {
+        let metadata = std::fs::metadata(path).map_err(|error| CliError::Io {
+            path: path.clone(),
+            action: super::IoAction::Read,
+            error,
+        })?;
+        let before = targets.len();
+        if metadata.is_dir() {
+            add_directory(path, options, 0, &mut targets)?;
+        } else {
+            let input = match &options.input {
+                Some(input) => input.clone(),
+                None => path.with_extension("json"),
+            };
+            if !input.is_file() {
+                return Err(nothing(
+                    path,
+                    &format!(
+                        "no input file: give --input IN.json or put {} beside it",
+                        input.file_name().map_or_else(
+                            || "FILE.json".to_string(),
+                            |n| n.to_string_lossy().into_owned()
+                        )
+                    ),
+                ));
+            }
+            add_shbin(path, input, options, &mut targets)?;
+        }
+        if targets.len() == before {
+            return Err(nothing(
+                path,
+                "holds no SHBIN file with its FILE.json and no program folder (*.pica sources \
+                 with dvleN.input.json fixtures) to bench",
+            ));
+        }
+    }
+    Ok(targets)
+}
+
+/// The display name of a path: its last component.
+fn short_name(path: &Path) -> String {
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    escape(&name).into_owned()
+}
+
+fn add_shbin(
+    path: &Path,
+    input: PathBuf,
+    options: &Options,
+    targets: &mut Vec<Target>,
+) -> Result<(), CliError> {
+    let shbin = Arc::new(load_shbin(path)?);
+    let dvle = options.dvle.unwrap_or(0);
+    load_dvle(path, &shbin, dvle)?;
+    targets.push(Target {
+        name: short_name(path),
+        path: path.to_path_buf(),
+        shbin,
+        dvle,
+        input,
+    });
+    Ok(())
+}
+
+/// The sorted entries of a folder.
+fn entries(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
+    let io_error = |error| CliError::Io {
+        path: dir.to_path_buf(),
+        action: super::IoAction::Read,
+        error,
+    };
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io_error)? {
+        paths.push(entry.map_err(io_error)?.path());
+    }
+    paths.sort();
+    Ok(paths)
+}
+
+fn has_extension(path: &Path, extension: &str) -> bool {
+    path.extension().is_some_and(|e| e == extension)
+}
+
+fn add_directory(
+    dir: &Path,
+    options: &Options,
+    depth: usize,
+    targets: &mut Vec<Target>,
+) -> Result<(), CliError> {
+    let paths = entries(dir)?;
+    if paths
+        .iter()
+        .any(|p| p.is_file() && has_extension(p, "pica"))
+    {
+        return add_program_folder(dir, &paths, options, targets);
+    }
+    for path in paths {
+        if path.is_dir() {
+            if depth < MAX_DEPTH {
+                add_directory(&path, options, depth + 1, targets)?;
+            }
+        } else if has_extension(&path, "shbin") {
+            let input = path.with_extension("json");
+            if input.is_file() {
+                add_shbin(&path, input, options, targets)?;
+            } else {
+                warn(&format!(
+                    "warning: {}: skipped: no {} beside it",
+                    path.display(),
+                    short_name(&input)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The DVLE index of a fixture file name `dvleN.input.json`.
+fn fixture_index(path: &Path) -> Option<usize> {
+    let name = path.file_name()?.to_str()?;
+    name.strip_prefix("dvle")?
+        .strip_suffix(".input.json")?
+        .parse()
+        .ok()
+}
+
+fn add_program_folder(
+    dir: &Path,
+    paths: &[PathBuf],
+    options: &Options,
+    targets: &mut Vec<Target>,
+) -> Result<(), CliError> {
+    let name = short_name(dir);
+    let mut sources = Vec::new();
+    for path in paths.iter().filter(|p| has_extension(p, "pica")) {
+        sources.push(SourceFile {
+            name: format!("{}/{}", dir.display(), short_name(path)),
+            text: read_text(path)?,
+        });
+    }
+    let shbin = Arc::new(asm::assemble(&sources, AsmOptions::default())?.shbin);
+    let mut fixtures: Vec<(usize, PathBuf)> = paths
+        .iter()
+        .filter_map(|p| Some((fixture_index(p)?, p.clone())))
+        .filter(|(index, _)| options.dvle.is_none_or(|d| d == *index))
+        .collect();
+    fixtures.sort();
+    if let Some(dvle) = options.dvle
+        && fixtures.is_empty()
+    {
+        return Err(nothing(dir, &format!("no fixture dvle{dvle}.input.json")));
+    }
+    for (dvle, input) in fixtures {
+        load_dvle(dir, &shbin, dvle)?;
+        targets.push(Target {
+            name: name.clone(),
+            path: dir.to_path_buf(),
+            shbin: shbin.clone(),
+            dvle,
+            input,
+        });
+    }
+    Ok(())
+}
+
+/// Every target in every precision mode, its input parsed (so a bad input fails before
+/// anything is measured).
+fn jobs<'a>(targets: &'a [Target], options: &Options) -> Result<Vec<Job<'a>>, CliError> {
+    let mut jobs = Vec::new();
+    for target in targets {
+        let text = read_text(&target.input)?;
+        let (dvle, program) = load_dvle(&target.path, &target.shbin, target.dvle)?;
+        for (i, &precision) in options.precisions.iter().enumerate() {
+            let input =
+                parse_input_for(&text, precision, dvle).map_err(|error| CliError::Input {
+                    path: target.input.clone(),
+                    error,
+                })?;
+            if i == 0 {
+                for warning in &input.warnings {
+                    warn(&format!("warning: {}: {warning}", target.input.display()));
+                }
+            }
+            if input.invocations.is_empty() {
+                return Err(CliError::NothingToRun {
+                    path: target.input.clone(),
+                    kind: dvle.kind,
+                });
+            }
+            jobs.push(Job {
+                target,
+                precision,
+                program: program.clone(),
+                input,
+            });
+        }
+    }
+    Ok(jobs)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measuring.
+
+/// States the exact control-flow graph may have before [`reachable_words`] falls back to the
+/// stack-blind superset.
+const EXPLORATION_LIMIT: usize = 20_000;
+
+/// Program addresses control can reach (the zero words past the code included): those of the
+/// exact control-flow graph, or where it is too large, the stack-blind superset
+/// (docs/execution-model.md §5).
+fn reachable_words(program: &ShaderProgram) -> usize {
+    let decoded: Vec<_> = program.code.iter().map(|&w| decode(w)).collect();
+    let graph = explore(&decoded, program.entry, EXPLORATION_LIMIT);
+    let reachable = if graph.complete {
+        graph.addresses()
+    } else {
+        reachable_addresses(&decoded, program.entry)
+    };
+    reachable.iter().filter(|&&r| r).count()
+}
+
+/// The peak resident set, from `/proc/self/status` (`VmHWM`).
+#[derive(Default)]
+struct PeakMemory {
+    /// The highest reading so far.
+    highest: Option<u64>,
+}
+
+impl PeakMemory {
+    /// The peak since the last reset, in bytes, where the system says.
+    fn read(&mut self) -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let kib: u64 = line
+            .trim_start_matches("VmHWM:")
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        let bytes = kib * 1024;
+        self.highest = Some(self.highest.map_or(bytes, |h| h.max(bytes)));
+        Some(bytes)
+    }
+
+    /// Starts a new peak where the system allows it (else readings stay the process's peak).
+    fn reset(&mut self) {
+        self.read();
+        // Writing 5 to clear_refs resets the peak resident set to the current one (Linux).
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+    }
+
+    /// The highest peak read over the whole run.
+    fn overall(&mut self) -> Option<u64> {
+        self.read();
+        self.highest
+    }
+}
+
+/// An engine prepared for a job, with what preparing it cost.
+struct Prepared {
+    kind: EngineKind,
+    engine: Arc<dyn ShaderEngine>,
+    compile: Duration,
+    cache_hit: Duration,
+    cache_same: bool,
+}
+
+fn prepare_all(
+    kinds: &[EngineKind],
+    program: &ShaderProgram,
+    config: ExecConfig,
+) -> Result<Vec<Prepared>, CliError> {
+    let mut compile = vec![Duration::MAX; kinds.len()];
+    for _ in 0..PREPARE_ROUNDS {
+        for (best, &kind) in compile.iter_mut().zip(kinds) {
+            let started = Instant::now();
+            let engine = engine::prepare(kind, program.clone(), config)?;
+            *best = (*best).min(started.elapsed());
+            drop(engine);
+        }
+    }
+    let mut prepared = Vec::with_capacity(kinds.len());
+    for (&kind, compile) in kinds.iter().zip(compile) {
+        // An emulator uploading the same code again: the first request prepares (a miss), the
+        // next ones get the same program back.
+        let cache = ProgramCache::default();
+        let engine = engine::prepare_cached(&cache, kind, program, config)?;
+        let mut cache_hit = Duration::MAX;
+        let mut cache_same = true;
+        for _ in 0..HIT_ROUNDS {
+            let started = Instant::now();
+            let again = engine::prepare_cached(&cache, kind, program, config)?;
+            cache_hit = cache_hit.min(started.elapsed());
+            cache_same &= Arc::ptr_eq(&engine, &again);
+        }
+        prepared.push(Prepared {
+            kind,
+            engine,
+            compile,
+            cache_hit,
+            cache_same,
+        });
+    }
+    Ok(prepared)
+}
+
+/// How one engine's runs went (the timed ones and the hashed one).
+struct Runs {
+    single: Duration,
+    threaded: Option<Duration>,
+    digests: Vec<u128>,
+    peak: Option<u64>,
+}
+
+fn measure(job: &Job, options: &Options, peak: &mut PeakMemory) -> Result<JobResult, CliError> {
+    let dvle = &job.target.shbin.dvles[job.target.dvle];
+    let config = ExecConfig {
+        precision: job.precision,
+        ..ExecConfig::default()
+    };
+    let mut kinds = options.engines.clone();
+    let reference_timed = kinds.contains(&reference());
+    if !reference_timed {
+        kinds.push(reference());
+    }
+    let prepared = prepare_all(&kinds, &job.program, config)?;
+    let timed = if reference_timed {
+        prepared.len()
+    } else {
+        prepared.len() - 1
+    };
+    let mut uniforms = Uniforms::from_constants(dvle);
+    job.input.apply_uniforms(&mut uniforms);
+    let geometry = dvle.kind == ShaderKind::Geometry;
+    let mut emitted = None;
+    let runs: Vec<Runs> = if geometry {
+        let draw = GeometryDraw {
+            uniforms,
+            input: &job.input,
+            count: options.count,
+        };
+        let mut best = vec![Duration::MAX; timed];
+        for _ in 0..options.repeat {
+            for (best, p) in best.iter_mut().zip(&prepared) {
+                let mut count = Count::default();
+                *best = (*best).min(draw.pass(p.engine.as_ref(), &mut count, |_, _, _| {}));
+                emitted = Some(count.0);
+            }
+        }
+        prepared
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                peak.reset();
+                let digest = draw.digest(p.engine.as_ref());
+                Runs {
+                    single: best.get(i).copied().unwrap_or_default(),
+                    threaded: None,
+                    digests: vec![digest],
+                    peak: peak.read(),
+                }
+            })
+            .collect()
+    } else {
+        let mut run = VertexRun::new(&job.program, &job.input, uniforms, options.count);
+        let threads = options.threads;
+        let mut single = vec![Duration::MAX; timed];
+        let mut threaded = vec![Duration::MAX; timed];
+        for _ in 0..options.repeat {
+            for (best, p) in single.iter_mut().zip(&prepared) {
+                *best = (*best).min(run.pass(p.engine.as_ref(), 1, None));
+            }
+            if threads > 1 {
+                for (best, p) in threaded.iter_mut().zip(&prepared) {
+                    *best = (*best).min(run.pass(p.engine.as_ref(), threads, None));
+                }
+            }
+        }
+        prepared
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                peak.reset();
+                let mut digests = Vec::new();
+                for t in if threads > 1 {
+                    vec![1, threads]
+                } else {
+                    vec![1]
+                } {
+                    let mut hasher = Xxh3Default::new();
+                    run.pass(p.engine.as_ref(), t, Some(&mut hasher));
+                    digests.push(hasher.digest128());
+                }
+                Runs {
+                    single: single.get(i).copied().unwrap_or_default(),
+                    threaded: (threads > 1).then(|| threaded.get(i).copied().unwrap_or_default()),
+                    digests,
+                    peak: peak.read(),
+                }
+            })
+            .collect()
+    };
+    let reference_digest = runs[kinds
+        .iter()
+        .position(|&k| k == reference())
+        .expect("the reference is always prepared")]
+    .digests[0];
+    let engines: Vec<EngineResult> = prepared
+        .iter()
+        .zip(&runs)
+        .take(timed)
+        .map(|(p, r)| EngineResult {
+            kind: p.kind,
+            compile: p.compile,
+            cache_hit: p.cache_hit,
+            cache_same: p.cache_same,
+            single: r.single,
+            threaded: r.threaded,
+            peak: r.peak,
+            exact: r.digests.iter().all(|&d| d == reference_digest),
+        })
+        .collect();
+    let fastest = engines
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.exact)
+        .min_by_key(|(_, e)| e.single)
+        .map(|(i, _)| i);
+    Ok(JobResult {
+        name: job.target.name.clone(),
+        path: job.target.path.display().to_string(),
+        dvle: job.target.dvle,
+        stage: dvle.kind,
+        precision: job.precision,
+        code_words: job.program.code_len,
+        reachable_words: reachable_words(&job.program),
+        fixture_len: job.input.invocations.len(),
+        emitted,
+        engines,
+        fastest,
+    })
+}
+
+/// A vertex-shader run of `count` vertices: the fixture's vertices repeated in one input buffer
+/// of at most [`BATCH`] vertices, run batch after batch into one output buffer.
+struct VertexRun {
+    uniforms: Uniforms,
+    inputs: SoaBuffer,
+    outputs: SoaBuffer,
+    flow: Vec<FlowRegisters>,
+    errors: Vec<(usize, ExecError)>,
+    count: u64,
+    /// Scratch bytes for hashing.
+    bytes: Vec<u8>,
+}
+
+impl VertexRun {
+    fn new(program: &ShaderProgram, input: &RunInput, uniforms: Uniforms, count: u64) -> Self {
+        let layout = BatchLayout::of(program);
+        let len = usize::try_from(count).unwrap_or(BATCH).min(BATCH);
+        let mut inputs = SoaBuffer::zeroed(layout.inputs, len);
+        {
+            let mut planes = inputs.outputs();
+            for (i, invocation) in input.invocations.iter().cycle().take(len).enumerate() {
+                planes.set_vertex(i, &invocation.registers);
+            }
+        }
+        VertexRun {
+            uniforms,
+            inputs,
+            outputs: SoaBuffer::zeroed(layout.outputs, len),
+            flow: vec![FlowRegisters::default(); len],
+            errors: Vec::new(),
+            count,
+            bytes: Vec::new(),
+        }
+    }
+
+    /// Runs all `count` vertices on `threads` threads (1: [`ShaderEngine::run_batch`] on this
+    /// one) and returns the time spent in the engine; with `hasher`, hashes every result.
+    fn pass(
+        &mut self,
+        engine: &dyn ShaderEngine,
+        threads: usize,
+        mut hasher: Option<&mut Xxh3Default>,
+    ) -> Duration {
         let mut elapsed = Duration::ZERO;
         let mut done = 0u64;
-        while done < setup.count {
-            let len = (setup.count - done).min(BATCH as u64) as usize;
-            fill(&mut batch, &inputs, done, len);
-            results.clear();
+        let batch = self.inputs.count() as u64;
+        while done < self.count {
+            let len = (self.count - done).min(batch) as usize;
+            self.errors.clear();
+            let flow = if hasher.is_some() {
+                Some(&mut self.flow[..len])
+            } else {
+                None
+            };
+            let io = BatchIo::new(
+                self.inputs.inputs().range(0, len),
+                self.outputs.outputs().split_at(len).0,
+                flow,
+            )
+            .expect("the buffers are made for the batch");
             let started = Instant::now();
-            engine.run_vertices(&uniforms, &batch, &mut results);
+            if threads <= 1 {
+                let mut io = io;
+                engine.run_batch(&self.uniforms, &mut io, &mut self.errors);
+            } else {
+                run_batch_threads(engine, threads, &self.uniforms, io, &mut self.errors);
+            }
             elapsed += started.elapsed();
-            each(&results);
+            if let Some(hasher) = hasher.as_deref_mut() {
+                self.hash_batch(hasher, len);
+            }
             done += len as u64;
         }
         elapsed
-    };
-    let mut best = Duration::MAX;
-    for _ in 0..setup.repeat {
-        best = best.min(pass(&mut |_| {}));
     }
-    let outputs: Vec<usize> = engine.program().output_registers().collect();
-    let mut hasher = Xxh3Default::new();
-    pass(&mut |results| {
-        for result in results {
-            match result {
-                Ok(r) => {
-                    hasher.update(b"ok");
-                    for &n in &outputs {
-                        hash_vec(&mut hasher, &r.outputs[n]);
-                    }
-                    hash_flow(&mut hasher, &r.flow);
-                }
-                Err(e) => hasher.update(e.to_string().as_bytes()),
+
+    /// Hashes the first `len` vertices' outputs, flow registers and errors.
+    fn hash_batch(&mut self, hasher: &mut Xxh3Default, len: usize) {
+        for k in 0..self.outputs.registers().planes() {
+            self.bytes.clear();
+            for x in &self.outputs.plane(k)[..len] {
+                self.bytes.extend_from_slice(&x.to_bits().to_le_bytes());
             }
+            hasher.update(&self.bytes);
         }
-    });
-    Measured {
-        prepare,
-        best,
-        digest: hasher.digest128(),
-        emitted: 0,
+        self.bytes.clear();
+        for flow in &self.flow[..len] {
+            for value in [flow.a0[0], flow.a0[1], flow.al] {
+                self.bytes.extend_from_slice(&value.to_le_bytes());
+            }
+            self.bytes
+                .extend([u8::from(flow.cmp[0]), u8::from(flow.cmp[1])]);
+        }
+        hasher.update(&self.bytes);
+        for (i, error) in &self.errors {
+            hasher.update(&(*i as u64).to_le_bytes());
+            hasher.update(error.to_string().as_bytes());
+        }
     }
 }
 
@@ -173,10 +796,6 @@ fn hash_vec(hasher: &mut Xxh3Default, v: &Vec4) {
     for x in v {
         hasher.update(&x.to_bits().to_le_bytes());
     }
-}
-
-fn hash_flow(hasher: &mut Xxh3Default, flow: &crate::program::FlowRegisters) {
-    hasher.update(format!("{:?}", (flow.a0, flow.al, flow.cmp)).as_bytes());
 }
 
 /// Counts what is emitted (the timed runs).
@@ -213,63 +832,385 @@ impl EmitSink for Hashing<'_> {
     }
 }
 
-/// Runs `count` invocations: the input's invocation list as consecutive draws, each on a fresh
-/// state and uniforms; `sink` gets what they emit and `after` each invocation's outcome.
-fn geometry_pass<S: EmitSink>(
-    engine: &dyn ShaderEngine,
-    setup: &BenchSetup,
-    sink: &mut S,
-    mut after: impl FnMut(&mut S, &Result<(), ExecError>, &GeometryState),
-) {
-    let mut base = Uniforms::from_constants(setup.dvle);
-    setup.input.apply_uniforms(&mut base);
-    let draw = &setup.input.invocations;
-    let mut done = 0u64;
-    while done < setup.count {
-        let mut state = GeometryState::default();
-        let mut uniforms = base.clone();
-        for invocation in draw
-            .iter()
-            .take((setup.count - done).min(draw.len() as u64) as usize)
-        {
-            for &(n, v) in &invocation.uniform_writes {
-                uniforms.float[n] = v;
+/// A geometry-shader run of `count` invocations: the fixture's invocation list as consecutive
+/// draws, each on a fresh state and uniforms.
+struct GeometryDraw<'a> {
+    uniforms: Uniforms,
+    input: &'a RunInput,
+    count: u64,
+}
+
+impl GeometryDraw<'_> {
+    /// Runs every invocation; `sink` gets what they emit and `after` each invocation's outcome.
+    /// Returns the time spent.
+    fn pass<S: EmitSink>(
+        &self,
+        engine: &dyn ShaderEngine,
+        sink: &mut S,
+        mut after: impl FnMut(&mut S, &Result<(), ExecError>, &GeometryState),
+    ) -> Duration {
+        let started = Instant::now();
+        let draw = &self.input.invocations;
+        let mut done = 0u64;
+        while done < self.count {
+            let mut state = GeometryState::default();
+            let mut uniforms = self.uniforms.clone();
+            let len = (self.count - done).min(draw.len() as u64) as usize;
+            for invocation in &draw[..len] {
+                for &(n, v) in &invocation.uniform_writes {
+                    uniforms.float[n] = v;
+                }
+                let result =
+                    engine.run_geometry(&mut state, &uniforms, &invocation.registers, sink);
+                after(sink, &result, &state);
             }
-            let result = engine.run_geometry(&mut state, &uniforms, &invocation.registers, sink);
-            after(sink, &result, &state);
-            done += 1;
+            done += len as u64;
+        }
+        started.elapsed()
+    }
+
+    /// The hash of every invocation's outcome, final flow registers and emitted vertex and
+    /// triangle.
+    fn digest(&self, engine: &dyn ShaderEngine) -> u128 {
+        let outputs: Vec<usize> = engine.program().output_registers().collect();
+        let mut sink = Hashing {
+            hasher: Xxh3Default::new(),
+            outputs: &outputs,
+        };
+        self.pass(engine, &mut sink, |sink, result, state| {
+            match result {
+                Ok(()) => sink.hasher.update(b"ok"),
+                Err(e) => sink.hasher.update(e.to_string().as_bytes()),
+            }
+            let flow = &state.registers.flow;
+            sink.hasher
+                .update(format!("{:?}", (flow.a0, flow.al, flow.cmp)).as_bytes());
+        });
+        sink.hasher.digest128()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Progress.
+
+/// A progress bar on stderr, only when stderr is a terminal and the run is long.
+struct Progress(Option<indicatif::ProgressBar>);
+
+impl Progress {
+    fn new(jobs: &[Job], options: &Options) -> Progress {
+        let work = jobs.len() as u64 * options.engines.len() as u64 * options.count;
+        let long = jobs.len() > 2 || work * options.repeat >= 5_000_000;
+        if !long || !std::io::stderr().is_terminal() {
+            return Progress(None);
+        }
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(jobs.len() as u64),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "bench [{elapsed_precise}] {bar:20} {pos}/{len} {msg}",
+        ) {
+            bar.set_style(style);
+        }
+        Progress(Some(bar))
+    }
+
+    fn start(&self, job: &Job) {
+        if let Some(bar) = &self.0 {
+            bar.set_message(format!(
+                "{} DVLE {} {}",
+                job.target.name, job.target.dvle, job.precision
+            ));
+        }
+    }
+
+    fn done(&self) {
+        if let Some(bar) = &self.0 {
+            bar.inc(1);
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.0 {
+            bar.finish_and_clear();
         }
     }
 }
 
-fn measure_geometry(engine: &dyn ShaderEngine, setup: &BenchSetup, prepare: Duration) -> Measured {
-    let mut best = Duration::MAX;
-    let mut emitted = 0;
-    for _ in 0..setup.repeat {
-        let mut count = Count::default();
-        let started = Instant::now();
-        geometry_pass(engine, setup, &mut count, |_, _, _| {});
-        best = best.min(started.elapsed());
-        emitted = count.0;
+// ---------------------------------------------------------------------------------------------
+// Reports.
+
+fn per_second(count: u64, time: Duration) -> f64 {
+    count as f64 / time.as_secs_f64().max(1e-12)
+}
+
+fn nanos_each(count: u64, time: Duration) -> f64 {
+    time.as_secs_f64() * 1e9 / count as f64
+}
+
+fn mib(bytes: Option<u64>) -> String {
+    bytes.map_or_else(
+        || "n/a".to_string(),
+        |b| format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0)),
+    )
+}
+
+/// `12.3 M/s` and the like.
+fn rate(per_second: f64) -> String {
+    if per_second >= 1e9 {
+        format!("{:.2} G/s", per_second / 1e9)
+    } else if per_second >= 1e6 {
+        format!("{:.2} M/s", per_second / 1e6)
+    } else {
+        format!("{:.1} k/s", per_second / 1e3)
     }
-    let outputs: Vec<usize> = engine.program().output_registers().collect();
-    let mut sink = Hashing {
-        hasher: Xxh3Default::new(),
-        outputs: &outputs,
-    };
-    geometry_pass(engine, setup, &mut sink, |sink, result, state| {
-        match result {
-            Ok(()) => sink.hasher.update(b"ok"),
-            Err(e) => sink.hasher.update(e.to_string().as_bytes()),
+}
+
+fn settings_line(options: &Options, programs: usize) -> String {
+    let precisions: Vec<&str> = options.precisions.iter().map(|p| p.name()).collect();
+    let engines: Vec<&str> = options.engines.iter().map(|e| e.name()).collect();
+    format!(
+        "picajit bench: {programs} DVLE run(s); precision {}; engines {}; {} vertices (geometry \
+         shaders: invocations) per run, vertex batches of at most {BATCH}; {} thread(s); best of \
+         {}, engines interleaved\n",
+        precisions.join(", "),
+        engines.join(", "),
+        options.count,
+        options.threads,
+        options.repeat
+    )
+}
+
+/// Lays out rows of cells in columns: text left, numbers right.
+fn layout(rows: &[Vec<String>], right: &[bool]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut text = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c > 0 {
+                line.push_str("  ");
+            }
+            let pad = widths[c] - cell.chars().count();
+            if right.get(c).copied().unwrap_or(false) {
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.extend(std::iter::repeat_n(' ', pad));
+            }
         }
-        hash_flow(&mut sink.hasher, &state.registers.flow);
-    });
-    Measured {
-        prepare,
-        best,
-        digest: sink.hasher.digest128(),
-        emitted,
+        text.push_str(line.trim_end());
+        text.push('\n');
     }
+    text
+}
+
+fn table_report(
+    results: &[JobResult],
+    options: &Options,
+    overall: Option<u64>,
+    disagreements: &[String],
+) -> String {
+    let threads = options.threads;
+    let mut rows = vec![vec![
+        "program".to_string(),
+        "dvle".to_string(),
+        "stage".to_string(),
+        "words".to_string(),
+        "precision".to_string(),
+        "engine".to_string(),
+        "compile ms".to_string(),
+        "cache hit us".to_string(),
+        "1 thread".to_string(),
+        "rate".to_string(),
+        if threads > 1 {
+            format!("{threads} threads")
+        } else {
+            "threads".to_string()
+        },
+        "speed-up".to_string(),
+        "peak memory".to_string(),
+        "exact".to_string(),
+    ]];
+    let right = [
+        false, true, false, true, false, false, true, true, true, true, true, true, true, false,
+    ];
+    for result in results {
+        let unit = result.unit();
+        for (i, engine) in result.engines.iter().enumerate() {
+            let mark = if result.fastest == Some(i) { "*" } else { " " };
+            let (threaded, speedup) = match engine.threaded {
+                Some(t) => (
+                    format!("{:.1} ns/{unit}", nanos_each(options.count, t)),
+                    format!(
+                        "{:.2}x",
+                        engine.single.as_secs_f64() / t.as_secs_f64().max(1e-12)
+                    ),
+                ),
+                None => ("-".to_string(), "-".to_string()),
+            };
+            rows.push(vec![
+                result.name.clone(),
+                result.dvle.to_string(),
+                result.stage.name().to_string(),
+                format!("{}/{}", result.code_words, result.reachable_words),
+                result.precision.name().to_string(),
+                format!("{mark} {}", engine.kind.name()),
+                format!("{:.3}", engine.compile.as_secs_f64() * 1e3),
+                format!("{:.2}", engine.cache_hit.as_secs_f64() * 1e6),
+                format!("{:.1} ns/{unit}", nanos_each(options.count, engine.single)),
+                rate(per_second(options.count, engine.single)),
+                threaded,
+                speedup,
+                mib(engine.peak),
+                if engine.exact { "yes" } else { "NO" }.to_string(),
+            ]);
+        }
+    }
+    let mut text = settings_line(options, results.len());
+    text.push('\n');
+    text += &layout(&rows, &right);
+    text.push('\n');
+    text += &format!(
+        "* the fastest exact engine (one thread) of each program and precision; exact: agrees bit \
+         for bit with {} (the reference). words: code/reachable. rate: vertices (or \
+         invocations) per second on one thread.\n",
+        reference().name()
+    );
+    for result in results.iter().filter(|r| r.stage == ShaderKind::Geometry) {
+        text += &format!(
+            "{} DVLE {} (geometry shader, {}): {} invocations per run (draws of {}), {} vertices \
+             emitted per run\n",
+            result.name,
+            result.dvle,
+            result.precision,
+            options.count,
+            result.fixture_len,
+            result.emitted.unwrap_or(0)
+        );
+    }
+    let same = results
+        .iter()
+        .all(|r| r.engines.iter().all(|e| e.cache_same));
+    text += &format!(
+        "cache: each engine prepared once through a program cache, then {HIT_ROUNDS} identical \
+         uploads: {}\n",
+        if same {
+            "every hit returned the same program"
+        } else {
+            "A HIT RETURNED A DIFFERENT PROGRAM"
+        }
+    );
+    text += &format!("peak memory: {} (VmHWM over the whole run)\n", mib(overall));
+    if disagreements.is_empty() {
+        text += &format!(
+            "agreement: every engine agrees bit for bit with {} on every vertex and invocation\n",
+            reference().name()
+        );
+    } else {
+        for line in disagreements {
+            text += &format!("ENGINES DISAGREE: {line}\n");
+        }
+    }
+    text
+}
+
+fn json_report(results: &[JobResult], options: &Options, overall: Option<u64>) -> String {
+    let programs: Vec<Value> = results
+        .iter()
+        .map(|result| {
+            let speed_key = match result.stage {
+                ShaderKind::Vertex => "ns_per_vertex",
+                ShaderKind::Geometry => "ns_per_invocation",
+            };
+            let rate_key = match result.stage {
+                ShaderKind::Vertex => "vertices_per_s",
+                ShaderKind::Geometry => "invocations_per_s",
+            };
+            let engines: Vec<Value> = result
+                .engines
+                .iter()
+                .enumerate()
+                .map(|(i, engine)| {
+                    let mut entry = serde_json::Map::new();
+                    entry.insert("engine".into(), json!(engine.kind.name()));
+                    entry.insert(
+                        "compile_ms".into(),
+                        json!(engine.compile.as_secs_f64() * 1e3),
+                    );
+                    entry.insert(
+                        "cache_hit_us".into(),
+                        json!(engine.cache_hit.as_secs_f64() * 1e6),
+                    );
+                    entry.insert(
+                        speed_key.into(),
+                        json!(nanos_each(options.count, engine.single)),
+                    );
+                    entry.insert(
+                        rate_key.into(),
+                        json!(per_second(options.count, engine.single)),
+                    );
+                    entry.insert(
+                        "threaded".into(),
+                        match engine.threaded {
+                            Some(t) => json!({
+                                "threads": options.threads,
+                                speed_key: nanos_each(options.count, t),
+                                rate_key: per_second(options.count, t),
+                                "speedup": engine.single.as_secs_f64() / t.as_secs_f64().max(1e-12),
+                            }),
+                            None => Value::Null,
+                        },
+                    );
+                    entry.insert("peak_memory_bytes".into(), json!(engine.peak));
+                    entry.insert("exact".into(), json!(engine.exact));
+                    entry.insert("cache_hit_same".into(), json!(engine.cache_same));
+                    entry.insert("fastest".into(), json!(result.fastest == Some(i)));
+                    Value::Object(entry)
+                })
+                .collect();
+            json!({
+                "program": result.name,
+                "path": result.path,
+                "dvle": result.dvle,
+                "stage": result.stage.name(),
+                "precision": result.precision.name(),
+                "code_words": result.code_words,
+                "reachable_words": result.reachable_words,
+                "fixture_len": result.fixture_len,
+                "emitted_per_run": result.emitted,
+                "agree": result.agree(),
+                "engines": engines,
+            })
+        })
+        .collect();
+    let document = json!({
+        "settings": {
+            "count": options.count,
+            "vertex_batch": BATCH,
+            "threads": options.threads,
+            "repeat": options.repeat,
+            "precisions": options.precisions.iter().map(|p| p.name()).collect::<Vec<_>>(),
+            "engines": options.engines.iter().map(|e| e.name()).collect::<Vec<_>>(),
+            "reference": reference().name(),
+        },
+        "results": programs,
+        "agree": results.iter().all(JobResult::agree),
+        "peak_memory_bytes": overall,
+    });
+    let mut text = serde_json::to_string_pretty(&document).expect("a JSON value serialises");
+    text.push('\n');
+    text
 }
 
 #[cfg(test)]
@@ -278,13 +1219,14 @@ mod tests {
 
     use super::*;
     use crate::document::input::parse_input;
-    use crate::float24::Precision;
+    use crate::exec::VertexResult;
     use crate::interp::Interpreter;
+    use crate::program::InputRegisters;
 
-    /// The interpreter, noting the length of every batch it is given.
+    /// The interpreter, noting the length and buffers of every batch it is given.
     struct Recording {
         inner: Interpreter,
-        batches: Mutex<Vec<usize>>,
+        batches: Mutex<Vec<(usize, usize, usize)>>,
     }
 
     impl ShaderEngine for Recording {
@@ -304,15 +1246,18 @@ mod tests {
         ) -> Result<VertexResult, ExecError> {
             self.inner.run_vertex(uniforms, inputs)
         }
-        fn run_vertices(
+        fn run_batch(
             &self,
             uniforms: &Uniforms,
-            inputs: &[InputRegisters],
-            results: &mut Vec<Result<VertexResult, ExecError>>,
+            io: &mut BatchIo<'_>,
+            errors: &mut Vec<(usize, ExecError)>,
         ) {
-            self.batches.lock().unwrap().push(inputs.len());
-            assert!(results.is_empty(), "the result buffer is reused, emptied");
-            self.inner.run_vertices(uniforms, inputs, results);
+            self.batches.lock().unwrap().push((
+                io.count(),
+                io.inputs.data().as_ptr() as usize,
+                io.outputs.base_ptr() as usize,
+            ));
+            self.inner.run_batch(uniforms, io, errors);
         }
         fn run_geometry(
             &self,
@@ -325,8 +1270,7 @@ mod tests {
         }
     }
 
-    #[test]
-    fn vertex_runs_go_in_batches_of_at_most_4096() {
+    fn program() -> ShaderProgram {
         let shbin = crate::asm::assemble(
             &[crate::asm::SourceFile {
                 name: "t.pica".into(),
@@ -336,47 +1280,122 @@ mod tests {
         )
         .unwrap()
         .shbin;
-        let program = ShaderProgram::from_shbin(&shbin, 0).unwrap();
-        let input = parse_input(
-            r#"{"vertices": [{"v0": [1]}, {"v0": [2]}, {"v0": [3]}]}"#,
-            Precision::F24Truncate,
-            ShaderKind::Vertex,
-        )
-        .unwrap();
+        ShaderProgram::from_shbin(&shbin, 0).unwrap()
+    }
+
+    fn vertices(text: &str) -> RunInput {
+        parse_input(text, Precision::F24Truncate, ShaderKind::Vertex).unwrap()
+    }
+
+    #[test]
+    fn vertex_runs_reuse_one_buffer_in_batches_of_at_most_16384() {
+        let program = program();
+        let input = vertices(r#"{"vertices": [{"v0": [1]}, {"v0": [2]}, {"v0": [3]}]}"#);
         let count = 3 * BATCH as u64 + 5;
-        let setup = BenchSetup {
-            name: "t".into(),
-            index: 0,
-            dvle: &shbin.dvles[0],
-            program: program.clone(),
-            input: &input,
-            config: ExecConfig::default(),
-            count,
-            repeat: 2,
-        };
+        let mut run = VertexRun::new(&program, &input, Uniforms::default(), count);
         let engine = Recording {
-            inner: Interpreter::new(program, ExecConfig::default()),
+            inner: Interpreter::new(program.clone(), ExecConfig::default()),
             batches: Mutex::new(Vec::new()),
         };
-        let measured = measure_vertices(&engine, &setup, Duration::ZERO);
+        run.pass(&engine, 1, None);
+        let mut hasher = Xxh3Default::new();
+        run.pass(&engine, 1, Some(&mut hasher));
         let batches = engine.batches.into_inner().unwrap();
-        // Two timed runs and the agreement pass, each of three full batches and the rest.
-        assert_eq!(batches, [BATCH, BATCH, BATCH, 5].repeat(3));
-        // The agreement digest covers the inputs cycled in order: a different order differs.
-        let reordered = parse_input(
-            r#"{"vertices": [{"v0": [2]}, {"v0": [1]}, {"v0": [3]}]}"#,
-            Precision::F24Truncate,
-            ShaderKind::Vertex,
-        )
-        .unwrap();
-        let other = measure_vertices(
-            &engine.inner,
-            &BenchSetup {
-                input: &reordered,
-                ..setup
-            },
-            Duration::ZERO,
+        let lengths: Vec<usize> = batches.iter().map(|b| b.0).collect();
+        assert_eq!(lengths, [BATCH, BATCH, BATCH, 5].repeat(2));
+        // Every batch reads the same input buffer and writes the same output buffer.
+        assert!(
+            batches
+                .iter()
+                .all(|b| (b.1, b.2) == (batches[0].1, batches[0].2))
         );
-        assert_ne!(measured.digest, other.digest);
+
+        // The digest covers the inputs in order: a different order differs.
+        let digest = hasher.digest128();
+        let reordered = vertices(r#"{"vertices": [{"v0": [2]}, {"v0": [1]}, {"v0": [3]}]}"#);
+        let mut other = VertexRun::new(&program, &reordered, Uniforms::default(), count);
+        let mut hasher = Xxh3Default::new();
+        other.pass(&engine.inner, 1, Some(&mut hasher));
+        assert_ne!(digest, hasher.digest128());
+        // And threads give the same bits.
+        let mut hasher = Xxh3Default::new();
+        run.pass(&engine.inner, 3, Some(&mut hasher));
+        assert_eq!(digest, hasher.digest128());
+    }
+
+    fn options() -> Options {
+        Options {
+            paths: Vec::new(),
+            input: None,
+            dvle: None,
+            precisions: vec![Precision::F24Truncate],
+            engines: EngineKind::ALL.to_vec(),
+            count: 1000,
+            threads: 2,
+            repeat: 1,
+            json: false,
+        }
+    }
+
+    /// A result whose last engine disagrees with the reference.
+    fn disagreeing() -> JobResult {
+        let engine = |kind, exact, micros| EngineResult {
+            kind,
+            compile: Duration::from_micros(5),
+            cache_hit: Duration::from_nanos(1500),
+            cache_same: true,
+            single: Duration::from_micros(micros),
+            threaded: Some(Duration::from_micros(micros / 2)),
+            peak: None,
+            exact,
+        };
+        let last = EngineKind::ALL.len() - 1;
+        JobResult {
+            name: "p".into(),
+            path: "dir/p".into(),
+            dvle: 0,
+            stage: ShaderKind::Vertex,
+            precision: Precision::F24Truncate,
+            code_words: 3,
+            reachable_words: 3,
+            fixture_len: 1,
+            emitted: None,
+            // The disagreeing engine is the quickest, but only exact ones can be the fastest.
+            engines: EngineKind::ALL
+                .iter()
+                .enumerate()
+                .map(|(i, &kind)| engine(kind, i != last, 100 - i as u64))
+                .collect(),
+            fastest: Some(0),
+        }
+    }
+
+    #[test]
+    fn a_disagreement_is_loud() {
+        let result = disagreeing();
+        assert!(!result.agree());
+        let line = "p DVLE 0 in f24: x differ from interp".to_string();
+        let text = table_report(std::slice::from_ref(&result), &options(), None, &[line]);
+        assert!(text.contains("ENGINES DISAGREE: p DVLE 0"), "{text}");
+        assert!(text.contains("  NO\n"), "{text}");
+        assert!(!text.contains("agreement: every engine agrees"), "{text}");
+        assert!(text.contains("peak memory: n/a"), "{text}");
+        let json: Value = serde_json::from_str(&json_report(&[result], &options(), None)).unwrap();
+        assert_eq!(json["agree"], false);
+        assert_eq!(json["results"][0]["engines"][0]["fastest"], true);
+        assert_eq!(json["peak_memory_bytes"], Value::Null);
+        assert_eq!(
+            json["results"][0]["engines"][0]["threaded"]["ns_per_vertex"],
+            50.0
+        );
+    }
+
+    #[test]
+    fn the_table_lays_out_columns() {
+        let rows = vec![
+            vec!["a".to_string(), "1".to_string()],
+            vec!["bbb".to_string(), "100".to_string()],
+        ];
+        assert_eq!(layout(&rows, &[false, true]), "a      1\nbbb  100\n");
     }
 }

@@ -95,6 +95,13 @@ pub enum CliError {
         /// The DVLE's stage.
         kind: ShaderKind,
     },
+    /// `bench`: a path gives nothing to measure.
+    Bench {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
     /// An option's value does not fit the other options or the file.
     InvalidOption {
         /// The option (`--output`).
@@ -152,6 +159,7 @@ impl fmt::Display for CliError {
                     ShaderKind::Geometry => "invocations",
                 }
             ),
+            CliError::Bench { path, why } => write!(f, "{}: {}", shown(path), escape(why)),
             CliError::InvalidOption { option, value, why } => {
                 write!(f, "{option} {}: {why}", escape(value))
             }

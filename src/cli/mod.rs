@@ -6,10 +6,10 @@
 //! * `picajit validate FILE.shbin [--dvle N]`: the validation findings of each DVLE (or one).
 //! * `picajit run PROGRAM.shbin --input IN.json [--dvle N] [--engine interp|jit]
 //!   [--precision f24|f24-rne|f32] [--bits] [--state] [--output OUT.json] [--budget N]`.
-//! * `picajit bench PROGRAM.shbin --input IN.json [--dvle N] [--precision MODE] [--vertices N]
-//!   [--repeat N]`: compile time and throughput of each engine (vertices, or geometry-shader
-//!   invocations), whether they agree, and the JIT prepared twice through a program cache (a
-//!   compile, then a hit).
+//! * `picajit bench [FILES|DIRS ...] [--input IN.json] [--dvle N] [--precision MODE|all]
+//!   [--engine E ...] [--vertices N] [--threads T] [--repeat N] [--json]`: compile time,
+//!   cache-hit cost, throughput (one thread and T), peak memory and agreement of each engine on
+//!   SHBIN files, program folders or the corpus; exit status 1 when the engines disagree.
 //! * `picajit difftest [--programs N] [--seed S] [--precision MODE|all] [--max-len L]
 //!   [--out DIR] [--threads T] [--budget N] [--no-shrink]`: the differential tester; exit
 //!   status 1 on any mismatch.
@@ -36,7 +36,6 @@ pub use error::{CliError, IoAction};
 use crate::asm;
 use crate::asm::text::escape;
 use crate::document::{input, output, write_run};
-use crate::engine::cache::ProgramCache;
 use crate::engine::{self, EngineKind};
 use crate::exec::{DEFAULT_INSTRUCTION_BUDGET, ExecConfig};
 use crate::float24::Precision;
@@ -73,8 +72,9 @@ enum Command {
     Run(RunArgs),
     /// Assemble picasso source files (one DVLE per file) into a SHBIN file.
     Asm(AsmArgs),
-    /// Measure how fast each engine runs a DVLE on the vertices (or geometry-shader
-    /// invocations) of an input file.
+    /// Measure each engine on SHBIN files, program folders or the corpus: compile time,
+    /// cache-hit cost, ns/vertex on one thread and on several, peak memory, and whether the
+    /// engines agree bit for bit (exit status 1 when not).
     Bench(BenchArgs),
     /// Run random programs on the interpreter and the JIT and compare them bit for bit; shrink
     /// and write each mismatch as a reproducer (exit status 1).
@@ -196,24 +196,43 @@ struct DifftestArgs {
 
 #[derive(clap::Args, Debug)]
 struct BenchArgs {
-    /// The SHBIN file.
-    program: PathBuf,
-    /// Uniforms and vertices (or invocations), JSON (as for `run`).
+    /// SHBIN files (each with its input, FILE.json beside it or --input), program folders
+    /// (*.pica sources with dvleN.input.json fixtures) or directories of them [default: the
+    /// corpus].
+    #[arg(value_name = "FILES|DIRS")]
+    paths: Vec<PathBuf>,
+    /// The input (uniforms and vertices or invocations, JSON as for `run`) of a single SHBIN file.
     #[arg(long)]
-    input: PathBuf,
-    /// Which DVLE (entry point) to run.
-    #[arg(long, default_value_t = 0)]
-    dvle: usize,
-    /// How arithmetic results are rounded.
-    #[arg(long, value_enum, default_value_t = Precision::F24Truncate)]
-    precision: Precision,
-    /// Vertices (geometry shader: invocations) per measured run, the input's repeated; run in
-    /// batches of 4096, so any count runs in bounded memory.
+    input: Option<PathBuf>,
+    /// Only this DVLE [default: DVLE 0 of a SHBIN file, every DVLE with a fixture of a program
+    /// folder].
+    #[arg(long)]
+    dvle: Option<usize>,
+    /// How arithmetic results are rounded: one mode, or all of them in turn.
+    #[arg(long, value_enum, default_value_t = PrecisionList::One(Precision::F24Truncate))]
+    precision: PrecisionList,
+    /// The engines to measure (repeat the option, or separate with commas) [default: all].
+    #[arg(
+        long = "engine",
+        value_name = "ENGINE",
+        value_enum,
+        value_delimiter = ','
+    )]
+    engines: Vec<EngineKind>,
+    /// Vertices (geometry shader: invocations) per measured run, the input's repeated; vertex
+    /// shaders run in batches of at most 16384 that reuse one buffer, so any count runs in
+    /// bounded memory.
     #[arg(long, visible_alias = "invocations", default_value_t = 100_000, value_parser = at_least_one)]
     vertices: u64,
-    /// Measured runs per engine (the best is reported).
+    /// Threads of the threaded vertex runs [default: one per core].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: Option<u16>,
+    /// Measured runs per engine (the best is reported; engines take turns).
     #[arg(long, default_value_t = 5, value_parser = at_least_one)]
     repeat: u64,
+    /// Print a JSON document instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -521,63 +540,30 @@ fn validate_command(args: &ValidateArgs) -> Result<ExitCode, CliError> {
     })
 }
 
-/// `picajit bench`: compile time and throughput of each engine, and whether they agree.
+/// `picajit bench`: see [`bench`]. Exit status 1 when the engines disagree.
 fn bench_command(args: &BenchArgs) -> Result<ExitCode, CliError> {
-    let shbin = load_shbin(&args.program)?;
-    let (dvle, program) = load_dvle(&args.program, &shbin, args.dvle)?;
-    let precision = args.precision;
-    let run_input = load_input(&args.input, precision, dvle)?;
-    if run_input.invocations.is_empty() {
-        return Err(CliError::NothingToRun {
-            path: args.input.clone(),
-            kind: dvle.kind,
-        });
-    }
-    let config = ExecConfig {
-        precision,
-        ..ExecConfig::default()
-    };
-    let setup = bench::BenchSetup {
-        name: escape(&args.program.display().to_string()).into_owned(),
-        index: args.dvle,
-        dvle,
-        program: program.clone(),
-        input: &run_input,
-        config,
-        count: args.vertices,
-        repeat: args.repeat,
-    };
-    let mut report = bench::bench(&setup)?;
-    report += &cache_report(&program, config)?;
-    print(&report)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Prepares the JIT twice through a program cache, as an emulator re-uploading the same code
-/// would: the first request compiles (a miss), the second gets the same code back (a hit).
-fn cache_report(program: &ShaderProgram, config: ExecConfig) -> Result<String, CliError> {
-    let cache = ProgramCache::default();
-    let upload = program.clone();
-    let reupload = program.clone();
-    let started = std::time::Instant::now();
-    let first = engine::prepare_cached(&cache, EngineKind::Jit, &upload, config)?;
-    let miss_time = started.elapsed();
-    let started = std::time::Instant::now();
-    let second = engine::prepare_cached(&cache, EngineKind::Jit, &reupload, config)?;
-    let hit_time = started.elapsed();
-    let stats = cache.stats();
-    Ok(format!(
-        " cache: miss (compile) {:>9.3} ms, hit {:>9.3} us; 2 identical uploads, {} compile(s), {} hit(s), {}\n",
-        miss_time.as_secs_f64() * 1e3,
-        hit_time.as_secs_f64() * 1e6,
-        stats.compiles,
-        stats.hits,
-        if std::sync::Arc::ptr_eq(&first, &second) {
-            "same code"
-        } else {
-            "DIFFERENT CODE"
+    let mut engines = Vec::new();
+    for &kind in &args.engines {
+        if !engines.contains(&kind) {
+            engines.push(kind);
         }
-    ))
+    }
+    if engines.is_empty() {
+        engines = EngineKind::ALL.to_vec();
+    }
+    bench::command(&bench::Options {
+        paths: args.paths.clone(),
+        input: args.input.clone(),
+        dvle: args.dvle,
+        precisions: args.precision.precisions(),
+        engines,
+        count: args.vertices,
+        threads: args
+            .threads
+            .map_or_else(engine::parallel::available_threads, usize::from),
+        repeat: args.repeat,
+        json: args.json,
+    })
 }
 
 /// `picajit asm`: writes the SHBIN (and header); warnings go to stderr.
