@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::difftest::runner::case_for;
 use picajit::document::input::parse_input;
-use picajit::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel, SoaBuffer};
+use picajit::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel, ShaderEngine, SoaBuffer};
 use picajit::float24::Precision;
 use picajit::interp::Interpreter;
 use picajit::jit::{JitShader, SoaCompileError, SoaJit};
@@ -64,11 +64,7 @@ fn corpus_cases(precision: Precision) -> Vec<CorpusCase> {
                 name: format!("{}/dvle{index}", dir.file_name().unwrap().to_str().unwrap()),
                 program: ShaderProgram::from_shbin(&assembly.shbin, index).unwrap(),
                 uniforms,
-                vertices: run_input
-                    .invocations
-                    .iter()
-                    .map(|i| i.registers)
-                    .collect(),
+                vertices: run_input.invocations.iter().map(|i| i.registers).collect(),
             });
         }
     }
@@ -107,7 +103,11 @@ fn check_batch(
                 for n in layout.outputs.iter() {
                     let want = expected.outputs[n].map(f32::to_bits);
                     let have = got[n].map(f32::to_bits);
-                    assert_eq!(have, want, "{what}: vertex {i} o{n} ({:?})", config.precision);
+                    assert_eq!(
+                        have, want,
+                        "{what}: vertex {i} o{n} ({:?})",
+                        config.precision
+                    );
                 }
                 assert_eq!(flow[i], expected.flow, "{what}: vertex {i} flow registers");
             }
@@ -143,8 +143,7 @@ fn varied(vertices: &[InputRegisters], count: usize) -> Vec<InputRegisters> {
         .collect()
 }
 
-/// Programs whose fixtures hold only ordinary values and whose flow is uniform: a batch of them
-/// declines nothing.
+/// Programs whose flow is uniform: a batch of ordinary values ([`ordinary`]) declines nothing.
 const ORDINARY: &[&str] = &[
     "simple-transform/dvle0",
     "skinning/dvle0",
@@ -153,13 +152,34 @@ const ORDINARY: &[&str] = &[
     "texgen/dvle0",
 ];
 
+/// `count` vertices of ordinary values (multiples of 1/16 in -4..4, w = 1), from a seed.
+fn ordinary(count: usize, seed: u64) -> Vec<InputRegisters> {
+    let mut state = seed | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    (0..count)
+        .map(|_| {
+            std::array::from_fn(|_| {
+                let mut v: [f32; 4] =
+                    std::array::from_fn(|_| ((next() % 129) as i64 - 64) as f32 / 16.0);
+                v[3] = 1.0;
+                v
+            })
+        })
+        .collect()
+}
+
 #[test]
 fn corpus_programs_are_exact_in_every_precision() {
     for precision in Precision::ALL {
         for case in corpus_cases(precision) {
             for count in [1, 6, 37] {
                 let vertices = varied(&case.vertices, count);
-                let declined = check_batch(
+                check_batch(
                     &case.name,
                     &case.program,
                     config(precision),
@@ -167,9 +187,17 @@ fn corpus_programs_are_exact_in_every_precision() {
                     &vertices,
                 )
                 .unwrap_or_else(|e| panic!("{}: {e}", case.name));
-                if ORDINARY.contains(&case.name.as_str()) {
-                    assert_eq!(declined, 0, "{} in {precision:?} declined", case.name);
-                }
+            }
+            let declined = check_batch(
+                &case.name,
+                &case.program,
+                config(precision),
+                &case.uniforms,
+                &ordinary(41, 7),
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+            if ORDINARY.contains(&case.name.as_str()) {
+                assert_eq!(declined, 0, "{} in {precision:?} declined", case.name);
             }
         }
     }
@@ -348,16 +376,26 @@ fn measure() {
     for precision in [Precision::F24Truncate, Precision::F32] {
         for case in corpus_cases(precision) {
             let name = case.name.trim_end_matches("/dvle0");
-            if !["simple-transform", "skinning", "terrain-noise-512", "multi-light"].contains(&name)
+            if ![
+                "simple-transform",
+                "skinning",
+                "terrain-noise-512",
+                "multi-light",
+            ]
+            .contains(&name)
             {
                 continue;
             }
             let config = config(precision);
-            let vertices = varied(&case.vertices, N);
+            let vertices = ordinary(N, 3);
             let start = std::time::Instant::now();
-            let kernel =
-                SoaJit::compile(&case.program, config, case.uniforms.bools, case.uniforms.int)
-                    .unwrap();
+            let kernel = SoaJit::compile(
+                &case.program,
+                config,
+                case.uniforms.bools,
+                case.uniforms.int,
+            )
+            .unwrap();
             let soa_compile = start.elapsed();
             let start = std::time::Instant::now();
             let jit = JitShader::compile(case.program.clone(), config).unwrap();
@@ -374,11 +412,11 @@ fn measure() {
                 },
                 N,
             );
+            let mut results = Vec::with_capacity(N);
             let scalar = ns_per_vertex(
                 || {
-                    for v in &vertices {
-                        std::hint::black_box(jit.run_vertex(&case.uniforms, v).ok());
-                    }
+                    results.clear();
+                    jit.run_vertices(&case.uniforms, &vertices, &mut results);
                 },
                 N,
             );
@@ -390,57 +428,6 @@ fn measure() {
                 kernel.compile_stats(),
                 jit_compile
             );
-        }
-    }
-}
-
-#[test]
-#[ignore]
-fn show_generated() {
-    let index: u64 = std::env::var("CASE").unwrap().parse().unwrap();
-    let case = case_for(0x50A, index, 48);
-    println!("{}", case.program.to_source().unwrap());
-    let precision = Precision::ALL[index as usize % 3];
-    println!("{:?} {:?}", precision, case.inputs);
-}
-
-#[test]
-#[ignore]
-fn bisect_generated() {
-    let index: u64 = std::env::var("CASE").unwrap().parse().unwrap();
-    let case = case_for(0x50A, index, 48);
-    let program = case.program.to_program().unwrap();
-    println!("{}", picajit::isa::disasm::format_listing(&program.code[..0x30], &program.opdescs));
-    let precision = Precision::ALL[index as usize % 3];
-    let uniforms = case.inputs.uniforms(precision);
-    let count = case.inputs.invocations.len().max(1);
-    for vi in 0..count {
-        let v = case.inputs.registers(vi, precision);
-        let interp = Interpreter::new(program.clone(), config(precision));
-        let mut trace = Vec::new();
-        let _ = interp.run_vertex_traced(&uniforms, &v, &mut trace);
-        // Cut the program after each prefix of the trace: END at the next address.
-        for cut in 1..=trace.len() {
-            let mut p = program.clone();
-            let mut seen = std::collections::HashSet::new();
-            // only cut at addresses executed once
-            if !seen.insert(trace[cut - 1]) {
-                continue;
-            }
-            if cut < trace.len() {
-                let at = trace[cut] as usize;
-                if trace[..cut].contains(&trace[cut]) {
-                    continue;
-                }
-                p.code[at] = 0x8800_0000;
-            }
-            let r = std::panic::catch_unwind(|| {
-                check_batch("cut", &p, config(precision), &uniforms, &[v; 4])
-            });
-            if r.is_err() {
-                println!("vertex {vi}: first failure when cut after trace step {cut} (pc {:#x}), trace {:x?}", trace[cut - 1], &trace[..cut]);
-                return;
-            }
         }
     }
 }

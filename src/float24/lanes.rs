@@ -230,6 +230,35 @@ pub fn round_flagging<L: Elements>(
     r
 }
 
+/// [`round`] for a fast path that leaves only NaNs to an exact engine: the result is exact in
+/// every element that is not flagged (infinities and the range rules included), and `unusual`
+/// gains the elements whose result is a NaN.
+pub fn round_flagging_nan<L: Elements>(
+    l: &mut L,
+    v: L::Float,
+    precision: Precision,
+    unusual: &mut Option<L::Mask>,
+) -> L::Float {
+    let flag = l.is_nan(v);
+    let bits = l.bits_of(v);
+    let result = match precision {
+        Precision::F32 => bits,
+        Precision::F24Truncate | Precision::F24Nearest => {
+            let rounded = round_mantissa(l, bits, precision);
+            range_rules(l, rounded)
+        }
+    };
+    *unusual = Some(match *unusual {
+        Some(earlier) => l.either(earlier, flag),
+        None => flag,
+    });
+    let r = l.float_of(result);
+    if precision.is_f24() {
+        l.note_flushed(r);
+    }
+    r
+}
+
 /// The range rules on a rounded non-NaN value's bits.
 fn range_rules<L: Elements>(l: &mut L, bits: L::Bits) -> L::Bits {
     let (small, magnitude) = below_min_normal(l, bits);
@@ -449,9 +478,10 @@ pub fn flr<L: Elements>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
 }
 
 /// The rules of a fast path that leaves rare values to an exact engine: each is the rule of the
-/// same name with [`round_flagging`] for [`round`], so an element's result is exact unless
-/// `unusual` flags it. The products are not sanitised ([`sanitized_mul`]): a NaN product, the
-/// inf·0 case included, is flagged by the rounding that follows it.
+/// same name with [`round_flagging_nan`] for [`round`], so an element's result is exact unless
+/// `unusual` flags it (a NaN result; infinities are exact, since lighting code meets them often,
+/// lg2(0) say). The products are not sanitised ([`sanitized_mul`]): a NaN product, the inf·0
+/// case included, is flagged by the rounding that follows it.
 pub mod flagging {
     use super::*;
 
@@ -459,7 +489,7 @@ pub mod flagging {
         p: Precision,
         unusual: &mut Option<L::Mask>,
     ) -> impl FnMut(&mut L, L::Float) -> L::Float + '_ {
-        move |l: &mut L, v| round_flagging(l, v, p, unusual)
+        move |l: &mut L, v| round_flagging_nan(l, v, p, unusual)
     }
 
     /// [`super::add`].

@@ -298,7 +298,7 @@ impl Emitter<'_, '_> {
         self.b.def_var(self.steps, no_steps);
         let layout = self.s.layout;
         for n in 0..16 {
-            for c in 0..4 {
+            for (c, default) in DEFAULT_INPUT.into_iter().enumerate() {
                 let value = match layout.inputs.slot_of(n) {
                     Some(slot) => {
                         let plane = (4 * slot + c) as i64;
@@ -306,7 +306,7 @@ impl Emitter<'_, '_> {
                         let address = self.b.ins().iadd(self.in_group, offset);
                         self.b.ins().load(F32X4, read_only(), address, 0)
                     }
-                    None => self.float_const(DEFAULT_INPUT[c]),
+                    None => self.float_const(default),
                 };
                 self.inputs[n][c] = Some(value);
             }
@@ -482,7 +482,8 @@ impl Emitter<'_, '_> {
             let inst = self.s.decoded[pc as usize];
             self.current_al = al;
             self.data(&inst, &mut cmp_known);
-            let tests_flags = matches!(inst, Instruction::CondFlow { op, .. } if op != CondFlowOp::Call);
+            let tests_flags =
+                matches!(inst, Instruction::CondFlow { op, .. } if op != CondFlowOp::Call);
             let outcomes = if tests_flags {
                 self.outcomes(&inst, cmp_known)
             } else {
@@ -609,11 +610,7 @@ impl Emitter<'_, '_> {
             }
         };
         let raw = self.load_uniform(RAW, address, comp);
-        let value = if negate {
-            self.b.ins().fneg(raw)
-        } else {
-            raw
-        };
+        let value = if negate { self.b.ins().fneg(raw) } else { raw };
         self.uniform_origin.insert(value, (address, comp, negate));
         value
     }
@@ -668,16 +665,13 @@ impl Emitter<'_, '_> {
         let comp = d.swizzle(slot).component(lane);
         let negate = d.negate(slot);
         let raw = match reg.file_index() {
-            (RegisterFile::Input, n) => self.inputs[n as usize % 16][comp]
-                .expect("inputs are loaded at the group's start"),
+            (RegisterFile::Input, n) => {
+                self.inputs[n as usize % 16][comp].expect("inputs are loaded at the group's start")
+            }
             (RegisterFile::Temporary, n) => self.b.use_var(self.temp[n as usize % 16][comp]),
             (_, n) => return self.uniform(n, rel, comp, negate),
         };
-        if negate {
-            self.b.ins().fneg(raw)
-        } else {
-            raw
-        }
+        if negate { self.b.ins().fneg(raw) } else { raw }
     }
 
     /// The input flush of `v`, computed once per block.
@@ -750,8 +744,7 @@ impl Emitter<'_, '_> {
                             let y = b(self, k);
                             products.push(self.mul(x, y));
                         }
-                        let sum =
-                            self.with_flags(|e, u| flagging::dot_sum(e, &products, p, u));
+                        let sum = self.with_flags(|e, u| flagging::dot_sum(e, &products, p, u));
                         for (lane, slot) in out.iter_mut().enumerate() {
                             if mask.lane(lane) {
                                 *slot = Some(sum);
@@ -1149,7 +1142,11 @@ impl IndexOps for VectorIndex<'_, '_, '_> {
     fn within(&mut self, a: Value, low: i32, high: i32) -> Value {
         let low_v = self.0.bits_const(low as u32);
         let high_v = self.0.bits_const(high as u32);
-        let not_below = self.0.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, a, low_v);
+        let not_below = self
+            .0
+            .b
+            .ins()
+            .icmp(IntCC::SignedGreaterThanOrEqual, a, low_v);
         let not_above = self.0.b.ins().icmp(IntCC::SignedLessThanOrEqual, a, high_v);
         self.0.b.ins().band(not_below, not_above)
     }

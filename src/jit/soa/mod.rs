@@ -430,6 +430,7 @@ impl FlowPlanes {
 
 /// Copies `count` vertices from `start` of planes `src` (stride `src_stride`) to planes of
 /// stride `dst_stride` at `dst`, repeating the last vertex up to `padded`.
+#[allow(clippy::too_many_arguments)]
 fn copy_planes(
     src: &[f32],
     src_stride: usize,
@@ -472,15 +473,14 @@ impl GroupKernel for SoaJit {
         let table = UniformTable::new(uniforms, self.config.precision);
         // Inputs in the layout the code was compiled for.
         let repacked;
-        let (in_data, in_stride): (&[f32], usize) =
-            if io.inputs.registers() == self.layout.inputs {
-                (io.inputs.data(), io.inputs.stride())
-            } else {
-                let vertices: Vec<_> = (0..count).map(|i| io.inputs.vertex(i)).collect();
-                repacked = crate::exec::SoaBuffer::from_vertices(self.layout.inputs, &vertices);
-                let stride = repacked.inputs().stride();
-                (repacked.inputs().data(), stride)
-            };
+        let (in_data, in_stride): (&[f32], usize) = if io.inputs.registers() == self.layout.inputs {
+            (io.inputs.data(), io.inputs.stride())
+        } else {
+            let vertices: Vec<_> = (0..count).map(|i| io.inputs.vertex(i)).collect();
+            repacked = crate::exec::SoaBuffer::from_vertices(self.layout.inputs, &vertices);
+            let stride = repacked.inputs().stride();
+            (repacked.inputs().data(), stride)
+        };
         let in_planes = self.layout.inputs.planes();
         let out_planes = self.layout.outputs.planes();
         let groups = count / GROUP;
