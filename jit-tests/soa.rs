@@ -431,3 +431,57 @@ fn measure() {
         }
     }
 }
+
+/// Code-generator settings: compile time against run time.
+/// `cargo test --release --test soa -- --ignored --nocapture measure_codegen`
+#[test]
+#[ignore]
+fn measure_codegen() {
+    use picajit::jit::SoaCodegen;
+    const N: usize = 4096;
+    let precision = Precision::F24Truncate;
+    for case in corpus_cases(precision) {
+        let name = case.name.trim_end_matches("/dvle0");
+        if !["simple-transform", "skinning", "terrain-noise-512", "multi-light"].contains(&name) {
+            continue;
+        }
+        for (opt_level, regalloc) in [
+            ("speed", "backtracking"),
+            ("speed", "single_pass"),
+            ("none", "backtracking"),
+            ("none", "single_pass"),
+        ] {
+            let codegen = SoaCodegen {
+                opt_level,
+                regalloc,
+            };
+            let start = std::time::Instant::now();
+            let kernel = SoaJit::compile_with(
+                &case.program,
+                config(precision),
+                case.uniforms.bools,
+                case.uniforms.int,
+                codegen,
+            )
+            .unwrap();
+            let compile = start.elapsed();
+            let vertices = ordinary(N, 3);
+            let layout = kernel.layout();
+            let inputs = SoaBuffer::from_vertices(layout.inputs, &vertices);
+            let mut outputs = SoaBuffer::zeroed(layout.outputs, N);
+            let mut declined = Vec::new();
+            let soa = ns_per_vertex(
+                || {
+                    declined.clear();
+                    let mut io = BatchIo::new(inputs.inputs(), outputs.outputs(), None).unwrap();
+                    kernel.run(&case.uniforms, &mut io, &mut declined);
+                },
+                N,
+            );
+            println!(
+                "{name:18} {opt_level:5} {regalloc:12}: {soa:7.2} ns/vertex, compile {compile:?}, {} code bytes",
+                kernel.compile_stats().code_bytes
+            );
+        }
+    }
+}
