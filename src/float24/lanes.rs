@@ -97,6 +97,19 @@ pub trait Elements {
         let zero = self.splat_bits(0);
         self.select(mask, zero, bits)
     }
+    /// [`flush`] of `v` (float24 modes), when the implementation already has it: `v` itself
+    /// when it is a result of [`flush`] or a rounding (which the flush leaves unchanged), or a
+    /// flushed copy it keeps. `None` (the default) makes [`flush`] compute it.
+    fn flushed_already(&mut self, v: Self::Float) -> Option<Self::Float> {
+        let _ = v;
+        None
+    }
+    /// Called by [`flush`], [`round`] and [`round_flagging`] (float24 modes) with each result,
+    /// a value the input flush leaves unchanged, so that an implementation can answer
+    /// [`Elements::flushed_already`] for it. The default ignores it.
+    fn note_flushed(&mut self, v: Self::Float) {
+        let _ = v;
+    }
 }
 
 /// Four f32 lanes of one register: [`Elements`] plus the moves between lanes that the
@@ -119,10 +132,15 @@ pub fn flush<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Fl
     if !precision.is_f24() {
         return v;
     }
+    if let Some(flushed) = l.flushed_already(v) {
+        return flushed;
+    }
     let bits = l.bits_of(v);
     let (small, _) = below_min_normal(l, bits);
     let r = l.clear_where(small, bits);
-    l.float_of(r)
+    let r = l.float_of(r);
+    l.note_flushed(r);
+    r
 }
 
 /// Whether each element's magnitude is below the smallest normal float24 (2^-62): a float24
@@ -169,7 +187,11 @@ pub fn round<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Fl
         }
     };
     let r = l.select(nan, canonical, result);
-    l.float_of(r)
+    let r = l.float_of(r);
+    if precision.is_f24() {
+        l.note_flushed(r);
+    }
+    r
 }
 
 /// [`round`] for a fast path that leaves the rare cases to an exact one: the result is exact in
@@ -201,7 +223,40 @@ pub fn round_flagging<L: Elements>(
         Some(earlier) => l.either(earlier, flag),
         None => flag,
     });
-    l.float_of(result)
+    let r = l.float_of(result);
+    if precision.is_f24() {
+        l.note_flushed(r);
+    }
+    r
+}
+
+/// [`round`] for a fast path that leaves only NaNs to an exact engine: the result is exact in
+/// every element that is not flagged (infinities and the range rules included), and `unusual`
+/// gains the elements whose result is a NaN.
+pub fn round_flagging_nan<L: Elements>(
+    l: &mut L,
+    v: L::Float,
+    precision: Precision,
+    unusual: &mut Option<L::Mask>,
+) -> L::Float {
+    let flag = l.is_nan(v);
+    let bits = l.bits_of(v);
+    let result = match precision {
+        Precision::F32 => bits,
+        Precision::F24Truncate | Precision::F24Nearest => {
+            let rounded = round_mantissa(l, bits, precision);
+            range_rules(l, rounded)
+        }
+    };
+    *unusual = Some(match *unusual {
+        Some(earlier) => l.either(earlier, flag),
+        None => flag,
+    });
+    let r = l.float_of(result);
+    if precision.is_f24() {
+        l.note_flushed(r);
+    }
+    r
 }
 
 /// The range rules on a rounded non-NaN value's bits.
@@ -232,18 +287,45 @@ pub fn sanitized_mul<L: Elements>(l: &mut L, a: L::Float, b: L::Float) -> L::Flo
 
 /// ADD: round(flush a + flush b).
 pub fn add<L: Elements>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
+    add_by(l, a, b, p, &mut |l: &mut L, v| round(l, v, p))
+}
+
+fn add_by<L: Elements>(
+    l: &mut L,
+    a: L::Float,
+    b: L::Float,
+    p: Precision,
+    round: &mut impl FnMut(&mut L, L::Float) -> L::Float,
+) -> L::Float {
     let a = flush(l, a, p);
     let b = flush(l, b, p);
     let sum = l.fadd(a, b);
-    round(l, sum, p)
+    round(l, sum)
 }
 
 /// MUL: round(sanitized(flush a · flush b)).
 pub fn mul<L: Elements>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
+    mul_by(l, a, b, p, true, &mut |l: &mut L, v| round(l, v, p))
+}
+
+/// MUL with the product sanitised ([`sanitized_mul`]) or, for a fast path whose rounding flags
+/// every NaN, the plain product (a NaN product is then flagged whatever its cause).
+fn mul_by<L: Elements>(
+    l: &mut L,
+    a: L::Float,
+    b: L::Float,
+    p: Precision,
+    sanitize: bool,
+    round: &mut impl FnMut(&mut L, L::Float) -> L::Float,
+) -> L::Float {
     let a = flush(l, a, p);
     let b = flush(l, b, p);
-    let product = sanitized_mul(l, a, b);
-    round(l, product, p)
+    let product = if sanitize {
+        sanitized_mul(l, a, b)
+    } else {
+        l.fmul(a, b)
+    };
+    round(l, product)
 }
 
 /// MAD: round(MUL(a, b) + flush c): the product is rounded before the addition.
@@ -254,10 +336,20 @@ pub fn mad<L: Elements>(
     c: L::Float,
     p: Precision,
 ) -> L::Float {
-    let product = mul(l, a, b, p);
+    mad_by(l, [a, b, c], p, true, &mut |l: &mut L, v| round(l, v, p))
+}
+
+fn mad_by<L: Elements>(
+    l: &mut L,
+    [a, b, c]: [L::Float; 3],
+    p: Precision,
+    sanitize: bool,
+    round: &mut impl FnMut(&mut L, L::Float) -> L::Float,
+) -> L::Float {
+    let product = mul_by(l, a, b, p, sanitize, round);
     let c = flush(l, c, p);
     let sum = l.fadd(product, c);
-    round(l, sum, p)
+    round(l, sum)
 }
 
 /// The sum of a dot product's products (`products[i]` = MUL of lane i of both sources; three
@@ -265,24 +357,33 @@ pub fn mad<L: Elements>(
 /// (`round(round(p0 + p1) + p2)`, `round(round(p0 + p1) + round(p2 + p3))`); in f32 mode left to
 /// right from +0 (`((0 + p0) + p1) + p2 ...`), rounded once.
 pub fn dot_sum<L: Elements>(l: &mut L, products: &[L::Float], p: Precision) -> L::Float {
+    dot_sum_by(l, products, p, &mut |l: &mut L, v| round(l, v, p))
+}
+
+fn dot_sum_by<L: Elements>(
+    l: &mut L,
+    products: &[L::Float],
+    p: Precision,
+    round: &mut impl FnMut(&mut L, L::Float) -> L::Float,
+) -> L::Float {
     debug_assert!(products.len() == 3 || products.len() == 4);
     if p.is_f24() {
         let first = l.fadd(products[0], products[1]);
-        let first = round(l, first, p);
+        let first = round(l, first);
         let second = if let [_, _, p2, p3] = *products {
             let pair = l.fadd(p2, p3);
-            round(l, pair, p)
+            round(l, pair)
         } else {
             products[2]
         };
         let sum = l.fadd(first, second);
-        round(l, sum, p)
+        round(l, sum)
     } else {
         let mut sum = l.splat(0.0);
         for &term in products {
             sum = l.fadd(sum, term);
         }
-        round(l, sum, p)
+        round(l, sum)
     }
 }
 
@@ -306,42 +407,47 @@ pub fn dph<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Fl
 
 /// RCP of every element: round(1 / flush x).
 pub fn rcp_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
-    let x = flush(l, x, p);
+    transcendental_rule(l, x, p, reciprocal, &mut |l: &mut L, v| round(l, v, p))
+}
+
+fn reciprocal<L: Elements>(l: &mut L, x: L::Float) -> L::Float {
     let one = l.splat(1.0);
-    let q = l.fdiv(one, x);
-    round(l, q, p)
+    l.fdiv(one, x)
 }
 
 /// RSQ of every element: round(1 / sqrt(flush x)).
 pub fn rsq_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
-    let x = flush(l, x, p);
-    let root = l.sqrt(x);
-    let one = l.splat(1.0);
-    let q = l.fdiv(one, root);
-    round(l, q, p)
+    transcendental_rule(l, x, p, reciprocal_root, &mut |l: &mut L, v| round(l, v, p))
 }
 
-/// EX2 and LG2: `round(f(flush x))`, with `f` the deterministic [`transcendental::exp2`] or
-/// [`transcendental::log2`] as the caller applies it.
+fn reciprocal_root<L: Elements>(l: &mut L, x: L::Float) -> L::Float {
+    let root = l.sqrt(x);
+    let one = l.splat(1.0);
+    l.fdiv(one, root)
+}
+
+/// The one-source arithmetic rule (RCP, RSQ, EX2, LG2, FLR): `round(f(flush x))`, with `f` the
+/// operation as the caller applies it.
 fn transcendental_rule<L: Elements>(
     l: &mut L,
     x: L::Float,
     p: Precision,
     f: impl FnOnce(&mut L, L::Float) -> L::Float,
+    round: &mut impl FnMut(&mut L, L::Float) -> L::Float,
 ) -> L::Float {
     let x = flush(l, x, p);
     let r = f(l, x);
-    round(l, r, p)
+    round(l, r)
 }
 
 /// EX2 of every element: round(exp2(flush x)) with [`transcendental::exp2`].
 pub fn ex2_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
-    transcendental_rule(l, x, p, L::exp2_each)
+    transcendental_rule(l, x, p, L::exp2_each, &mut |l: &mut L, v| round(l, v, p))
 }
 
 /// LG2 of every element: round(log2(flush x)) with [`transcendental::log2`].
 pub fn lg2_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
-    transcendental_rule(l, x, p, L::log2_each)
+    transcendental_rule(l, x, p, L::log2_each, &mut |l: &mut L, v| round(l, v, p))
 }
 
 /// RCP of lane 0, in every lane ([`rcp_each`]).
@@ -358,19 +464,127 @@ pub fn rsq<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
 
 /// EX2 of lane 0, in every lane ([`ex2_each`], computed once).
 pub fn ex2<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
-    transcendental_rule(l, a, p, L::exp2_first)
+    transcendental_rule(l, a, p, L::exp2_first, &mut |l: &mut L, v| round(l, v, p))
 }
 
 /// LG2 of lane 0, in every lane ([`lg2_each`], computed once).
 pub fn lg2<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
-    transcendental_rule(l, a, p, L::log2_first)
+    transcendental_rule(l, a, p, L::log2_first, &mut |l: &mut L, v| round(l, v, p))
 }
 
 /// FLR: round(floor(flush x)), element by element.
 pub fn flr<L: Elements>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
-    let x = flush(l, a, p);
-    let f = l.floor(x);
-    round(l, f, p)
+    transcendental_rule(l, a, p, L::floor, &mut |l: &mut L, v| round(l, v, p))
+}
+
+/// The rules of a fast path that leaves rare values to an exact engine: each is the rule of the
+/// same name with [`round_flagging_nan`] for [`round`], so an element's result is exact unless
+/// `unusual` flags it (a NaN result; infinities are exact, since lighting code meets them often,
+/// lg2(0) say). The products are not sanitised ([`sanitized_mul`]): a NaN product, the inf·0
+/// case included, is flagged by the rounding that follows it.
+pub mod flagging {
+    use super::*;
+
+    fn rounder<L: Elements>(
+        p: Precision,
+        unusual: &mut Option<L::Mask>,
+    ) -> impl FnMut(&mut L, L::Float) -> L::Float + '_ {
+        move |l: &mut L, v| round_flagging_nan(l, v, p, unusual)
+    }
+
+    /// [`super::add`].
+    pub fn add<L: Elements>(
+        l: &mut L,
+        a: L::Float,
+        b: L::Float,
+        p: Precision,
+        unusual: &mut Option<L::Mask>,
+    ) -> L::Float {
+        add_by(l, a, b, p, &mut rounder(p, unusual))
+    }
+
+    /// [`super::mul`].
+    pub fn mul<L: Elements>(
+        l: &mut L,
+        a: L::Float,
+        b: L::Float,
+        p: Precision,
+        unusual: &mut Option<L::Mask>,
+    ) -> L::Float {
+        mul_by(l, a, b, p, false, &mut rounder(p, unusual))
+    }
+
+    /// [`super::mad`].
+    pub fn mad<L: Elements>(
+        l: &mut L,
+        a: L::Float,
+        b: L::Float,
+        c: L::Float,
+        p: Precision,
+        unusual: &mut Option<L::Mask>,
+    ) -> L::Float {
+        mad_by(l, [a, b, c], p, false, &mut rounder(p, unusual))
+    }
+
+    /// [`super::dot_sum`] (the products from [`mul`]).
+    pub fn dot_sum<L: Elements>(
+        l: &mut L,
+        products: &[L::Float],
+        p: Precision,
+        unusual: &mut Option<L::Mask>,
+    ) -> L::Float {
+        dot_sum_by(l, products, p, &mut rounder(p, unusual))
+    }
+
+    /// [`super::rcp_each`].
+    pub fn rcp_each<L: Elements>(
+        l: &mut L,
+        x: L::Float,
+        p: Precision,
+        unusual: &mut Option<L::Mask>,
+    ) -> L::Float {
+        transcendental_rule(l, x, p, reciprocal, &mut rounder(p, unusual))
+    }
+
+    /// [`super::rsq_each`].
+    pub fn rsq_each<L: Elements>(
+        l: &mut L,
+        x: L::Float,
+        p: Precision,
+        unusual: &mut Option<L::Mask>,
+    ) -> L::Float {
+        transcendental_rule(l, x, p, reciprocal_root, &mut rounder(p, unusual))
+    }
+
+    /// [`super::ex2_each`].
+    pub fn ex2_each<L: Elements>(
+        l: &mut L,
+        x: L::Float,
+        p: Precision,
+        unusual: &mut Option<L::Mask>,
+    ) -> L::Float {
+        transcendental_rule(l, x, p, L::exp2_each, &mut rounder(p, unusual))
+    }
+
+    /// [`super::lg2_each`].
+    pub fn lg2_each<L: Elements>(
+        l: &mut L,
+        x: L::Float,
+        p: Precision,
+        unusual: &mut Option<L::Mask>,
+    ) -> L::Float {
+        transcendental_rule(l, x, p, L::log2_each, &mut rounder(p, unusual))
+    }
+
+    /// [`super::flr`].
+    pub fn flr<L: Elements>(
+        l: &mut L,
+        x: L::Float,
+        p: Precision,
+        unusual: &mut Option<L::Mask>,
+    ) -> L::Float {
+        transcendental_rule(l, x, p, L::floor, &mut rounder(p, unusual))
+    }
 }
 
 /// [`Lanes`] on plain arrays: the reference implementation the interpreter computes with.

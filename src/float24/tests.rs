@@ -296,3 +296,133 @@ fn flagging_round_is_round_where_unflagged() {
         }
     }
 }
+
+/// The flagging rules of fast paths (`lanes::flagging`) give the exact rule's bits in every
+/// element they do not flag, and flag every element whose exact result is a NaN.
+#[test]
+fn flagging_rules_are_the_exact_rules_where_unflagged() {
+    use lanes::{Exact, flagging};
+    let specials: Vec<f32> = [
+        0u32,
+        0x8000_0000,
+        MIN_NORMAL_BITS,
+        MIN_NORMAL_BITS - 1,
+        0x0000_0001,
+        MAX_FINITE_BITS,
+        MAX_FINITE_BITS | 0x8000_0000,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0000,
+        0xFFC1_2300,
+        0x3F80_0000,
+        0xBF80_0000,
+        0x4000_0000,
+        0x5F00_0000,
+        0x2000_0000,
+        0x3EAA_AA80,
+        0xC2F0_0000,
+        0x4300_0000,
+    ]
+    .into_iter()
+    .map(f)
+    .collect();
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let pick = |next: &mut dyn FnMut() -> u64| -> [f32; 4] {
+        std::array::from_fn(|_| {
+            let r = next();
+            if r.is_multiple_of(3) {
+                specials[(r >> 8) as usize % specials.len()]
+            } else {
+                // A float24-representable value of moderate size.
+                f(((r >> 20) as u32 & 0x807F_FF80) | (((r >> 8) as u32 % 60 + 97) << 23))
+            }
+        })
+    };
+    type Exact3 = fn(&mut Exact, [f32; 4], [f32; 4], [f32; 4], Precision) -> [f32; 4];
+    type Fast3 =
+        fn(&mut Exact, [f32; 4], [f32; 4], [f32; 4], Precision, &mut Option<[bool; 4]>) -> [f32; 4];
+    let ops: [(&str, Exact3, Fast3); 9] = [
+        (
+            "add",
+            |l, a, b, _, p| lanes::add(l, a, b, p),
+            |l, a, b, _, p, u| flagging::add(l, a, b, p, u),
+        ),
+        (
+            "mul",
+            |l, a, b, _, p| lanes::mul(l, a, b, p),
+            |l, a, b, _, p, u| flagging::mul(l, a, b, p, u),
+        ),
+        ("mad", lanes::mad, flagging::mad),
+        (
+            // Three products of element-wise vectors (one component of four vertices each).
+            "dot3",
+            |l, a, b, c, p| {
+                let products = [
+                    lanes::mul(l, a, b, p),
+                    lanes::mul(l, b, c, p),
+                    lanes::mul(l, c, a, p),
+                ];
+                lanes::dot_sum(l, &products, p)
+            },
+            |l, a, b, c, p, u| {
+                let products = [
+                    flagging::mul(l, a, b, p, u),
+                    flagging::mul(l, b, c, p, u),
+                    flagging::mul(l, c, a, p, u),
+                ];
+                flagging::dot_sum(l, &products, p, u)
+            },
+        ),
+        (
+            "rcp",
+            |l, a, _, _, p| lanes::rcp_each(l, a, p),
+            |l, a, _, _, p, u| flagging::rcp_each(l, a, p, u),
+        ),
+        (
+            "rsq",
+            |l, a, _, _, p| lanes::rsq_each(l, a, p),
+            |l, a, _, _, p, u| flagging::rsq_each(l, a, p, u),
+        ),
+        (
+            "ex2",
+            |l, a, _, _, p| lanes::ex2_each(l, a, p),
+            |l, a, _, _, p, u| flagging::ex2_each(l, a, p, u),
+        ),
+        (
+            "lg2",
+            |l, a, _, _, p| lanes::lg2_each(l, a, p),
+            |l, a, _, _, p, u| flagging::lg2_each(l, a, p, u),
+        ),
+        (
+            "flr",
+            |l, a, _, _, p| lanes::flr(l, a, p),
+            |l, a, _, _, p, u| flagging::flr(l, a, p, u),
+        ),
+    ];
+    for precision in Precision::ALL {
+        for (name, exact_op, fast_op) in ops {
+            for _ in 0..4000 {
+                let (a, b, c) = (pick(&mut next), pick(&mut next), pick(&mut next));
+                let exact = exact_op(&mut Exact, a, b, c, precision);
+                let mut unusual = None;
+                let fast = fast_op(&mut Exact, a, b, c, precision, &mut unusual);
+                let flags = unusual.unwrap_or([false; 4]);
+                for lane in 0..4 {
+                    let e = exact[lane];
+                    let must = e.is_nan();
+                    let what = format!("{name} {precision:?} {a:?} {b:?} {c:?} lane {lane}");
+                    assert!(!must || flags[lane], "{what}: not flagged");
+                    if !flags[lane] {
+                        assert_eq!(fast[lane].to_bits(), e.to_bits(), "{what}");
+                    }
+                }
+            }
+        }
+    }
+}

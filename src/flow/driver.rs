@@ -13,7 +13,7 @@ use crate::isa::Instruction;
 /// machine's [`FlowState`] does not hold them: they live on a stack of the same depth and ring
 /// behaviour as [`FlowState::loops`], pushed by every LOOP together with the machine's scope and
 /// popped when [`step`] reports [`LoopPass::Exit`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 struct LoopCounter {
     /// Passes left after the current one (starts at i.x).
     remaining: i32,
@@ -84,8 +84,10 @@ pub enum Stop {
     BreakOutsideLoop,
 }
 
-/// The control-flow state of one invocation.
-#[derive(Clone, Debug)]
+/// The control-flow state of one invocation. Two drivers are equal when the rest of the
+/// invocation's control flow depends on them alike (the same state and loop counters), so a
+/// compiler that runs the driver at compile time can key what it emitted on one.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FlowDriver {
     state: FlowState,
     counters: RingStack<LoopCounter, LOOP_DEPTH>,

@@ -36,6 +36,9 @@ mod analysis;
 mod context;
 mod control;
 mod lower;
+pub mod soa;
+
+pub use soa::{SoaCodegen, SoaCompileError, SoaCompileStats, SoaJit};
 
 use std::fmt;
 use std::sync::OnceLock;

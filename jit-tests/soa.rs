@@ -1,0 +1,487 @@
+//! The structure-of-arrays JIT tier (`jit::SoaJit`) against the reference interpreter, bit for
+//! bit (docs/execution-model.md §8): the corpus in every precision, unusual values, generated
+//! programs, budgets; declined vertices are completed by the interpreter, as the engine layer
+//! does, and ordinary batches decline nothing.
+
+use std::path::{Path, PathBuf};
+
+use picajit::asm::{AsmOptions, SourceFile, assemble};
+use picajit::difftest::runner::case_for;
+use picajit::document::input::parse_input;
+use picajit::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel, ShaderEngine, SoaBuffer};
+use picajit::float24::Precision;
+use picajit::interp::Interpreter;
+use picajit::jit::{JitShader, SoaCompileError, SoaJit};
+use picajit::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms};
+
+fn corpus_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/programs")
+}
+
+/// A corpus program: its vertex DVLEs with their fixture's uniforms and vertices.
+struct CorpusCase {
+    name: String,
+    program: ShaderProgram,
+    uniforms: Uniforms,
+    vertices: Vec<InputRegisters>,
+}
+
+fn corpus_cases(precision: Precision) -> Vec<CorpusCase> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    let mut cases = Vec::new();
+    for dir in dirs {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        let sources: Vec<SourceFile> = files
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "pica"))
+            .map(|p| SourceFile {
+                name: p.file_name().unwrap().to_str().unwrap().to_string(),
+                text: std::fs::read_to_string(p).unwrap(),
+            })
+            .collect();
+        let assembly = assemble(&sources, AsmOptions::default()).unwrap();
+        for (index, dvle) in assembly.shbin.dvles.iter().enumerate() {
+            if dvle.kind != ShaderKind::Vertex {
+                continue;
+            }
+            let input: &Path = &dir.join(format!("dvle{index}.input.json"));
+            let Ok(text) = std::fs::read_to_string(input) else {
+                continue;
+            };
+            let run_input = parse_input(&text, precision, dvle.kind).unwrap();
+            let mut uniforms = Uniforms::from_constants(dvle);
+            run_input.apply_uniforms(&mut uniforms);
+            cases.push(CorpusCase {
+                name: format!("{}/dvle{index}", dir.file_name().unwrap().to_str().unwrap()),
+                program: ShaderProgram::from_shbin(&assembly.shbin, index).unwrap(),
+                uniforms,
+                vertices: run_input.invocations.iter().map(|i| i.registers).collect(),
+            });
+        }
+    }
+    cases
+}
+
+/// Runs `vertices` through the tier (declined ones through the interpreter) and checks every
+/// vertex against the interpreter. Returns how many were declined, or the compile error.
+fn check_batch(
+    what: &str,
+    program: &ShaderProgram,
+    config: ExecConfig,
+    uniforms: &Uniforms,
+    vertices: &[InputRegisters],
+) -> Result<usize, SoaCompileError> {
+    let kernel = SoaJit::compile(program, config, uniforms.bools, uniforms.int)?;
+    let interp = Interpreter::new(program.clone(), config);
+    let layout = BatchLayout::of(program);
+    let inputs = SoaBuffer::from_vertices(layout.inputs, vertices);
+    let mut outputs = SoaBuffer::zeroed(layout.outputs, vertices.len());
+    let mut flow = vec![FlowRegisters::default(); vertices.len()];
+    let mut declined = Vec::new();
+    {
+        let mut io = BatchIo::new(inputs.inputs(), outputs.outputs(), Some(&mut flow)).unwrap();
+        kernel.run(uniforms, &mut io, &mut declined);
+        assert!(declined.windows(2).all(|w| w[0] < w[1]), "{what}: order");
+        let mut errors = Vec::new();
+        for &i in &declined {
+            io.store(i, interp.run_vertex(uniforms, &vertices[i]), &mut errors);
+        }
+    }
+    for (i, vertex) in vertices.iter().enumerate() {
+        match interp.run_vertex(uniforms, vertex) {
+            Ok(expected) => {
+                let got = outputs.outputs().vertex(i);
+                for n in layout.outputs.iter() {
+                    let want = expected.outputs[n].map(f32::to_bits);
+                    let have = got[n].map(f32::to_bits);
+                    assert_eq!(
+                        have, want,
+                        "{what}: vertex {i} o{n} ({:?})",
+                        config.precision
+                    );
+                }
+                assert_eq!(flow[i], expected.flow, "{what}: vertex {i} flow registers");
+            }
+            Err(e) => assert!(
+                declined.binary_search(&i).is_ok(),
+                "{what}: vertex {i} fails ({e}) but was not declined"
+            ),
+        }
+    }
+    Ok(declined.len())
+}
+
+fn config(precision: Precision) -> ExecConfig {
+    ExecConfig {
+        precision,
+        ..ExecConfig::default()
+    }
+}
+
+/// `count` vertices made from the fixture's, each slightly varied so the lanes differ.
+fn varied(vertices: &[InputRegisters], count: usize) -> Vec<InputRegisters> {
+    (0..count)
+        .map(|i| {
+            let mut v = vertices[i % vertices.len()];
+            let scale = 1.0 + (i / vertices.len()) as f32 * 0.0625;
+            for reg in v.iter_mut() {
+                for x in reg.iter_mut() {
+                    *x *= scale;
+                }
+            }
+            v
+        })
+        .collect()
+}
+
+/// Programs whose flow is uniform: a batch of ordinary values ([`ordinary`]) declines nothing.
+const ORDINARY: &[&str] = &[
+    "simple-transform/dvle0",
+    "skinning/dvle0",
+    "terrain-noise-512/dvle0",
+    "multi-light/dvle0",
+    "texgen/dvle0",
+];
+
+/// `count` vertices of ordinary values (multiples of 1/16 in -4..4, w = 1), from a seed.
+fn ordinary(count: usize, seed: u64) -> Vec<InputRegisters> {
+    let mut state = seed | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    (0..count)
+        .map(|_| {
+            std::array::from_fn(|_| {
+                let mut v: [f32; 4] =
+                    std::array::from_fn(|_| ((next() % 129) as i64 - 64) as f32 / 16.0);
+                v[3] = 1.0;
+                v
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn corpus_programs_are_exact_in_every_precision() {
+    for precision in Precision::ALL {
+        for case in corpus_cases(precision) {
+            for count in [1, 6, 37] {
+                let vertices = varied(&case.vertices, count);
+                check_batch(
+                    &case.name,
+                    &case.program,
+                    config(precision),
+                    &case.uniforms,
+                    &vertices,
+                )
+                .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+            }
+            let declined = check_batch(
+                &case.name,
+                &case.program,
+                config(precision),
+                &case.uniforms,
+                &ordinary(41, 7),
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+            if ORDINARY.contains(&case.name.as_str()) {
+                assert_eq!(declined, 0, "{} in {precision:?} declined", case.name);
+            }
+        }
+    }
+}
+
+const SPECIALS: [u32; 12] = [
+    0x7FC0_0000, // NaN
+    0xFFC1_2380, // NaN with payload and sign
+    0x7F80_0000, // +inf
+    0xFF80_0000, // -inf
+    0x0000_0000,
+    0x8000_0000,          // -0
+    0x0000_0001,          // f32 subnormal
+    0x1F00_0000,          // float24 subnormal range
+    (127 - 62) << 23,     // smallest normal float24
+    0x5F7F_FF80,          // largest finite float24
+    0xDF7F_FF80,          // its negative
+    0x7F00_0000 | 0x1234, // huge
+];
+
+#[test]
+fn unusual_values_in_inputs_and_uniforms_are_exact() {
+    let mut state = 0x1234_5678_9ABC_DEF1u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for precision in Precision::ALL {
+        for case in corpus_cases(precision) {
+            let mut vertices = varied(&case.vertices, 23);
+            for v in vertices.iter_mut() {
+                for reg in v.iter_mut() {
+                    for x in reg.iter_mut() {
+                        let r = next();
+                        if r % 11 == 0 {
+                            *x = f32::from_bits(SPECIALS[(r >> 8) as usize % SPECIALS.len()]);
+                        }
+                    }
+                }
+            }
+            let mut uniforms = case.uniforms.clone();
+            for reg in uniforms.float.iter_mut() {
+                for x in reg.iter_mut() {
+                    let r = next();
+                    if r % 29 == 0 {
+                        *x = f32::from_bits(SPECIALS[(r >> 8) as usize % SPECIALS.len()]);
+                    }
+                }
+            }
+            check_batch(
+                &case.name,
+                &case.program,
+                config(precision),
+                &uniforms,
+                &vertices,
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        }
+    }
+}
+
+#[test]
+fn small_budgets_decline_exactly_the_vertices_that_run_out() {
+    for case in corpus_cases(Precision::F24Truncate) {
+        for budget in [1, 7, 40, 200] {
+            let config = ExecConfig {
+                precision: Precision::F24Truncate,
+                instruction_budget: budget,
+            };
+            let vertices = varied(&case.vertices, 9);
+            check_batch(
+                &format!("{} budget {budget}", case.name),
+                &case.program,
+                config,
+                &case.uniforms,
+                &vertices,
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        }
+    }
+}
+
+/// Seeded generated programs (every flow form, relative addressing with per-vertex a0, loops
+/// on the flags), with inputs spread over the lanes so that groups diverge sometimes.
+#[test]
+fn generated_programs_are_exact() {
+    let mut compiled = 0;
+    let mut too_large = 0;
+    for index in 0..300u64 {
+        let case = case_for(0x50A, index, 48);
+        if case.program.stage != ShaderKind::Vertex {
+            continue;
+        }
+        let Ok(program) = case.program.to_program() else {
+            continue;
+        };
+        let precision = Precision::ALL[index as usize % 3];
+        let uniforms = case.inputs.uniforms(precision);
+        let count = case.inputs.invocations.len().max(1);
+        let base: Vec<InputRegisters> = (0..count)
+            .map(|i| case.inputs.registers(i, precision))
+            .collect();
+        // Each vertex alone in its group (uniform flow), then mixed.
+        let mut vertices = Vec::new();
+        for v in &base {
+            vertices.extend([*v; 4]);
+        }
+        vertices.extend(base.iter().cycle().take(4 * count + 3));
+        match check_batch(
+            &format!("generated {index}"),
+            &program,
+            config(precision),
+            &uniforms,
+            &vertices,
+        ) {
+            Ok(_) => compiled += 1,
+            Err(SoaCompileError::TooLarge { .. }) => too_large += 1,
+            Err(e) => panic!("generated {index}: {e}"),
+        }
+    }
+    assert!(compiled > 150, "{compiled} compiled, {too_large} too large");
+}
+
+/// The emitted IR grows at most linearly with the traced instructions.
+#[test]
+fn compile_size_is_bounded_by_the_traced_instructions() {
+    for precision in Precision::ALL {
+        for case in corpus_cases(precision) {
+            let kernel = SoaJit::compile(
+                &case.program,
+                config(precision),
+                case.uniforms.bools,
+                case.uniforms.int,
+            )
+            .unwrap();
+            let stats = kernel.compile_stats();
+            assert!(stats.traced_instructions <= picajit::jit::soa::MAX_TRACED);
+            assert!(
+                stats.ir_instructions <= 200 * stats.traced_instructions + 1200,
+                "{}: {stats:?}",
+                case.name
+            );
+        }
+    }
+    // A long uniform loop of a long body is refused, not compiled for ever.
+    let mut code = vec![0u32; 4000];
+    // loop i0 over words 1..=3998, then end.
+    code[0] = (0x29 << 26) | (3998 << 10);
+    code[3999] = 0x88000000;
+    let program = ShaderProgram::new(&code, &[0x0000_036F], 0, ShaderKind::Vertex, 1).unwrap();
+    let ints = [[255, 0, 1, 0]; 4];
+    match SoaJit::compile(&program, ExecConfig::default(), 0, ints) {
+        Err(e @ SoaCompileError::TooLarge { .. }) => assert!(e.to_string().contains("longer")),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn ns_per_vertex(mut f: impl FnMut(), vertices: usize) -> f64 {
+    f();
+    let mut best = f64::MAX;
+    for _ in 0..7 {
+        let start = std::time::Instant::now();
+        f();
+        best = best.min(start.elapsed().as_nanos() as f64 / vertices as f64);
+    }
+    best
+}
+
+/// `cargo test --release --test soa -- --ignored --nocapture measure`
+#[test]
+#[ignore]
+fn measure() {
+    const N: usize = 4096;
+    for precision in [Precision::F24Truncate, Precision::F32] {
+        for case in corpus_cases(precision) {
+            let name = case.name.trim_end_matches("/dvle0");
+            if ![
+                "simple-transform",
+                "skinning",
+                "terrain-noise-512",
+                "multi-light",
+            ]
+            .contains(&name)
+            {
+                continue;
+            }
+            let config = config(precision);
+            let vertices = ordinary(N, 3);
+            let start = std::time::Instant::now();
+            let kernel = SoaJit::compile(
+                &case.program,
+                config,
+                case.uniforms.bools,
+                case.uniforms.int,
+            )
+            .unwrap();
+            let soa_compile = start.elapsed();
+            let start = std::time::Instant::now();
+            let jit = JitShader::compile(case.program.clone(), config).unwrap();
+            let jit_compile = start.elapsed();
+            let layout = kernel.layout();
+            let inputs = SoaBuffer::from_vertices(layout.inputs, &vertices);
+            let mut outputs = SoaBuffer::zeroed(layout.outputs, N);
+            let mut declined = Vec::new();
+            let soa = ns_per_vertex(
+                || {
+                    declined.clear();
+                    let mut io = BatchIo::new(inputs.inputs(), outputs.outputs(), None).unwrap();
+                    kernel.run(&case.uniforms, &mut io, &mut declined);
+                },
+                N,
+            );
+            let mut results = Vec::with_capacity(N);
+            let scalar = ns_per_vertex(
+                || {
+                    results.clear();
+                    jit.run_vertices(&case.uniforms, &vertices, &mut results);
+                },
+                N,
+            );
+            println!(
+                "{name:18} {:4}: soa {soa:6.2} ns/vertex ({} declined), scalar jit {scalar:6.2} ns/vertex; compile soa {:?} ({:?}), jit {:?}",
+                precision.name(),
+                declined.len(),
+                soa_compile,
+                kernel.compile_stats(),
+                jit_compile
+            );
+        }
+    }
+}
+
+/// Code-generator settings: compile time against run time.
+/// `cargo test --release --test soa -- --ignored --nocapture measure_codegen`
+#[test]
+#[ignore]
+fn measure_codegen() {
+    use picajit::jit::SoaCodegen;
+    const N: usize = 4096;
+    let precision = Precision::F24Truncate;
+    for case in corpus_cases(precision) {
+        let name = case.name.trim_end_matches("/dvle0");
+        if !["simple-transform", "skinning", "terrain-noise-512", "multi-light"].contains(&name) {
+            continue;
+        }
+        for (opt_level, regalloc) in [
+            ("speed", "backtracking"),
+            ("speed", "single_pass"),
+            ("none", "backtracking"),
+            ("none", "single_pass"),
+        ] {
+            let codegen = SoaCodegen {
+                opt_level,
+                regalloc,
+            };
+            let start = std::time::Instant::now();
+            let kernel = SoaJit::compile_with(
+                &case.program,
+                config(precision),
+                case.uniforms.bools,
+                case.uniforms.int,
+                codegen,
+            )
+            .unwrap();
+            let compile = start.elapsed();
+            let vertices = ordinary(N, 3);
+            let layout = kernel.layout();
+            let inputs = SoaBuffer::from_vertices(layout.inputs, &vertices);
+            let mut outputs = SoaBuffer::zeroed(layout.outputs, N);
+            let mut declined = Vec::new();
+            let soa = ns_per_vertex(
+                || {
+                    declined.clear();
+                    let mut io = BatchIo::new(inputs.inputs(), outputs.outputs(), None).unwrap();
+                    kernel.run(&case.uniforms, &mut io, &mut declined);
+                },
+                N,
+            );
+            println!(
+                "{name:18} {opt_level:5} {regalloc:12}: {soa:7.2} ns/vertex, compile {compile:?}, {} code bytes",
+                kernel.compile_stats().code_bytes
+            );
+        }
+    }
+}

@@ -1,0 +1,1156 @@
+//! The structure-of-arrays tier's code: the group loop, the control flow traced at compile time,
+//! and the data path on f32x4 values that each hold one register component of four vertices.
+
+use std::collections::{HashMap, HashSet};
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{
+    Block, ConstantData, FuncRef, Function, InstBuilder, MemFlagsData, Type, Value, types,
+};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+
+use super::{FLUSHED, NEGATED_FLUSHED, RAW, SoaArgs, SoaCompileError};
+use crate::exec::{BatchLayout, ExecConfig};
+use crate::float24::arith::LITP_Y_LIMIT;
+use crate::float24::lanes::{self, Elements, flagging};
+use crate::float24::{MIN_NORMAL_BITS, Precision};
+use crate::flow::rules::{self, FlowOps};
+use crate::flow::{FlowDriver, FlowInputs, Stop};
+use crate::isa::{
+    BinaryOp, CondFlowOp, DstReg, Instruction, OperandDescriptor, RegisterFile, RelIndex, SrcReg,
+    UnaryOp, split_rel,
+};
+use crate::program::{DEFAULT_INPUT, ExactIndex, IndexOps, ShaderProgram, relative_uniform_slot};
+
+const F32X4: Type = types::F32X4;
+const I32X4: Type = types::I32X4;
+
+/// What the lowering needs.
+pub struct Setup<'a> {
+    pub program: &'a ShaderProgram,
+    pub decoded: &'a [Instruction],
+    pub config: ExecConfig,
+    pub bools: u16,
+    pub ints: [[u8; 4]; 4],
+    pub layout: BatchLayout,
+    pub limit: usize,
+    pub exp2: FuncRef,
+    pub log2: FuncRef,
+    pub pointer: Type,
+    pub frontend: cranelift_codegen::isa::TargetFrontendConfig,
+}
+
+/// The control state the rest of an invocation depends on, besides register values: the flow
+/// driver (PC, stacks, loop counters), aL and what is known at compile time of the flags.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct FlowKey {
+    driver: FlowDriver,
+    al: i32,
+    cmp_known: [Option<bool>; 2],
+}
+
+/// Where a segment of traced code goes on.
+enum Next {
+    /// The code for a flow state (a memoised block).
+    State(FlowKey),
+    /// END: store the results.
+    End { al: i32 },
+    /// Decline the group.
+    Decline,
+}
+
+/// Where a uniform component value came from, so that the input flush can read a flushed copy.
+#[derive(Clone, Copy)]
+enum UniformAddress {
+    /// A slot known at compile time.
+    Slot(u8),
+    /// Per-vertex slots (an i32x4), a0-relative.
+    Lanes(Value),
+}
+
+fn trusted() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+fn read_only() -> MemFlagsData {
+    MemFlagsData::trusted().with_readonly()
+}
+
+struct Emitter<'a, 'b> {
+    b: FunctionBuilder<'b>,
+    s: &'a Setup<'a>,
+    precision: Precision,
+    /// Base pointers and strides (defined in the entry block).
+    uniforms: Value,
+    in_stride: Value,
+    /// The current group's input, output and flow pointers and its index.
+    in_group: Value,
+    out_group: Value,
+    out_stride: Value,
+    flow_group: Value,
+    flow_stride: Value,
+    temp: [[Variable; 4]; 16],
+    output: [[Variable; 4]; 16],
+    a0: [Variable; 2],
+    cmp: [Variable; 2],
+    flags: Variable,
+    steps: Variable,
+    al: Variable,
+    /// The input components of the group (loaded at its start).
+    inputs: [[Option<Value>; 4]; 16],
+    /// Values the input flush leaves unchanged.
+    flushed: HashSet<Value>,
+    /// Per block: flushed copies of values.
+    flush_memo: HashMap<Value, Value>,
+    /// Per block: constants and uniform loads.
+    constants: HashMap<u32, Value>,
+    uniform_loads: HashMap<(usize, u8, usize), Value>,
+    uniform_origin: HashMap<Value, (UniformAddress, usize, bool)>,
+    /// Flags gathered in the current segment.
+    unusual: Option<Value>,
+    /// The end, decline and latch blocks.
+    end_block: Block,
+    latch: Block,
+    traced: usize,
+    /// The blocks of flow states, and those still to trace.
+    memo: HashMap<FlowKey, Block>,
+    work: Vec<(FlowKey, Block)>,
+    /// aL while tracing (a compile-time constant).
+    current_al: i32,
+}
+
+/// Lowers the whole compiled function into `func`; returns the traced instruction count.
+pub fn lower(
+    func: &mut Function,
+    builder_context: &mut FunctionBuilderContext,
+    setup: Setup<'_>,
+) -> Result<usize, SoaCompileError> {
+    let mut b = FunctionBuilder::new(func, builder_context);
+    let pointer = setup.pointer;
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    let head = b.create_block();
+    b.append_block_param(head, types::I64);
+    let body = b.create_block();
+    let latch = b.create_block();
+    b.append_block_param(latch, types::I32);
+    let end_block = b.create_block();
+    let exit = b.create_block();
+
+    b.switch_to_block(entry);
+    let args = b.block_params(entry)[0];
+    let field = |b: &mut FunctionBuilder, ty: Type, offset: usize| {
+        b.ins().load(ty, read_only(), args, offset as i32)
+    };
+    use std::mem::offset_of;
+    let inputs = field(&mut b, pointer, offset_of!(SoaArgs, inputs));
+    let in_stride = field(&mut b, types::I64, offset_of!(SoaArgs, in_stride));
+    let outputs = field(&mut b, pointer, offset_of!(SoaArgs, outputs));
+    let out_stride = field(&mut b, types::I64, offset_of!(SoaArgs, out_stride));
+    let groups = field(&mut b, types::I64, offset_of!(SoaArgs, groups));
+    let declined = field(&mut b, pointer, offset_of!(SoaArgs, declined));
+    let uniforms = field(&mut b, pointer, offset_of!(SoaArgs, uniforms));
+    let flow = field(&mut b, pointer, offset_of!(SoaArgs, flow));
+    let flow_stride = field(&mut b, types::I64, offset_of!(SoaArgs, flow_stride));
+    let flow_step = field(&mut b, types::I64, offset_of!(SoaArgs, flow_step));
+    let zero = b.ins().iconst(types::I64, 0);
+    b.ins().jump(head, &[zero.into()]);
+
+    b.switch_to_block(head);
+    let i = b.block_params(head)[0];
+    let more = b.ins().icmp(IntCC::SignedLessThan, i, groups);
+    b.ins().brif(more, body, &[], exit, &[]);
+
+    b.switch_to_block(exit);
+    let status = b.ins().iconst(types::I32, 0);
+    b.ins().return_(&[status]);
+
+    b.switch_to_block(latch);
+    let bits = b.block_params(latch)[0];
+    let byte = b.ins().ireduce(types::I8, bits);
+    let at = b.ins().iadd(declined, i);
+    b.ins().store(trusted(), byte, at, 0);
+    let next = b.ins().iadd_imm_s(i, 1);
+    b.ins().jump(head, &[next.into()]);
+
+    b.switch_to_block(body);
+    let offset = b.ins().ishl_imm_s(i, 4);
+    let in_group = b.ins().iadd(inputs, offset);
+    let out_group = b.ins().iadd(outputs, offset);
+    let flow_offset = b.ins().imul(i, flow_step);
+    let flow_group = b.ins().iadd(flow, flow_offset);
+
+    let temp: [[Variable; 4]; 16] =
+        std::array::from_fn(|_| std::array::from_fn(|_| b.declare_var(F32X4)));
+    let output: [[Variable; 4]; 16] =
+        std::array::from_fn(|_| std::array::from_fn(|_| b.declare_var(F32X4)));
+    let a0 = [b.declare_var(I32X4), b.declare_var(I32X4)];
+    let cmp = [b.declare_var(I32X4), b.declare_var(I32X4)];
+    let flags = b.declare_var(I32X4);
+    let steps = b.declare_var(types::I64);
+    let al = b.declare_var(types::I32);
+
+    let mut e = Emitter {
+        b,
+        s: &setup,
+        precision: setup.config.precision,
+        uniforms,
+        in_stride,
+        in_group,
+        out_group,
+        out_stride,
+        flow_group,
+        flow_stride,
+        temp,
+        output,
+        a0,
+        cmp,
+        flags,
+        steps,
+        al,
+        inputs: [[None; 4]; 16],
+        flushed: HashSet::new(),
+        flush_memo: HashMap::new(),
+        constants: HashMap::new(),
+        uniform_loads: HashMap::new(),
+        uniform_origin: HashMap::new(),
+        unusual: None,
+        end_block,
+        latch,
+        traced: 0,
+        memo: HashMap::new(),
+        work: Vec::new(),
+        current_al: 0,
+    };
+    e.group_start();
+    let result = e.trace_all();
+    e.emit_end();
+    e.b.seal_all_blocks();
+    e.b.finalize(setup.frontend);
+    result.map(|()| e.traced)
+}
+
+impl Emitter<'_, '_> {
+    // ------------------------------------------------------------------ blocks and values
+
+    fn switch_to(&mut self, block: Block) {
+        self.b.switch_to_block(block);
+        self.flush_memo.clear();
+        self.constants.clear();
+        self.uniform_loads.clear();
+    }
+
+    fn bits_const(&mut self, bits: u32) -> Value {
+        if let Some(&v) = self.constants.get(&bits) {
+            return v;
+        }
+        let bytes: Vec<u8> = [bits; 4].iter().flat_map(|l| l.to_le_bytes()).collect();
+        let constant = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        let v = self.b.ins().vconst(I32X4, constant);
+        self.constants.insert(bits, v);
+        v
+    }
+
+    fn float_const(&mut self, value: f32) -> Value {
+        let bits = self.bits_const(value.to_bits());
+        let v = self.as_float(bits);
+        if value.to_bits() == 0 || value.abs() >= f32::from_bits(MIN_NORMAL_BITS) {
+            self.flushed.insert(v);
+        }
+        v
+    }
+
+    fn as_int(&mut self, v: Value) -> Value {
+        if self.b.func.dfg.value_type(v) == I32X4 {
+            return v;
+        }
+        self.b.ins().bitcast(I32X4, MemFlagsData::new(), v)
+    }
+
+    fn as_float(&mut self, v: Value) -> Value {
+        if self.b.func.dfg.value_type(v) == F32X4 {
+            return v;
+        }
+        self.b.ins().bitcast(F32X4, MemFlagsData::new(), v)
+    }
+
+    fn select_float(&mut self, mask: Value, a: Value, b: Value) -> Value {
+        let a = self.as_int(a);
+        let b = self.as_int(b);
+        let r = self.b.ins().bitselect(mask, a, b);
+        self.as_float(r)
+    }
+
+    /// Zeroed registers and the group's inputs.
+    fn group_start(&mut self) {
+        let zero = self.float_const(0.0);
+        let zero_bits = self.bits_const(0);
+        for n in 0..16 {
+            for c in 0..4 {
+                self.b.def_var(self.temp[n][c], zero);
+                self.b.def_var(self.output[n][c], zero);
+            }
+        }
+        for v in self.a0.into_iter().chain(self.cmp).chain([self.flags]) {
+            self.b.def_var(v, zero_bits);
+        }
+        let no_steps = self.b.ins().iconst(types::I64, 0);
+        self.b.def_var(self.steps, no_steps);
+        let layout = self.s.layout;
+        for n in 0..16 {
+            for (c, default) in DEFAULT_INPUT.into_iter().enumerate() {
+                let value = match layout.inputs.slot_of(n) {
+                    Some(slot) => {
+                        let plane = (4 * slot + c) as i64;
+                        let offset = self.b.ins().imul_imm_s(self.in_stride, plane);
+                        let address = self.b.ins().iadd(self.in_group, offset);
+                        self.b.ins().load(F32X4, read_only(), address, 0)
+                    }
+                    None => self.float_const(default),
+                };
+                self.inputs[n][c] = Some(value);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ tracing
+
+    fn trace_all(&mut self) -> Result<(), SoaCompileError> {
+        let initial = FlowKey {
+            driver: FlowDriver::new(self.s.program.entry),
+            al: 0,
+            cmp_known: [Some(false), Some(false)],
+        };
+        self.trace_segment(initial, Some(0))?;
+        while let Some((key, block)) = self.work.pop() {
+            self.switch_to(block);
+            self.trace_segment(key, None)?;
+        }
+        Ok(())
+    }
+
+    /// The block of the code for flow state `key` (created and queued on first request).
+    fn state_block(&mut self, key: FlowKey) -> Block {
+        if let Some(&block) = self.memo.get(&key) {
+            return block;
+        }
+        let block = self.b.create_block();
+        self.memo.insert(key.clone(), block);
+        self.work.push((key, block));
+        block
+    }
+
+    /// A block that goes to `next`.
+    fn target(&mut self, next: Next) -> Block {
+        match next {
+            Next::State(key) => self.state_block(key),
+            Next::End { al } => {
+                let block = self.b.create_block();
+                let here = self.b.current_block();
+                self.b.switch_to_block(block);
+                let al = self.b.ins().iconst(types::I32, al as i64);
+                self.b.def_var(self.al, al);
+                self.b.ins().jump(self.end_block, &[]);
+                if let Some(here) = here {
+                    self.b.switch_to_block(here);
+                }
+                block
+            }
+            Next::Decline => self.decline_block(),
+        }
+    }
+
+    fn decline_block(&mut self) -> Block {
+        let block = self.b.create_block();
+        self.b.set_cold_block(block);
+        let here = self.b.current_block();
+        self.b.switch_to_block(block);
+        let all = self.b.ins().iconst(types::I32, 0xF);
+        self.b.ins().jump(self.latch, &[all.into()]);
+        if let Some(here) = here {
+            self.b.switch_to_block(here);
+        }
+        block
+    }
+
+    /// Ends a segment of `pending` instructions: the flags go to their variable, and the step
+    /// count is either known (`static_steps`) or counted at run time and checked against the
+    /// budget.
+    fn close_segment(&mut self, static_steps: Option<u64>, pending: u64) {
+        if let Some(unusual) = self.unusual.take() {
+            let flags = self.b.use_var(self.flags);
+            let merged = self.b.ins().bor(flags, unusual);
+            self.b.def_var(self.flags, merged);
+        }
+        match static_steps {
+            Some(n) => {
+                let total = self.b.ins().iconst(types::I64, (n + pending) as i64);
+                self.b.def_var(self.steps, total);
+            }
+            None => {
+                let steps = self.b.use_var(self.steps);
+                let total = self.b.ins().iadd_imm_s(steps, pending as i64);
+                self.b.def_var(self.steps, total);
+                let budget = self.s.config.instruction_budget;
+                if budget < i64::MAX as u64 {
+                    let over =
+                        self.b
+                            .ins()
+                            .icmp_imm_s(IntCC::SignedGreaterThan, total, budget as i64);
+                    let decline = self.decline_block();
+                    let go_on = self.b.create_block();
+                    self.b.ins().brif(over, decline, &[], go_on, &[]);
+                    self.switch_to(go_on);
+                }
+            }
+        }
+    }
+
+    /// Runs the flow driver over `inst` with flags `cmp`.
+    fn advance(
+        &self,
+        driver: &mut FlowDriver,
+        inst: &Instruction,
+        cmp: [bool; 2],
+        al: &mut i32,
+    ) -> Result<(), Stop> {
+        let inputs = FlowInputs {
+            cmp,
+            bools: self.s.bools,
+            ints: &self.s.ints,
+        };
+        driver.advance(inst, inputs, al)
+    }
+
+    /// The flag values consistent with what is known, with the instruction's test under each.
+    fn outcomes(&self, inst: &Instruction, known: [Option<bool>; 2]) -> Vec<([bool; 2], bool)> {
+        let mut out = Vec::new();
+        for x in [false, true] {
+            for y in [false, true] {
+                if known[0].is_some_and(|k| k != x) || known[1].is_some_and(|k| k != y) {
+                    continue;
+                }
+                let mut inputs = FlowInputs {
+                    cmp: [x, y],
+                    bools: self.s.bools,
+                    ints: &self.s.ints,
+                };
+                let test = rules::test(&mut inputs, inst).unwrap_or(false);
+                out.push(([x, y], test));
+            }
+        }
+        out
+    }
+
+    /// Traces from flow state `key` in the current block until END, a decline or a branch on
+    /// the flags.
+    fn trace_segment(
+        &mut self,
+        key: FlowKey,
+        static_steps: Option<u64>,
+    ) -> Result<(), SoaCompileError> {
+        let FlowKey {
+            mut driver,
+            mut al,
+            mut cmp_known,
+        } = key;
+        let budget = self.s.config.instruction_budget;
+        let mut pending = 0u64;
+        let mut seen: HashSet<FlowKey> = HashSet::new();
+        loop {
+            let here = FlowKey {
+                driver: driver.clone(),
+                al,
+                cmp_known,
+            };
+            if !seen.insert(here) {
+                // The same state again with no test of the flags in between: the invocation
+                // never ends, so it runs out of its budget (docs/execution-model.md §5.6).
+                return self.finish(static_steps, pending, Next::Decline);
+            }
+            self.traced += 1;
+            if self.traced > self.s.limit {
+                return Err(SoaCompileError::TooLarge {
+                    limit: self.s.limit,
+                });
+            }
+            if static_steps.is_some_and(|n| n + pending + 1 > budget) {
+                return self.finish(static_steps, pending, Next::Decline);
+            }
+            pending += 1;
+            let pc = driver.pc();
+            let inst = self.s.decoded[pc as usize];
+            self.current_al = al;
+            self.data(&inst, &mut cmp_known);
+            let tests_flags =
+                matches!(inst, Instruction::CondFlow { op, .. } if op != CondFlowOp::Call);
+            let outcomes = if tests_flags {
+                self.outcomes(&inst, cmp_known)
+            } else {
+                vec![([false, false], false)]
+            };
+            let decided = outcomes.iter().all(|o| o.1 == outcomes[0].1);
+            if decided {
+                match self.advance(&mut driver, &inst, outcomes[0].0, &mut al) {
+                    Ok(()) => continue,
+                    Err(Stop::End) => {
+                        return self.finish(static_steps, pending, Next::End { al });
+                    }
+                    Err(Stop::BreakOutsideLoop) => {
+                        return self.finish(static_steps, pending, Next::Decline);
+                    }
+                }
+            }
+            // The flags decide: every vertex of the group must agree.
+            let Instruction::CondFlow { cond, .. } = inst else {
+                unreachable!("only flag tests are undecided");
+            };
+            self.close_segment(static_steps, pending);
+            let mask = rules::condition(&mut MaskOps(self), cond);
+            let mut next = Vec::new();
+            for wanted in [true, false] {
+                let &(cmp, _) = outcomes
+                    .iter()
+                    .find(|o| o.1 == wanted)
+                    .expect("both outcomes are possible");
+                let mut d = driver.clone();
+                let mut a = al;
+                next.push(match self.advance(&mut d, &inst, cmp, &mut a) {
+                    Ok(()) => Next::State(FlowKey {
+                        driver: d,
+                        al: a,
+                        cmp_known,
+                    }),
+                    Err(Stop::End) => Next::End { al: a },
+                    Err(Stop::BreakOutsideLoop) => Next::Decline,
+                });
+            }
+            let on_false = next.pop().expect("two outcomes");
+            let on_true = next.pop().expect("two outcomes");
+            let true_block = self.target(on_true);
+            let false_block = self.target(on_false);
+            let all = self.b.ins().vall_true(mask);
+            let not_all = self.b.create_block();
+            self.b.ins().brif(all, true_block, &[], not_all, &[]);
+            self.switch_to(not_all);
+            let any = self.b.ins().vany_true(mask);
+            let decline = self.decline_block();
+            self.b.ins().brif(any, decline, &[], false_block, &[]);
+            return Ok(());
+        }
+    }
+
+    fn finish(
+        &mut self,
+        static_steps: Option<u64>,
+        pending: u64,
+        next: Next,
+    ) -> Result<(), SoaCompileError> {
+        if matches!(next, Next::Decline) {
+            let all = self.b.ins().iconst(types::I32, 0xF);
+            self.b.ins().jump(self.latch, &[all.into()]);
+            self.unusual = None;
+            return Ok(());
+        }
+        self.close_segment(static_steps, pending);
+        let block = self.target(next);
+        self.b.ins().jump(block, &[]);
+        Ok(())
+    }
+
+    /// The shared end: stores the outputs and flow registers, and reports the flagged vertices.
+    fn emit_end(&mut self) {
+        self.switch_to(self.end_block);
+        let layout = self.s.layout;
+        for (slot, n) in layout.outputs.iter().enumerate() {
+            for c in 0..4 {
+                let value = self.b.use_var(self.output[n][c]);
+                let offset = self
+                    .b
+                    .ins()
+                    .imul_imm_s(self.out_stride, (4 * slot + c) as i64);
+                let address = self.b.ins().iadd(self.out_group, offset);
+                self.b.ins().store(trusted(), value, address, 0);
+            }
+        }
+        let al = self.b.use_var(self.al);
+        let al = self.b.ins().splat(I32X4, al);
+        let one = self.bits_const(1);
+        let cmp_x = self.b.use_var(self.cmp[0]);
+        let cmp_x = self.b.ins().band(cmp_x, one);
+        let cmp_y = self.b.use_var(self.cmp[1]);
+        let cmp_y = self.b.ins().band(cmp_y, one);
+        let a0x = self.b.use_var(self.a0[0]);
+        let a0y = self.b.use_var(self.a0[1]);
+        for (plane, value) in [a0x, a0y, al, cmp_x, cmp_y].into_iter().enumerate() {
+            let offset = self.b.ins().imul_imm_s(self.flow_stride, plane as i64);
+            let address = self.b.ins().iadd(self.flow_group, offset);
+            self.b.ins().store(trusted(), value, address, 0);
+        }
+        let flags = self.b.use_var(self.flags);
+        let bits = self.b.ins().vhigh_bits(types::I32, flags);
+        self.b.ins().jump(self.latch, &[bits.into()]);
+    }
+
+    // ------------------------------------------------------------------ operands
+
+    /// A uniform component: `c[base]` offset by `rel`, component `comp`, maybe negated.
+    fn uniform(&mut self, base: u8, rel: RelIndex, comp: usize, negate: bool) -> Value {
+        let address = match rel {
+            RelIndex::None => UniformAddress::Slot(base),
+            RelIndex::AL => {
+                let slot = relative_uniform_slot(&mut ExactIndex, base, self.current_al);
+                UniformAddress::Slot(slot as u8)
+            }
+            RelIndex::A0X | RelIndex::A0Y => {
+                let which = usize::from(rel == RelIndex::A0Y);
+                let offset = self.b.use_var(self.a0[which]);
+                let slots = relative_uniform_slot(&mut VectorIndex(self), base, offset);
+                UniformAddress::Lanes(slots)
+            }
+        };
+        let raw = self.load_uniform(RAW, address, comp);
+        let value = if negate { self.b.ins().fneg(raw) } else { raw };
+        self.uniform_origin.insert(value, (address, comp, negate));
+        value
+    }
+
+    fn load_uniform(&mut self, table: usize, address: UniformAddress, comp: usize) -> Value {
+        let table_offset = table * 2048 + comp * 4;
+        match address {
+            UniformAddress::Slot(slot) => {
+                let key = (table, slot, comp);
+                if let Some(&v) = self.uniform_loads.get(&key) {
+                    return v;
+                }
+                let offset = table_offset + 16 * slot as usize;
+                let scalar =
+                    self.b
+                        .ins()
+                        .load(types::F32, read_only(), self.uniforms, offset as i32);
+                let v = self.b.ins().splat(F32X4, scalar);
+                self.uniform_loads.insert(key, v);
+                v
+            }
+            UniformAddress::Lanes(slots) => {
+                let mut v = None;
+                for lane in 0..4u8 {
+                    let slot = self.b.ins().extractlane(slots, lane);
+                    let slot = self.b.ins().uextend(types::I64, slot);
+                    let scaled = self.b.ins().ishl_imm_s(slot, 4);
+                    let address = self.b.ins().iadd(self.uniforms, scaled);
+                    let scalar =
+                        self.b
+                            .ins()
+                            .load(types::F32, read_only(), address, table_offset as i32);
+                    v = Some(match v {
+                        None => self.b.ins().scalar_to_vector(F32X4, scalar),
+                        Some(vector) => self.b.ins().insertlane(vector, scalar, lane),
+                    });
+                }
+                v.expect("four lanes")
+            }
+        }
+    }
+
+    /// Component `lane` of source `slot` (after swizzle and negate).
+    fn source(
+        &mut self,
+        reg: SrcReg,
+        rel: RelIndex,
+        d: OperandDescriptor,
+        slot: usize,
+        lane: usize,
+    ) -> Value {
+        let comp = d.swizzle(slot).component(lane);
+        let negate = d.negate(slot);
+        let raw = match reg.file_index() {
+            (RegisterFile::Input, n) => {
+                self.inputs[n as usize % 16][comp].expect("inputs are loaded at the group's start")
+            }
+            (RegisterFile::Temporary, n) => self.b.use_var(self.temp[n as usize % 16][comp]),
+            (_, n) => return self.uniform(n, rel, comp, negate),
+        };
+        if negate { self.b.ins().fneg(raw) } else { raw }
+    }
+
+    /// The input flush of `v`, computed once per block.
+    fn flushed(&mut self, v: Value) -> Value {
+        if !self.precision.is_f24() {
+            return v;
+        }
+        let r = lanes::flush(self, v, self.precision);
+        self.flush_memo.insert(v, r);
+        r
+    }
+
+    fn write(&mut self, dst: DstReg, values: [Option<Value>; 4]) {
+        let vars = match dst.file_index() {
+            (RegisterFile::Temporary, n) => self.temp[n as usize % 16],
+            (_, n) => self.output[n as usize % 16],
+        };
+        for (var, value) in vars.into_iter().zip(values) {
+            if let Some(value) = value {
+                self.b.def_var(var, value);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ operations
+
+    fn with_flags<R>(&mut self, f: impl FnOnce(&mut Self, &mut Option<Value>) -> R) -> R {
+        let mut unusual = self.unusual.take();
+        let r = f(self, &mut unusual);
+        self.unusual = unusual;
+        r
+    }
+
+    fn mul(&mut self, a: Value, b: Value) -> Value {
+        let (a, b) = (self.flushed(a), self.flushed(b));
+        let p = self.precision;
+        self.with_flags(|e, u| flagging::mul(e, a, b, p, u))
+    }
+
+    fn data(&mut self, inst: &Instruction, cmp_known: &mut [Option<bool>; 2]) {
+        let p = self.precision;
+        match *inst {
+            Instruction::Binary {
+                op,
+                dst,
+                src1,
+                src2,
+                rel,
+                desc,
+            } => {
+                let d = OperandDescriptor(self.s.program.opdescs[desc as usize]);
+                let mask = d.dest_mask();
+                if mask.0 == 0 {
+                    return;
+                }
+                let (rel1, rel2) = split_rel(rel, op.is_inverted());
+                let a = |e: &mut Self, lane| e.source(src1, rel1, d, 0, lane);
+                let b = |e: &mut Self, lane| e.source(src2, rel2, d, 1, lane);
+                let mut out = [None; 4];
+                match op.base() {
+                    BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph => {
+                        let n = if op.base() == BinaryOp::Dp3 { 3 } else { 4 };
+                        let mut products = Vec::with_capacity(4);
+                        for k in 0..n {
+                            let x = if op.base() == BinaryOp::Dph && k == 3 {
+                                self.float_const(1.0)
+                            } else {
+                                a(self, k)
+                            };
+                            let y = b(self, k);
+                            products.push(self.mul(x, y));
+                        }
+                        let sum = self.with_flags(|e, u| flagging::dot_sum(e, &products, p, u));
+                        for (lane, slot) in out.iter_mut().enumerate() {
+                            if mask.lane(lane) {
+                                *slot = Some(sum);
+                            }
+                        }
+                    }
+                    base => {
+                        for (lane, slot) in out.iter_mut().enumerate() {
+                            if !mask.lane(lane) {
+                                continue;
+                            }
+                            *slot = Some(match base {
+                                BinaryOp::Add => {
+                                    let x = a(self, lane);
+                                    let y = b(self, lane);
+                                    let (x, y) = (self.flushed(x), self.flushed(y));
+                                    self.with_flags(|e, u| flagging::add(e, x, y, p, u))
+                                }
+                                BinaryOp::Mul => {
+                                    let x = a(self, lane);
+                                    let y = b(self, lane);
+                                    self.mul(x, y)
+                                }
+                                BinaryOp::Max | BinaryOp::Min => {
+                                    let x = a(self, lane);
+                                    let y = b(self, lane);
+                                    let cc = if base == BinaryOp::Max {
+                                        FloatCC::GreaterThan
+                                    } else {
+                                        FloatCC::LessThan
+                                    };
+                                    let m = self.b.ins().fcmp(cc, x, y);
+                                    self.select_float(m, x, y)
+                                }
+                                BinaryOp::Sge | BinaryOp::Slt => {
+                                    let x = a(self, lane);
+                                    let y = b(self, lane);
+                                    let cc = if base == BinaryOp::Sge {
+                                        FloatCC::GreaterThanOrEqual
+                                    } else {
+                                        FloatCC::LessThan
+                                    };
+                                    let m = self.b.ins().fcmp(cc, x, y);
+                                    let one = self.float_const(1.0);
+                                    let zero = self.float_const(0.0);
+                                    self.select_float(m, one, zero)
+                                }
+                                // DST: (1, a.y * b.y, a.z, b.w).
+                                _ => match lane {
+                                    0 => self.float_const(1.0),
+                                    1 => {
+                                        let x = a(self, 1);
+                                        let y = b(self, 1);
+                                        self.mul(x, y)
+                                    }
+                                    2 => a(self, 2),
+                                    _ => b(self, 3),
+                                },
+                            });
+                        }
+                    }
+                }
+                self.write(dst, out);
+            }
+            Instruction::Unary {
+                op,
+                dst,
+                src1,
+                rel,
+                desc,
+                ..
+            } => {
+                let d = OperandDescriptor(self.s.program.opdescs[desc as usize]);
+                let mask = d.dest_mask();
+                if mask.0 == 0 && op != UnaryOp::Litp {
+                    return;
+                }
+                let mut out = [None; 4];
+                match op {
+                    UnaryOp::Mov | UnaryOp::Flr => {
+                        for (lane, slot) in out.iter_mut().enumerate() {
+                            if mask.lane(lane) {
+                                let x = self.source(src1, rel, d, 0, lane);
+                                *slot = Some(if op == UnaryOp::Mov {
+                                    x
+                                } else {
+                                    let x = self.flushed(x);
+                                    self.with_flags(|e, u| flagging::flr(e, x, p, u))
+                                });
+                            }
+                        }
+                    }
+                    UnaryOp::Rcp | UnaryOp::Rsq | UnaryOp::Ex2 | UnaryOp::Lg2 => {
+                        let x = self.source(src1, rel, d, 0, 0);
+                        let x = self.flushed(x);
+                        let r = self.with_flags(|e, u| match op {
+                            UnaryOp::Rcp => flagging::rcp_each(e, x, p, u),
+                            UnaryOp::Rsq => flagging::rsq_each(e, x, p, u),
+                            UnaryOp::Ex2 => flagging::ex2_each(e, x, p, u),
+                            _ => flagging::lg2_each(e, x, p, u),
+                        });
+                        for (lane, slot) in out.iter_mut().enumerate() {
+                            if mask.lane(lane) {
+                                *slot = Some(r);
+                            }
+                        }
+                    }
+                    UnaryOp::Litp => {
+                        let x = self.source(src1, rel, d, 0, 0);
+                        let y = self.source(src1, rel, d, 0, 1);
+                        let w = self.source(src1, rel, d, 0, 3);
+                        let zero = self.float_const(0.0);
+                        let positive = |e: &mut Self, v: Value| {
+                            let m = e.b.ins().fcmp(FloatCC::GreaterThan, v, zero);
+                            e.select_float(m, v, zero)
+                        };
+                        let rx = positive(self, x);
+                        let rw = positive(self, w);
+                        let lo = self.float_const(-LITP_Y_LIMIT);
+                        let hi = self.float_const(LITP_Y_LIMIT);
+                        let below = self.b.ins().fcmp(FloatCC::LessThan, y, lo);
+                        let clamped = self.select_float(below, lo, y);
+                        let above = self.b.ins().fcmp(FloatCC::GreaterThan, clamped, hi);
+                        let ry = self.select_float(above, hi, clamped);
+                        let values = [rx, ry, zero, rw];
+                        for (lane, slot) in out.iter_mut().enumerate() {
+                            if mask.lane(lane) {
+                                *slot = Some(values[lane]);
+                            }
+                        }
+                        let fx = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, x, zero);
+                        let fw = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, w, zero);
+                        self.b.def_var(self.cmp[0], fx);
+                        self.b.def_var(self.cmp[1], fw);
+                        *cmp_known = [None, None];
+                    }
+                }
+                self.write(dst, out);
+            }
+            Instruction::Mova {
+                src1, rel, desc, ..
+            } => {
+                let d = OperandDescriptor(self.s.program.opdescs[desc as usize]);
+                // Both lanes read the source (relative to the old a0) before either is set.
+                let mut values = [None; 2];
+                for (lane, value) in values.iter_mut().enumerate() {
+                    if d.dest_mask().lane(lane) {
+                        let x = self.source(src1, rel, d, 0, lane);
+                        *value = Some(self.b.ins().fcvt_to_sint_sat(I32X4, x));
+                    }
+                }
+                for (var, value) in self.a0.into_iter().zip(values) {
+                    if let Some(value) = value {
+                        self.b.def_var(var, value);
+                    }
+                }
+            }
+            Instruction::Cmp {
+                src1,
+                src2,
+                rel,
+                desc,
+                cmp_x,
+                cmp_y,
+            } => {
+                let d = OperandDescriptor(self.s.program.opdescs[desc as usize]);
+                for (lane, op) in [(0usize, cmp_x), (1, cmp_y)] {
+                    let flag = match op.bits() {
+                        0..=5 => {
+                            let cc = [
+                                FloatCC::Equal,
+                                FloatCC::NotEqual,
+                                FloatCC::LessThan,
+                                FloatCC::LessThanOrEqual,
+                                FloatCC::GreaterThan,
+                                FloatCC::GreaterThanOrEqual,
+                            ][op.bits() as usize];
+                            let x = self.source(src1, rel, d, 0, lane);
+                            let y = self.source(src2, RelIndex::None, d, 1, lane);
+                            cmp_known[lane] = None;
+                            self.b.ins().fcmp(cc, x, y)
+                        }
+                        _ => {
+                            cmp_known[lane] = Some(true);
+                            self.bits_const(u32::MAX)
+                        }
+                    };
+                    self.b.def_var(self.cmp[lane], flag);
+                }
+            }
+            Instruction::Mad {
+                inverted,
+                dst,
+                src1,
+                src2,
+                src3,
+                rel,
+                desc,
+            } => {
+                let d = OperandDescriptor(self.s.program.opdescs[desc as usize]);
+                let mask = d.dest_mask();
+                let (rel2, rel3) = split_rel(rel, inverted);
+                let mut out = [None; 4];
+                for (lane, slot) in out.iter_mut().enumerate() {
+                    if !mask.lane(lane) {
+                        continue;
+                    }
+                    let x = self.source(src1, RelIndex::None, d, 0, lane);
+                    let y = self.source(src2, rel2, d, 1, lane);
+                    let z = self.source(src3, rel3, d, 2, lane);
+                    let (x, y, z) = (self.flushed(x), self.flushed(y), self.flushed(z));
+                    *slot = Some(self.with_flags(|e, u| flagging::mad(e, x, y, z, p, u)));
+                }
+                self.write(dst, out);
+            }
+            // No data part in a vertex shader: flow control is traced, NOP and unknown opcodes
+            // do nothing, EMIT and SETEMIT do nothing (docs/execution-model.md §3, §6.1).
+            Instruction::Simple { .. }
+            | Instruction::CondFlow { .. }
+            | Instruction::BoolFlow { .. }
+            | Instruction::Loop { .. }
+            | Instruction::SetEmit { .. }
+            | Instruction::Unknown { .. } => {}
+        }
+    }
+
+    fn call_each(&mut self, f: FuncRef, x: Value) -> Value {
+        let mut r = x;
+        for lane in 0..4u8 {
+            let element = self.b.ins().extractlane(x, lane);
+            let call = self.b.ins().call(f, &[element]);
+            let y = self.b.inst_results(call)[0];
+            r = self.b.ins().insertlane(r, y, lane);
+        }
+        r
+    }
+}
+
+/// The float24 rules on f32x4 values holding one component of four vertices.
+impl Elements for Emitter<'_, '_> {
+    type Float = Value;
+    type Bits = Value;
+    type Mask = Value;
+
+    fn bits_of(&mut self, v: Value) -> Value {
+        self.as_int(v)
+    }
+    fn float_of(&mut self, v: Value) -> Value {
+        self.as_float(v)
+    }
+    fn splat_bits(&mut self, bits: u32) -> Value {
+        self.bits_const(bits)
+    }
+    fn and(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().band(a, b)
+    }
+    fn or(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().bor(a, b)
+    }
+    fn add_bits(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().iadd(a, b)
+    }
+    fn shift_right(&mut self, a: Value, amount: u32) -> Value {
+        let amount = self.b.ins().iconst(types::I32, amount as i64);
+        self.b.ins().ushr(a, amount)
+    }
+    fn below(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().icmp(IntCC::UnsignedLessThan, a, b)
+    }
+    fn above(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().icmp(IntCC::UnsignedGreaterThan, a, b)
+    }
+    // Signed vector compares are one instruction on x86-64; unsigned ones are not.
+    fn magnitude_below(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().icmp(IntCC::SignedLessThan, a, b)
+    }
+    fn magnitude_above(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().icmp(IntCC::SignedGreaterThan, a, b)
+    }
+    fn clear_where(&mut self, mask: Value, bits: Value) -> Value {
+        self.b.ins().band_not(bits, mask)
+    }
+    fn is_nan(&mut self, a: Value) -> Value {
+        self.b.ins().fcmp(FloatCC::Unordered, a, a)
+    }
+    fn is_number(&mut self, a: Value) -> Value {
+        self.b.ins().fcmp(FloatCC::Ordered, a, a)
+    }
+    fn both(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().band(a, b)
+    }
+    fn either(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().bor(a, b)
+    }
+    fn select(&mut self, mask: Value, a: Value, b: Value) -> Value {
+        self.b.ins().bitselect(mask, a, b)
+    }
+    fn fadd(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fadd(a, b)
+    }
+    fn fmul(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fmul(a, b)
+    }
+    fn fdiv(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fdiv(a, b)
+    }
+    fn sqrt(&mut self, a: Value) -> Value {
+        self.b.ins().sqrt(a)
+    }
+    fn floor(&mut self, a: Value) -> Value {
+        self.b.ins().floor(a)
+    }
+    fn exp2_each(&mut self, a: Value) -> Value {
+        let f = self.s.exp2;
+        self.call_each(f, a)
+    }
+    fn log2_each(&mut self, a: Value) -> Value {
+        let f = self.s.log2;
+        self.call_each(f, a)
+    }
+    fn flushed_already(&mut self, v: Value) -> Option<Value> {
+        if self.flushed.contains(&v) {
+            return Some(v);
+        }
+        if let Some(&r) = self.flush_memo.get(&v) {
+            return Some(r);
+        }
+        let &(address, comp, negated) = self.uniform_origin.get(&v)?;
+        let table = if negated { NEGATED_FLUSHED } else { FLUSHED };
+        let r = self.load_uniform(table, address, comp);
+        self.flushed.insert(r);
+        self.flush_memo.insert(v, r);
+        Some(r)
+    }
+    fn note_flushed(&mut self, v: Value) {
+        self.flushed.insert(v);
+    }
+}
+
+/// The flow tests on the flags of four vertices: a truth value is an i32x4 mask.
+struct MaskOps<'x, 'a, 'b>(&'x mut Emitter<'a, 'b>);
+
+impl FlowOps for MaskOps<'_, '_, '_> {
+    type Bit = Value;
+    type Int = Value;
+
+    fn constant(&mut self, value: bool) -> Value {
+        self.0.bits_const(if value { u32::MAX } else { 0 })
+    }
+    fn not(&mut self, a: Value) -> Value {
+        self.0.b.ins().bnot(a)
+    }
+    fn and(&mut self, a: Value, b: Value) -> Value {
+        self.0.b.ins().band(a, b)
+    }
+    fn or(&mut self, a: Value, b: Value) -> Value {
+        self.0.b.ins().bor(a, b)
+    }
+    fn cmp_flag(&mut self, lane: usize) -> Value {
+        self.0.b.use_var(self.0.cmp[lane % 2])
+    }
+    fn bool_uniform(&mut self, id: u8) -> Value {
+        let set = self.0.s.bools & (1 << (id % 16)) != 0;
+        self.constant(set)
+    }
+    fn int_uniform(&mut self, id: u8, byte: usize) -> Value {
+        let value = self.0.s.ints[id as usize % 4][byte % 4];
+        self.0.bits_const(value as u32)
+    }
+    fn add(&mut self, a: Value, b: Value) -> Value {
+        self.0.b.ins().iadd(a, b)
+    }
+    fn select(&mut self, condition: Value, a: Value, b: Value) -> Value {
+        self.0.b.ins().bitselect(condition, a, b)
+    }
+}
+
+/// The relative-addressing rule on four vertices' offsets (i32x4; a truth value is a mask).
+struct VectorIndex<'x, 'a, 'b>(&'x mut Emitter<'a, 'b>);
+
+impl IndexOps for VectorIndex<'_, '_, '_> {
+    type Int = Value;
+    type Bit = Value;
+
+    fn int(&mut self, value: i32) -> Value {
+        self.0.bits_const(value as u32)
+    }
+    fn add(&mut self, a: Value, b: Value) -> Value {
+        self.0.b.ins().iadd(a, b)
+    }
+    fn and(&mut self, a: Value, mask: i32) -> Value {
+        let mask = self.0.bits_const(mask as u32);
+        self.0.b.ins().band(a, mask)
+    }
+    fn within(&mut self, a: Value, low: i32, high: i32) -> Value {
+        let low_v = self.0.bits_const(low as u32);
+        let high_v = self.0.bits_const(high as u32);
+        let not_below = self
+            .0
+            .b
+            .ins()
+            .icmp(IntCC::SignedGreaterThanOrEqual, a, low_v);
+        let not_above = self.0.b.ins().icmp(IntCC::SignedLessThanOrEqual, a, high_v);
+        self.0.b.ins().band(not_below, not_above)
+    }
+    fn select(&mut self, condition: Value, a: Value, b: Value) -> Value {
+        self.0.b.ins().bitselect(condition, a, b)
+    }
+}

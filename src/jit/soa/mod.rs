@@ -1,0 +1,559 @@
+//! The structure-of-arrays JIT tier: the fastest exact way to run a vertex shader over many
+//! vertices (docs/architecture.md, "The structure-of-arrays tier").
+//!
+//! [`SoaJit::compile`] specialises a program on its bool and int uniforms. With those fixed,
+//! every control-flow decision except the ones that read the condition flags is known, so the
+//! compiler runs the flow model ([`crate::flow::FlowDriver`]) at compile time and emits
+//! straight-line code for the executed instruction sequence: uniform loops are unrolled and aL
+//! is a constant. At a flow instruction that tests cmp (IFC, CALLC, JMPC, BREAKC) the code checks
+//! that the four vertices of a group agree; if they do it branches to the code of that outcome
+//! (compiled once per complete flow state, so a cmp-dependent loop becomes a real loop), and if
+//! they do not the group is declined.
+//!
+//! Each register component of a group of four vertices is one f32x4 value; the arithmetic is
+//! the rules of [`crate::float24::lanes::flagging`] (the exact rules whose rounding flags NaN and
+//! out-of-range results), so a vertex with an unusual value is declined and rerun by the caller
+//! on an exact engine ([`GroupKernel`]). One compiled function loops over the groups of a batch.
+
+mod emit;
+
+use std::fmt;
+
+use cranelift_codegen::ir::{AbiParam, Signature, types};
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::FunctionBuilderContext;
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module, default_libcall_names};
+
+use super::{JitError, c_call_conv, code_generator, context, verify_ir};
+use crate::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel};
+use crate::float24::{Precision, lanes};
+use crate::isa::{Instruction, decode};
+use crate::program::{FlowRegisters, ShaderProgram, UNIFORM_INDEX_SLOTS, Uniforms};
+
+/// Vertices per group: one f32x4 holds a register component of four vertices.
+pub const GROUP: usize = 4;
+
+/// The most instructions the compiler traces for one program.
+pub const MAX_TRACED: usize = 32768;
+
+/// Why the tier cannot compile a program. The caller then runs it on another engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SoaCompileError {
+    /// The code generator failed (an environment problem, as for the scalar JIT).
+    Jit(JitError),
+    /// Tracing the program's executed instruction sequences (loops unrolled, both outcomes of
+    /// every cmp-dependent branch) passes the limit.
+    TooLarge {
+        /// The limit on traced instructions for this program.
+        limit: usize,
+    },
+}
+
+impl fmt::Display for SoaCompileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SoaCompileError::Jit(e) => write!(f, "{e}"),
+            SoaCompileError::TooLarge { limit } => write!(
+                f,
+                "the program's unrolled control flow is longer than {limit} instructions"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SoaCompileError {}
+
+impl From<JitError> for SoaCompileError {
+    fn from(e: JitError) -> Self {
+        SoaCompileError::Jit(e)
+    }
+}
+
+/// The size of what [`SoaJit::compile`] emitted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SoaCompileStats {
+    /// Instructions traced (executed at compile time, over all outcomes).
+    pub traced_instructions: usize,
+    /// Cranelift IR instructions, as lowered (before optimisation).
+    pub ir_instructions: usize,
+    /// Cranelift IR blocks, as lowered.
+    pub ir_blocks: usize,
+    /// Bytes of machine code.
+    pub code_bytes: usize,
+    /// Program addresses control can reach.
+    pub reachable_words: usize,
+}
+
+/// Code-generator settings of the tier (the defaults are the measured best; see
+/// docs/architecture.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SoaCodegen {
+    /// Cranelift `opt_level`: `"speed"` or `"none"`.
+    pub opt_level: &'static str,
+    /// Cranelift `regalloc_algorithm`: `"backtracking"` or `"single_pass"`.
+    pub regalloc: &'static str,
+}
+
+impl Default for SoaCodegen {
+    fn default() -> Self {
+        SoaCodegen {
+            opt_level: "speed",
+            regalloc: "backtracking",
+        }
+    }
+}
+
+/// What the compiled function reads: the batch's planes and the uniform table.
+#[repr(C)]
+struct SoaArgs {
+    /// Input plane 0 (plane `k` at `k * in_stride` bytes).
+    inputs: *const f32,
+    in_stride: i64,
+    /// Output plane 0.
+    outputs: *mut f32,
+    out_stride: i64,
+    /// Groups of four vertices.
+    groups: i64,
+    /// One byte per group: bit `l` set when vertex `l` of the group is declined.
+    declined: *mut u8,
+    /// [`UniformTable`].
+    uniforms: *const f32,
+    /// Flow planes a0.x, a0.y, aL, cmp.x, cmp.y (i32, `flow_stride` bytes apart).
+    flow: *mut i32,
+    flow_stride: i64,
+    /// Bytes between the flow entries of consecutive groups (16, or 0 to overwrite one).
+    flow_step: i64,
+}
+
+/// The uniforms as the compiled code reads them: c0-c95 and 32 entries of ones (docs/
+/// execution-model.md §4) in three copies: raw, with the input flush applied, and negated then
+/// flushed.
+struct UniformTable([[[f32; 4]; UNIFORM_INDEX_SLOTS]; 3]);
+
+/// The table copies.
+const RAW: usize = 0;
+const FLUSHED: usize = 1;
+const NEGATED_FLUSHED: usize = 2;
+
+impl UniformTable {
+    fn new(uniforms: &Uniforms, precision: Precision) -> Box<UniformTable> {
+        let mut raw = [[1.0f32; 4]; UNIFORM_INDEX_SLOTS];
+        raw[..96].copy_from_slice(&uniforms.float);
+        let flushed = raw.map(|v| lanes::flush(&mut lanes::Exact, v, precision));
+        let negated = raw.map(|v| {
+            let negative = v.map(|x| f32::from_bits(x.to_bits() ^ lanes::SIGN_BIT));
+            lanes::flush(&mut lanes::Exact, negative, precision)
+        });
+        let mut table = Box::new(UniformTable([[[0.0; 4]; UNIFORM_INDEX_SLOTS]; 3]));
+        table.0[RAW] = raw;
+        table.0[FLUSHED] = flushed;
+        table.0[NEGATED_FLUSHED] = negated;
+        table
+    }
+}
+
+type SoaFn = unsafe extern "C" fn(*const SoaArgs) -> u32;
+
+/// A vertex shader compiled for groups of four vertices, specialised on its bool and int
+/// uniforms.
+pub struct SoaJit {
+    program: ShaderProgram,
+    config: ExecConfig,
+    bools: u16,
+    ints: [[u8; 4]; 4],
+    layout: BatchLayout,
+    stats: SoaCompileStats,
+    function: SoaFn,
+    module: Option<JITModule>,
+}
+
+// SAFETY: as `JitShader`: the module is only used again to free it, and the compiled function
+// touches only the memory its arguments point to.
+unsafe impl Send for SoaJit {}
+// SAFETY: see above.
+unsafe impl Sync for SoaJit {}
+
+impl Drop for SoaJit {
+    fn drop(&mut self) {
+        if let Some(module) = self.module.take() {
+            // SAFETY: `function` is only called through `&self`.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+impl fmt::Debug for SoaJit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SoaJit")
+            .field("entry", &self.program.entry)
+            .field("config", &self.config)
+            .field("bools", &self.bools)
+            .field("ints", &self.ints)
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
+fn soa_isa(codegen: SoaCodegen) -> Result<OwnedTargetIsa, JitError> {
+    let mut flags = settings::builder();
+    flags
+        .set("opt_level", codegen.opt_level)
+        .map_err(|e| code_generator("opt_level", e))?;
+    flags
+        .set("regalloc_algorithm", codegen.regalloc)
+        .map_err(|e| code_generator("regalloc_algorithm", e))?;
+    flags
+        .set(
+            "enable_verifier",
+            if verify_ir() { "true" } else { "false" },
+        )
+        .map_err(|e| code_generator("enable_verifier", e))?;
+    let isa_builder = cranelift_native::builder().map_err(|e| JitError::HostDetection {
+        detail: e.to_string(),
+    })?;
+    isa_builder
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| code_generator("the target ISA", e))
+}
+
+impl SoaJit {
+    /// Compiles `program` for batches run with bool uniforms `bools` and int uniforms `ints`
+    /// (and any float uniforms).
+    pub fn compile(
+        program: &ShaderProgram,
+        config: ExecConfig,
+        bools: u16,
+        ints: [[u8; 4]; 4],
+    ) -> Result<SoaJit, SoaCompileError> {
+        Self::compile_with(program, config, bools, ints, SoaCodegen::default())
+    }
+
+    /// [`compile`](Self::compile) with explicit code-generator settings.
+    pub fn compile_with(
+        program: &ShaderProgram,
+        config: ExecConfig,
+        bools: u16,
+        ints: [[u8; 4]; 4],
+        codegen: SoaCodegen,
+    ) -> Result<SoaJit, SoaCompileError> {
+        let decoded: Vec<Instruction> = program.code.iter().map(|&w| decode(w)).collect();
+        let layout = BatchLayout::of(program);
+        let reachable = crate::flow::explore::reachable_addresses(&decoded, program.entry)
+            .iter()
+            .filter(|&&r| r)
+            .count();
+        let limit = (16 * reachable).clamp(2048, MAX_TRACED);
+
+        let isa = soa_isa(codegen)?;
+        let pointer = isa.pointer_type();
+        let mut jit_builder = JITBuilder::with_isa(isa, default_libcall_names());
+        jit_builder.symbol("picajit_exp2", context::picajit_exp2 as *const u8);
+        jit_builder.symbol("picajit_log2", context::picajit_log2 as *const u8);
+        let mut module = JITModule::new(jit_builder);
+        let declaration = |function: &'static str| {
+            move |e: cranelift_module::ModuleError| JitError::Declaration {
+                function,
+                detail: e.to_string(),
+            }
+        };
+        let mut unary = Signature::new(c_call_conv());
+        unary.params.push(AbiParam::new(types::F32));
+        unary.returns.push(AbiParam::new(types::F32));
+        let exp2 = module
+            .declare_function("picajit_exp2", Linkage::Import, &unary)
+            .map_err(declaration("picajit_exp2"))?;
+        let log2 = module
+            .declare_function("picajit_log2", Linkage::Import, &unary)
+            .map_err(declaration("picajit_log2"))?;
+        let mut signature = Signature::new(c_call_conv());
+        signature.params.push(AbiParam::new(pointer));
+        signature.returns.push(AbiParam::new(types::I32));
+        let id = module
+            .declare_function("soa_shader", Linkage::Local, &signature)
+            .map_err(declaration("soa_shader"))?;
+
+        let mut ctx = module.make_context();
+        ctx.func.signature = signature;
+        let mut builder_context = FunctionBuilderContext::new();
+        let exp2_ref = module.declare_func_in_func(exp2, &mut ctx.func);
+        let log2_ref = module.declare_func_in_func(log2, &mut ctx.func);
+        let traced = emit::lower(
+            &mut ctx.func,
+            &mut builder_context,
+            emit::Setup {
+                program,
+                decoded: &decoded,
+                config,
+                bools,
+                ints,
+                layout,
+                limit,
+                exp2: exp2_ref,
+                log2: log2_ref,
+                pointer,
+                frontend: module.target_config(),
+            },
+        )?;
+        let mut stats = SoaCompileStats {
+            traced_instructions: traced,
+            reachable_words: reachable,
+            ir_blocks: ctx.func.layout.blocks().count(),
+            ..SoaCompileStats::default()
+        };
+        stats.ir_instructions = ctx
+            .func
+            .layout
+            .blocks()
+            .map(|block| ctx.func.layout.block_insts(block).count())
+            .sum();
+        module
+            .define_function(id, &mut ctx)
+            .map_err(|e| JitError::CodeGeneration {
+                detail: format!("{e:?}"),
+            })?;
+        stats.code_bytes = ctx
+            .compiled_code()
+            .map_or(0, |code| code.code_info().total_size as usize);
+        module.clear_context(&mut ctx);
+        module
+            .finalize_definitions()
+            .map_err(|e| JitError::Finalization {
+                detail: e.to_string(),
+            })?;
+        let code = module.get_finalized_function(id);
+        // SAFETY: the function was defined with `signature`: one pointer in, an i32 out, the
+        // host's C calling convention, which is `SoaFn`.
+        let function = unsafe { std::mem::transmute::<*const u8, SoaFn>(code) };
+        Ok(SoaJit {
+            program: program.clone(),
+            config,
+            bools,
+            ints,
+            layout,
+            stats,
+            function,
+            module: Some(module),
+        })
+    }
+
+    /// The program.
+    pub fn program(&self) -> &ShaderProgram {
+        &self.program
+    }
+
+    /// The settings it was compiled with.
+    pub fn config(&self) -> ExecConfig {
+        self.config
+    }
+
+    /// The bool and int uniforms it is specialised on.
+    pub fn specialisation(&self) -> (u16, [[u8; 4]; 4]) {
+        (self.bools, self.ints)
+    }
+
+    /// The registers its batches carry.
+    pub fn layout(&self) -> BatchLayout {
+        self.layout
+    }
+
+    /// The size of what was emitted.
+    pub fn compile_stats(&self) -> SoaCompileStats {
+        self.stats
+    }
+
+    /// Runs the compiled function over `groups` groups. `declined` gets one byte per group.
+    #[allow(clippy::too_many_arguments)]
+    fn call(
+        &self,
+        inputs: *const f32,
+        in_stride: usize,
+        outputs: *mut f32,
+        out_stride: usize,
+        groups: usize,
+        declined: &mut [u8],
+        table: &UniformTable,
+        flow: &mut FlowPlanes,
+    ) {
+        debug_assert!(declined.len() >= groups);
+        let args = SoaArgs {
+            inputs,
+            in_stride: (4 * in_stride) as i64,
+            outputs,
+            out_stride: (4 * out_stride) as i64,
+            groups: groups as i64,
+            declined: declined.as_mut_ptr(),
+            uniforms: table.0.as_ptr().cast(),
+            flow: flow.data.as_mut_ptr(),
+            flow_stride: (4 * flow.stride) as i64,
+            flow_step: if flow.stride == 0 { 0 } else { 16 },
+        };
+        // SAFETY: the compiled code reads input planes 0..4*|inputs| of `groups * 4` vertices
+        // and writes as many output and flow entries and `groups` declined bytes, all inside
+        // the buffers the caller passes (checked by `run`); the uniform table has every slot a
+        // masked index names.
+        unsafe { (self.function)(&args) };
+    }
+}
+
+/// The final a0/aL/cmp of each vertex, as five i32 planes.
+struct FlowPlanes {
+    data: Vec<i32>,
+    /// Elements between planes (0: one group's entries, overwritten by every group).
+    stride: usize,
+}
+
+impl FlowPlanes {
+    fn new(vertices: Option<usize>) -> FlowPlanes {
+        match vertices {
+            Some(n) => FlowPlanes {
+                data: vec![0; 5 * n],
+                stride: n,
+            },
+            None => FlowPlanes {
+                data: vec![0; 5 * 4],
+                stride: 0,
+            },
+        }
+    }
+
+    fn get(&self, i: usize) -> FlowRegisters {
+        let at = |plane: usize| self.data[plane * self.stride + i];
+        FlowRegisters {
+            a0: [at(0), at(1)],
+            al: at(2),
+            cmp: [at(3) != 0, at(4) != 0],
+        }
+    }
+}
+
+/// Copies `count` vertices from `start` of planes `src` (stride `src_stride`) to planes of
+/// stride `dst_stride` at `dst`, repeating the last vertex up to `padded`.
+#[allow(clippy::too_many_arguments)]
+fn copy_planes(
+    src: &[f32],
+    src_stride: usize,
+    start: usize,
+    count: usize,
+    planes: usize,
+    dst: &mut [f32],
+    dst_stride: usize,
+    padded: usize,
+) {
+    for k in 0..planes {
+        for i in 0..padded {
+            let from = start + i.min(count - 1);
+            dst[k * dst_stride + i] = src[k * src_stride + from];
+        }
+    }
+}
+
+impl GroupKernel for SoaJit {
+    fn name(&self) -> &'static str {
+        "soa-jit"
+    }
+
+    fn run(&self, uniforms: &Uniforms, io: &mut BatchIo<'_>, declined: &mut Vec<usize>) {
+        debug_assert!(
+            uniforms.bools == self.bools && uniforms.int == self.ints,
+            "a SoaJit runs only with the bool and int uniforms it was compiled for"
+        );
+        let count = io.count();
+        if count == 0 {
+            return;
+        }
+        if io.outputs.registers() != self.layout.outputs
+            || uniforms.bools != self.bools
+            || uniforms.int != self.ints
+        {
+            declined.extend(0..count);
+            return;
+        }
+        let table = UniformTable::new(uniforms, self.config.precision);
+        // Inputs in the layout the code was compiled for.
+        let repacked;
+        let (in_data, in_stride): (&[f32], usize) = if io.inputs.registers() == self.layout.inputs {
+            (io.inputs.data(), io.inputs.stride())
+        } else {
+            let vertices: Vec<_> = (0..count).map(|i| io.inputs.vertex(i)).collect();
+            repacked = crate::exec::SoaBuffer::from_vertices(self.layout.inputs, &vertices);
+            let stride = repacked.inputs().stride();
+            (repacked.inputs().data(), stride)
+        };
+        let in_planes = self.layout.inputs.planes();
+        let out_planes = self.layout.outputs.planes();
+        let groups = count / GROUP;
+        let tail = count % GROUP;
+        let mut flow = FlowPlanes::new(io.flow.is_some().then_some(groups * GROUP + GROUP));
+        let mut bytes = vec![0u8; groups + 1];
+        let out_stride = io.outputs.stride();
+        let out_base = io.outputs.base_ptr();
+        if groups > 0 {
+            self.call(
+                in_data.as_ptr(),
+                in_stride,
+                out_base,
+                out_stride,
+                groups,
+                &mut bytes,
+                &table,
+                &mut flow,
+            );
+        }
+        if tail > 0 {
+            let start = groups * GROUP;
+            let mut scratch_in = vec![0f32; in_planes.max(1) * GROUP];
+            if in_planes > 0 {
+                copy_planes(
+                    in_data,
+                    in_stride,
+                    start,
+                    tail,
+                    in_planes,
+                    &mut scratch_in,
+                    GROUP,
+                    GROUP,
+                );
+            }
+            let mut scratch_out = vec![0f32; out_planes.max(1) * GROUP];
+            let mut tail_flow = FlowPlanes::new(io.flow.is_some().then_some(GROUP));
+            let mut tail_byte = [0u8; 1];
+            self.call(
+                scratch_in.as_ptr(),
+                GROUP,
+                scratch_out.as_mut_ptr(),
+                GROUP,
+                1,
+                &mut tail_byte,
+                &table,
+                &mut tail_flow,
+            );
+            bytes[groups] = tail_byte[0];
+            for k in 0..out_planes {
+                let plane = io.outputs.plane_mut(k);
+                plane[start..count].copy_from_slice(&scratch_out[k * GROUP..k * GROUP + tail]);
+            }
+            if let Some(entries) = io.flow.as_deref_mut() {
+                for i in 0..tail {
+                    entries[start + i] = tail_flow.get(i);
+                }
+            }
+        }
+        if let Some(entries) = io.flow.as_deref_mut() {
+            for (i, entry) in entries.iter_mut().enumerate().take(groups * GROUP) {
+                *entry = flow.get(i);
+            }
+        }
+        for (g, &bits) in bytes.iter().enumerate() {
+            if bits != 0 {
+                for lane in 0..GROUP {
+                    let i = g * GROUP + lane;
+                    if bits & (1 << lane) != 0 && i < count {
+                        declined.push(i);
+                    }
+                }
+            }
+        }
+    }
+}
