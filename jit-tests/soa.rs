@@ -442,7 +442,14 @@ fn measure_codegen() {
     let precision = Precision::F24Truncate;
     for case in corpus_cases(precision) {
         let name = case.name.trim_end_matches("/dvle0");
-        if !["simple-transform", "skinning", "terrain-noise-512", "multi-light"].contains(&name) {
+        if ![
+            "simple-transform",
+            "skinning",
+            "terrain-noise-512",
+            "multi-light",
+        ]
+        .contains(&name)
+        {
             continue;
         }
         for (opt_level, regalloc) in [

@@ -97,6 +97,7 @@ const fn engine_tag(kind: EngineKind) -> u8 {
     match kind {
         EngineKind::Interpreter => 0,
         EngineKind::Jit => 1,
+        EngineKind::SoaJit => 2,
     }
 }
 

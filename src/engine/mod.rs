@@ -15,30 +15,35 @@ pub mod tiered;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::exec::{ExecConfig, ShaderEngine};
+use crate::exec::{ExecConfig, GroupKernel, ShaderEngine};
 use crate::interp::Interpreter;
-use crate::jit::{JitError, JitShader};
-use crate::program::ShaderProgram;
+use crate::jit::{JitError, JitShader, SoaJit};
+use crate::program::{ShaderKind, ShaderProgram};
 use cache::ProgramCache;
+use specialized::{CompileMode, Specializing, VariantKey};
 
-/// The engines there are.
+/// The engines there are (docs/batches.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EngineKind {
     /// The reference interpreter.
     Interpreter,
-    /// The Cranelift JIT.
+    /// The Cranelift JIT, one vertex at a time.
     Jit,
+    /// The structure-of-arrays JIT for batches, specialised on the bool and int uniforms, with
+    /// the JIT for what it declines.
+    SoaJit,
 }
 
 impl EngineKind {
     /// Every engine, the reference first.
-    pub const ALL: [EngineKind; 2] = [EngineKind::Interpreter, EngineKind::Jit];
+    pub const ALL: [EngineKind; 3] = [EngineKind::Interpreter, EngineKind::Jit, EngineKind::SoaJit];
 
     /// The command-line name.
     pub const fn name(self) -> &'static str {
         match self {
             EngineKind::Interpreter => "interp",
             EngineKind::Jit => "jit",
+            EngineKind::SoaJit => "soa-jit",
         }
     }
 
@@ -46,7 +51,10 @@ impl EngineKind {
     pub const fn summary(self) -> &'static str {
         match self {
             EngineKind::Interpreter => "the reference interpreter",
-            EngineKind::Jit => "the Cranelift JIT",
+            EngineKind::Jit => "the Cranelift JIT, one vertex at a time",
+            EngineKind::SoaJit => {
+                "the structure-of-arrays JIT for batches (4 vertices per vector), specialised on the bool and int uniforms"
+            }
         }
     }
 }
@@ -118,6 +126,79 @@ pub fn prepare(
     match kind {
         EngineKind::Interpreter => Ok(Box::new(Interpreter::new(program, config))),
         EngineKind::Jit => Ok(Box::new(JitShader::compile(program, config)?)),
+        EngineKind::SoaJit => {
+            let jit: Arc<dyn ShaderEngine> = Arc::new(JitShader::compile(program.clone(), config)?);
+            if program.stage != ShaderKind::Vertex {
+                // Geometry shaders run one invocation at a time: there is no batch to vectorise.
+                return Ok(Box::new(Renamed {
+                    name: kind.name(),
+                    inner: jit,
+                }));
+            }
+            Ok(Box::new(Specializing::new(
+                kind.name(),
+                program,
+                config,
+                Box::new(compile_soa),
+                CompileMode::Blocking,
+                jit.clone(),
+                jit,
+            )))
+        }
+    }
+}
+
+/// Compiles the structure-of-arrays kernel of one specialisation.
+fn compile_soa(
+    program: &ShaderProgram,
+    config: ExecConfig,
+    key: VariantKey,
+) -> Result<Box<dyn GroupKernel>, String> {
+    match SoaJit::compile(program, config, key.bools, key.ints) {
+        Ok(kernel) => Ok(Box::new(kernel)),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// An engine under another name (the engine kind the caller asked for).
+struct Renamed {
+    name: &'static str,
+    inner: Arc<dyn ShaderEngine>,
+}
+
+impl ShaderEngine for Renamed {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn program(&self) -> &ShaderProgram {
+        self.inner.program()
+    }
+    fn config(&self) -> ExecConfig {
+        self.inner.config()
+    }
+    fn run_vertex(
+        &self,
+        uniforms: &crate::program::Uniforms,
+        inputs: &crate::program::InputRegisters,
+    ) -> Result<crate::exec::VertexResult, crate::exec::ExecError> {
+        self.inner.run_vertex(uniforms, inputs)
+    }
+    fn run_batch(
+        &self,
+        uniforms: &crate::program::Uniforms,
+        io: &mut crate::exec::BatchIo<'_>,
+        errors: &mut Vec<(usize, crate::exec::ExecError)>,
+    ) {
+        self.inner.run_batch(uniforms, io, errors)
+    }
+    fn run_geometry(
+        &self,
+        state: &mut crate::exec::GeometryState,
+        uniforms: &crate::program::Uniforms,
+        inputs: &crate::program::InputRegisters,
+        sink: &mut dyn crate::exec::EmitSink,
+    ) -> Result<(), crate::exec::ExecError> {
+        self.inner.run_geometry(state, uniforms, inputs, sink)
     }
 }
 
