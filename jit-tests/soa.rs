@@ -461,6 +461,7 @@ fn measure_codegen() {
             let codegen = SoaCodegen {
                 opt_level,
                 regalloc,
+                ..SoaCodegen::default()
             };
             let start = std::time::Instant::now();
             let kernel = SoaJit::compile_with(

@@ -38,6 +38,7 @@ pub struct Setup<'a> {
     pub log2: FuncRef,
     pub pointer: Type,
     pub frontend: cranelift_codegen::isa::TargetFrontendConfig,
+    pub exact_arithmetic: bool,
 }
 
 /// The control state the rest of an invocation depends on, besides register values: the flow
@@ -108,6 +109,8 @@ struct Emitter<'a, 'b> {
     uniform_origin: HashMap<Value, (UniformAddress, usize, bool)>,
     /// Flags gathered in the current segment.
     unusual: Option<Value>,
+    /// Exact rules everywhere (nothing is flagged), instead of the fast path's.
+    exact_arithmetic: bool,
     /// The end, decline and latch blocks.
     end_block: Block,
     latch: Block,
@@ -215,6 +218,7 @@ pub fn lower(
         uniform_loads: HashMap::new(),
         uniform_origin: HashMap::new(),
         unusual: None,
+        exact_arithmetic: setup.exact_arithmetic,
         end_block,
         latch,
         traced: 0,
@@ -705,10 +709,27 @@ impl Emitter<'_, '_> {
         r
     }
 
+    /// An arithmetic rule: its flagging form on the fast path, its exact form when the kernel is
+    /// compiled with exact arithmetic (the kernel that reruns what the fast one flagged).
+    fn arith(
+        &mut self,
+        fast: impl FnOnce(&mut Self, &mut Option<Value>) -> Value,
+        exact: impl FnOnce(&mut Self) -> Value,
+    ) -> Value {
+        if self.exact_arithmetic {
+            exact(self)
+        } else {
+            self.with_flags(fast)
+        }
+    }
+
     fn mul(&mut self, a: Value, b: Value) -> Value {
         let (a, b) = (self.flushed(a), self.flushed(b));
         let p = self.precision;
-        self.with_flags(|e, u| flagging::mul(e, a, b, p, u))
+        self.arith(
+            |e, u| flagging::mul(e, a, b, p, u),
+            |e| lanes::mul(e, a, b, p),
+        )
     }
 
     fn data(&mut self, inst: &Instruction, cmp_known: &mut [Option<bool>; 2]) {
@@ -744,7 +765,10 @@ impl Emitter<'_, '_> {
                             let y = b(self, k);
                             products.push(self.mul(x, y));
                         }
-                        let sum = self.with_flags(|e, u| flagging::dot_sum(e, &products, p, u));
+                        let sum = self.arith(
+                            |e, u| flagging::dot_sum(e, &products, p, u),
+                            |e| lanes::dot_sum(e, &products, p),
+                        );
                         for (lane, slot) in out.iter_mut().enumerate() {
                             if mask.lane(lane) {
                                 *slot = Some(sum);
@@ -761,7 +785,10 @@ impl Emitter<'_, '_> {
                                     let x = a(self, lane);
                                     let y = b(self, lane);
                                     let (x, y) = (self.flushed(x), self.flushed(y));
-                                    self.with_flags(|e, u| flagging::add(e, x, y, p, u))
+                                    self.arith(
+                                        |e, u| flagging::add(e, x, y, p, u),
+                                        |e| lanes::add(e, x, y, p),
+                                    )
                                 }
                                 BinaryOp::Mul => {
                                     let x = a(self, lane);
@@ -832,7 +859,10 @@ impl Emitter<'_, '_> {
                                     x
                                 } else {
                                     let x = self.flushed(x);
-                                    self.with_flags(|e, u| flagging::flr(e, x, p, u))
+                                    self.arith(
+                                        |e, u| flagging::flr(e, x, p, u),
+                                        |e| lanes::flr(e, x, p),
+                                    )
                                 });
                             }
                         }
@@ -840,12 +870,20 @@ impl Emitter<'_, '_> {
                     UnaryOp::Rcp | UnaryOp::Rsq | UnaryOp::Ex2 | UnaryOp::Lg2 => {
                         let x = self.source(src1, rel, d, 0, 0);
                         let x = self.flushed(x);
-                        let r = self.with_flags(|e, u| match op {
-                            UnaryOp::Rcp => flagging::rcp_each(e, x, p, u),
-                            UnaryOp::Rsq => flagging::rsq_each(e, x, p, u),
-                            UnaryOp::Ex2 => flagging::ex2_each(e, x, p, u),
-                            _ => flagging::lg2_each(e, x, p, u),
-                        });
+                        let r = self.arith(
+                            |e, u| match op {
+                                UnaryOp::Rcp => flagging::rcp_each(e, x, p, u),
+                                UnaryOp::Rsq => flagging::rsq_each(e, x, p, u),
+                                UnaryOp::Ex2 => flagging::ex2_each(e, x, p, u),
+                                _ => flagging::lg2_each(e, x, p, u),
+                            },
+                            |e| match op {
+                                UnaryOp::Rcp => lanes::rcp_each(e, x, p),
+                                UnaryOp::Rsq => lanes::rsq_each(e, x, p),
+                                UnaryOp::Ex2 => lanes::ex2_each(e, x, p),
+                                _ => lanes::lg2_each(e, x, p),
+                            },
+                        );
                         for (lane, slot) in out.iter_mut().enumerate() {
                             if mask.lane(lane) {
                                 *slot = Some(r);
@@ -956,7 +994,10 @@ impl Emitter<'_, '_> {
                     let y = self.source(src2, rel2, d, 1, lane);
                     let z = self.source(src3, rel3, d, 2, lane);
                     let (x, y, z) = (self.flushed(x), self.flushed(y), self.flushed(z));
-                    *slot = Some(self.with_flags(|e, u| flagging::mad(e, x, y, z, p, u)));
+                    *slot = Some(self.arith(
+                        |e, u| flagging::mad(e, x, y, z, p, u),
+                        |e| lanes::mad(e, x, y, z, p),
+                    ));
                 }
                 self.write(dst, out);
             }

@@ -94,6 +94,9 @@ pub struct SoaCodegen {
     pub opt_level: &'static str,
     /// Cranelift `regalloc_algorithm`: `"backtracking"` or `"single_pass"`.
     pub regalloc: &'static str,
+    /// The exact arithmetic rules everywhere instead of the fast path's flagging ones: a kernel
+    /// that declines only what diverges, for rerunning the vertices a fast kernel flagged.
+    pub exact_arithmetic: bool,
 }
 
 impl Default for SoaCodegen {
@@ -101,6 +104,7 @@ impl Default for SoaCodegen {
         SoaCodegen {
             opt_level: "speed",
             regalloc: "backtracking",
+            exact_arithmetic: false,
         }
     }
 }
@@ -165,8 +169,12 @@ pub struct SoaJit {
     ints: [[u8; 4]; 4],
     layout: BatchLayout,
     stats: SoaCompileStats,
+    codegen: SoaCodegen,
     function: SoaFn,
     module: Option<JITModule>,
+    /// The exact-arithmetic kernel that reruns the groups this (fast) one flags, compiled the
+    /// first time a batch has one (`None` inside: it could not be compiled).
+    exact: std::sync::OnceLock<Option<Box<SoaJit>>>,
 }
 
 // SAFETY: as `JitShader`: the module is only used again to free it, and the compiled function
@@ -294,6 +302,7 @@ impl SoaJit {
                 log2: log2_ref,
                 pointer,
                 frontend: module.target_config(),
+                exact_arithmetic: codegen.exact_arithmetic,
             },
         )?;
         let mut stats = SoaCompileStats {
@@ -333,8 +342,10 @@ impl SoaJit {
             ints,
             layout,
             stats,
+            codegen,
             function,
             module: Some(module),
+            exact: std::sync::OnceLock::new(),
         })
     }
 
@@ -363,7 +374,8 @@ impl SoaJit {
         self.stats
     }
 
-    /// Runs the compiled function over `groups` groups. `declined` gets one byte per group.
+    /// Runs the compiled function over `groups` groups from group `first`. `declined` gets
+    /// one byte per group.
     #[allow(clippy::too_many_arguments)]
     fn call(
         &self,
@@ -371,21 +383,26 @@ impl SoaJit {
         in_stride: usize,
         outputs: *mut f32,
         out_stride: usize,
+        first: usize,
         groups: usize,
         declined: &mut [u8],
         table: &UniformTable,
         flow: &mut FlowPlanes,
     ) {
         debug_assert!(declined.len() >= groups);
+        let start = first * GROUP;
+        let flow_start = if flow.stride == 0 { 0 } else { start };
         let args = SoaArgs {
-            inputs,
+            // Group `first` lies inside the planes, as the caller's
+            // group count says.
+            inputs: inputs.wrapping_add(start),
             in_stride: (4 * in_stride) as i64,
-            outputs,
+            outputs: outputs.wrapping_add(start),
             out_stride: (4 * out_stride) as i64,
             groups: groups as i64,
             declined: declined.as_mut_ptr(),
             uniforms: table.0.as_ptr().cast(),
-            flow: flow.data.as_mut_ptr(),
+            flow: flow.data.as_mut_ptr().wrapping_add(flow_start),
             flow_stride: (4 * flow.stride) as i64,
             flow_step: if flow.stride == 0 { 0 } else { 16 },
         };
@@ -449,6 +466,27 @@ fn copy_planes(
     }
 }
 
+impl SoaJit {
+    /// The exact-arithmetic kernel of this fast one (compiled on first use); `None` for an
+    /// exact kernel itself or when it cannot be compiled.
+    fn exact_kernel(&self) -> Option<&SoaJit> {
+        if self.codegen.exact_arithmetic {
+            return None;
+        }
+        self.exact
+            .get_or_init(|| {
+                let codegen = SoaCodegen {
+                    exact_arithmetic: true,
+                    ..self.codegen
+                };
+                SoaJit::compile_with(&self.program, self.config, self.bools, self.ints, codegen)
+                    .ok()
+                    .map(Box::new)
+            })
+            .as_deref()
+    }
+}
+
 impl GroupKernel for SoaJit {
     fn name(&self) -> &'static str {
         "soa-jit"
@@ -495,11 +533,32 @@ impl GroupKernel for SoaJit {
                 in_stride,
                 out_base,
                 out_stride,
+                0,
                 groups,
                 &mut bytes,
                 &table,
                 &mut flow,
             );
+            // Flagged groups (a NaN, say) run again, in place, on the exact-arithmetic kernel.
+            if bytes[..groups].iter().any(|&b| b != 0)
+                && let Some(exact) = self.exact_kernel()
+            {
+                for g in 0..groups {
+                    if bytes[g] != 0 {
+                        exact.call(
+                            in_data.as_ptr(),
+                            in_stride,
+                            out_base,
+                            out_stride,
+                            g,
+                            1,
+                            &mut bytes[g..g + 1],
+                            &table,
+                            &mut flow,
+                        );
+                    }
+                }
+            }
         }
         if tail > 0 {
             let start = groups * GROUP;
@@ -524,11 +583,27 @@ impl GroupKernel for SoaJit {
                 GROUP,
                 scratch_out.as_mut_ptr(),
                 GROUP,
+                0,
                 1,
                 &mut tail_byte,
                 &table,
                 &mut tail_flow,
             );
+            if tail_byte[0] != 0
+                && let Some(exact) = self.exact_kernel()
+            {
+                exact.call(
+                    scratch_in.as_ptr(),
+                    GROUP,
+                    scratch_out.as_mut_ptr(),
+                    GROUP,
+                    0,
+                    1,
+                    &mut tail_byte,
+                    &table,
+                    &mut tail_flow,
+                );
+            }
             bytes[groups] = tail_byte[0];
             for k in 0..out_planes {
                 let plane = io.outputs.plane_mut(k);
