@@ -273,19 +273,27 @@ fn struct_sizes() -> Vec<String> {
     .collect()
 }
 
-#[test]
-fn a_c_program_runs_shaders_through_the_static_library() {
+/// Compiles `jit-tests/c/smoke.c` to `name`, linked as `link` adds, and returns its path.
+fn compile_smoke(name: &str, link: impl FnOnce(&mut Command)) -> PathBuf {
     let out_dir = build_dir().join("c-abi");
     fs::create_dir_all(&out_dir).expect("an output folder");
-    let binary = out_dir.join("smoke");
-    let library = static_library();
-    run(Command::new("cc")
+    let binary = out_dir.join(name);
+    let mut command = Command::new("cc");
+    command
         .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-O1"])
         .arg("-I")
         .arg(root().join("include"))
-        .arg(root().join("jit-tests/c/smoke.c"))
-        .arg(&library)
-        .args([
+        .arg(root().join("jit-tests/c/smoke.c"));
+    link(&mut command);
+    run(command.arg("-o").arg(&binary));
+    binary
+}
+
+#[test]
+fn a_c_program_runs_shaders_through_the_static_library() {
+    let binary = compile_smoke("smoke-static", |command| {
+        // What `rustc --print native-static-libs` lists for the static library.
+        let system = [
             "-lgcc_s",
             "-lutil",
             "-lrt",
@@ -293,10 +301,37 @@ fn a_c_program_runs_shaders_through_the_static_library() {
             "-lm",
             "-ldl",
             "-lc",
-        ])
-        .arg("-o")
-        .arg(&binary));
-    let output = run(Command::new(&binary)
+        ];
+        command.arg(static_library()).args(system);
+    });
+    check_smoke_run(&binary);
+}
+
+#[test]
+fn a_c_program_runs_shaders_through_the_shared_library() {
+    let library = static_library();
+    let dir = library.parent().expect("the library's folder");
+    assert!(
+        dir.join("libpicajit.so").is_file(),
+        "no libpicajit.so beside {} (Cargo.toml's [lib] crate-type has cdylib)",
+        library.display()
+    );
+    let binary = compile_smoke("smoke-shared", |command| {
+        command
+            .arg("-L")
+            .arg(dir)
+            .arg("-lpicajit")
+            .arg(format!("-Wl,-rpath,{}", dir.display()));
+    });
+    check_smoke_run(&binary);
+}
+
+/// Runs the compiled smoke program and checks that every one of its checks passed.
+fn check_smoke_run(binary: &Path) {
+    // Cargo's LD_LIBRARY_PATH for tests names the profile folder, whose libpicajit.so
+    // `cargo test` does not refresh; it would win over the rpath.
+    let output = run(Command::new(binary)
+        .env_remove("LD_LIBRARY_PATH")
         .arg(root().join("corpus/examples/lit-transform.shbin"))
         .args(struct_sizes()));
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -4,8 +4,9 @@
  *
  *     smoke LIT-TRANSFORM.SHBIN [NAME=SIZE ...]
  *
- * where each NAME=SIZE is the size of a #[repr(C)] struct on the Rust side. It prints one line
- * per check and exits 0 only when every check passed. Expected values come from the programs'
+ * where each NAME=SIZE is the size of a #[repr(C)] struct on the Rust side (without them, the
+ * sizes are not checked). It prints one line per check and exits 0 only when every check
+ * passed. Expected values come from the programs'
  * instructions and exactly representable inputs, never from an earlier run.
  */
 #include <math.h>
@@ -36,6 +37,10 @@ static int contains(const char *text, const char *part) { return strstr(text, pa
 /* ---- struct sizes agree with the library -------------------------------------------------- */
 
 static void check_sizes(int argc, char **argv) {
+    if (argc <= 2) {
+        printf("struct sizes not given: not checked\n");
+        return;
+    }
     struct {
         const char *name;
         size_t size;

@@ -13,7 +13,7 @@
 //! argument and the problem in a thread-local buffer ([`picajit_last_error_message`]).
 //!
 //! Unsafe code lives only here, at the boundary: turning the caller's pointers into references
-//! and slices ([`ptr_ref`], [`slice_of`], ...) and calling the caller's callbacks.
+//! and slices (`ptr_ref`, `slice_of`, ...) and calling the caller's callbacks.
 
 mod program;
 mod run;
