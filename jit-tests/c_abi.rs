@@ -411,3 +411,91 @@ fn the_c_sources_are_where_the_docs_say() {
         assert!(Path::new(&root().join(path)).is_file(), "{path} is missing");
     }
 }
+
+/// One engine and one cache shared by threads through the C functions (docs/c-abi.md,
+/// threading): every thread uploads the same program through the cache (one compile) and runs
+/// batches on the shared engine and uniforms.
+#[test]
+fn engines_caches_and_uniforms_are_shared_between_threads() {
+    use std::ptr::null_mut;
+
+    // mov o0, v0; end (descriptor 0: all lanes, identity swizzles)
+    let code = [0x4C00_0000u32, 0x8800_0000];
+    let opdescs = [0x36Fu32];
+    let program = capi::Program {
+        code: code.as_ptr(),
+        code_len: code.len(),
+        opdescs: opdescs.as_ptr(),
+        opdesc_len: opdescs.len(),
+        entry: 0,
+        stage: 0,
+        output_mask: 1,
+    };
+    let mut cache = null_mut();
+    let mut uniforms = null_mut();
+    // SAFETY: valid out pointers.
+    unsafe {
+        assert_eq!(capi::picajit_cache_create(0, &mut cache), capi::OK);
+        assert_eq!(capi::picajit_uniforms_create(&mut uniforms), capi::OK);
+    }
+    // Raw pointers are not Send; the handles are documented as shareable, so pass addresses.
+    let (cache_at, uniforms_at, program_at) = (
+        cache as usize,
+        uniforms as usize,
+        &program as *const capi::Program as usize,
+    );
+    std::thread::scope(|scope| {
+        for t in 0..4 {
+            scope.spawn(move || {
+                let mut engine = null_mut();
+                // SAFETY: the program, its code and the cache outlive the scope.
+                let status = unsafe {
+                    capi::picajit_engine_create(
+                        program_at as *const capi::Program,
+                        std::ptr::null(),
+                        cache_at as *const capi::ProgramCacheHandle,
+                        &mut engine,
+                    )
+                };
+                assert_eq!(status, capi::OK);
+                const N: usize = 64;
+                let inputs: Vec<f32> = (0..4 * N).map(|k| (k + t) as f32).collect();
+                let mut outputs = vec![0.0f32; 4 * N];
+                let batch = capi::Batch {
+                    count: N,
+                    inputs: inputs.as_ptr(),
+                    input_mask: 1,
+                    input_stride: N,
+                    outputs: outputs.as_mut_ptr(),
+                    output_mask: 1,
+                    output_stride: N,
+                    flow: null_mut(),
+                    errors: null_mut(),
+                    error_capacity: 0,
+                };
+                for _ in 0..20 {
+                    // SAFETY: the buffers have the extents the batch states.
+                    let failed = unsafe {
+                        capi::picajit_run_batch(
+                            engine,
+                            uniforms_at as *const capi::UniformsHandle,
+                            &batch,
+                        )
+                    };
+                    assert_eq!(failed, 0);
+                    assert_eq!(outputs, inputs, "o0 = v0");
+                }
+                // SAFETY: made above, freed once.
+                unsafe { capi::picajit_engine_free(engine) };
+            });
+        }
+    });
+    let mut stats = capi::CacheStats::default();
+    // SAFETY: live handles, freed once.
+    unsafe {
+        assert_eq!(capi::picajit_cache_get_stats(cache, &mut stats), capi::OK);
+        capi::picajit_uniforms_free(uniforms);
+        capi::picajit_cache_free(cache);
+    }
+    assert_eq!((stats.compiles, stats.misses + stats.hits), (1, 4));
+}
