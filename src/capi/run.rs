@@ -248,7 +248,7 @@ pub unsafe extern "C" fn picajit_run_vertex(
         require_stage(engine, ShaderKind::Vertex)?;
         let outcome = engine.engine.run_vertex(&uniforms.0, inputs);
         let (result, flow_registers) = match &outcome {
-            Ok(result) => ((result.outputs), result.flow),
+            Ok(result) => (result.outputs, result.flow),
             Err(_) => ([[0.0; 4]; 16], FlowRegisters::default()),
         };
         *outputs = result;
@@ -332,12 +332,20 @@ pub unsafe extern "C" fn picajit_run_batch(
         )?;
         let flow_len = if batch.flow.is_null() { 0 } else { count };
         check_disjoint(&[
-            ("batch->inputs", batch.inputs as usize, input_len * 4),
-            ("batch->outputs", batch.outputs as usize, output_len * 4),
+            (
+                "batch->inputs",
+                batch.inputs as usize,
+                input_len.saturating_mul(4),
+            ),
+            (
+                "batch->outputs",
+                batch.outputs as usize,
+                output_len.saturating_mul(4),
+            ),
             (
                 "batch->flow",
                 batch.flow as usize,
-                flow_len * size_of::<Flow>(),
+                flow_len.saturating_mul(size_of::<Flow>()),
             ),
             (
                 "batch->errors",
