@@ -20,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["engine"],
     &["document"],
     &["difftest"],
-    &["cli"],
+    &["cli", "capi"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

@@ -22,7 +22,9 @@
 //!   ([`engine::cache`]);
 //! * [`document`]: the run document (the JSON input and output of `picajit run`);
 //! * [`difftest`]: the differential tester (random programs, every engine, bit for bit);
-//! * [`cli`]: the `picajit` command line (nothing in the library depends on it).
+//! * [`cli`]: the `picajit` command line (nothing in the library depends on it);
+//! * [`capi`]: the C ABI (`include/picajit.h`, docs/c-abi.md) for emulators written in C and C++
+//!   (nothing in the library depends on it either).
 //!
 //! The execution model is docs/execution-model.md; where it had to choose (nothing being known
 //! about the hardware), the choice is in docs/model-choices.md and at the function that makes it.
@@ -88,6 +90,7 @@
 #![warn(missing_docs)]
 
 pub mod asm;
+pub mod capi;
 pub mod cli;
 pub mod difftest;
 pub mod document;

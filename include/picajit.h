@@ -1,0 +1,315 @@
+/*
+ * picajit.h: the C ABI of picajit, exact float24 execution of PICA200 (Nintendo 3DS) vertex
+ * and geometry shaders. C99 and C++.
+ *
+ * Kept by hand next to src/capi/ (jit-tests/c_abi.rs checks that both list the same functions
+ * with the same number of parameters, and that the structs have the same sizes). The guide is
+ * docs/c-abi.md: ownership, threading, the error model and the plane layout.
+ *
+ * Link the static library (target/release/libpicajit.a, with -lpthread -ldl -lm) or the shared
+ * one (libpicajit.so); both come out of `cargo build --release`.
+ *
+ * Conventions:
+ *  - A fallible function returns int32_t: 0 (or a count, where documented) on success, a
+ *    negative PICAJIT_ERROR_* on failure. picajit_last_error_message() then says what failed and
+ *    where. A NULL pointer, a bad index, mask, stride or capacity is an error, never a crash.
+ *  - Handles are opaque. Each *_create function stores a new handle in *out; each has a *_free
+ *    function (NULL is ignored).
+ *  - Vectors are float[4] in the order x, y, z, w. The sixteen registers of an invocation are
+ *    float[16][4] (register n at index n).
+ *  - A zeroed picajit_config is the defaults.
+ */
+#ifndef PICAJIT_H
+#define PICAJIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef PICAJIT_API
+#define PICAJIT_API
+#endif
+
+/* The ABI version this header describes; compare with picajit_abi_version(). */
+#define PICAJIT_ABI_VERSION 1u
+
+/* ---- Status codes ------------------------------------------------------------------------ */
+
+#define PICAJIT_OK 0
+/* A required pointer was NULL. */
+#define PICAJIT_ERROR_NULL_POINTER (-1)
+/* An argument is out of range or misaligned, a handle is of the wrong stage, or a batch's
+ * masks, strides, counts or capacities do not fit. */
+#define PICAJIT_ERROR_BAD_ARGUMENT (-2)
+/* The code or descriptors do not fit program memory, or the entry point is outside it. */
+#define PICAJIT_ERROR_BAD_PROGRAM (-3)
+/* A malformed SHBIN blob, or a DVLE index the blob does not have. */
+#define PICAJIT_ERROR_BAD_SHBIN (-4)
+/* The engine could not prepare the program (the JIT: an environment problem). */
+#define PICAJIT_ERROR_COMPILE (-5)
+/* The library panicked (a bug, please report it); the panic was caught. */
+#define PICAJIT_ERROR_PANIC (-6)
+/* Execution errors of an invocation (docs/execution-model.md §6.4), -16 to -31. */
+#define PICAJIT_ERROR_BREAK_OUTSIDE_LOOP (-16) /* BREAK with an empty loop stack */
+#define PICAJIT_ERROR_INSTRUCTION_BUDGET (-17) /* more instructions than the budget */
+#define PICAJIT_ERROR_INVALID_EMIT_VERTEX (-18) /* EMIT with SETEMIT vertex id 3 */
+#define PICAJIT_ERROR_INTERNAL (-19)           /* an engine bug, reported instead of a crash */
+#define PICAJIT_IS_EXEC_ERROR(status) ((status) <= -16 && (status) >= -31)
+
+/* ---- Enumerations (plain uint32_t values, so new ones can be added) ---------------------- */
+
+/* Engines. 0 is the one the library recommends (today the JIT); new engines get new numbers,
+ * and a number the library does not know is PICAJIT_ERROR_BAD_ARGUMENT. */
+#define PICAJIT_ENGINE_BEST 0u
+#define PICAJIT_ENGINE_INTERP 1u /* the reference interpreter */
+#define PICAJIT_ENGINE_JIT 2u    /* the Cranelift JIT */
+
+/* Precision modes (docs/execution-model.md §2). */
+#define PICAJIT_PRECISION_F24 0u     /* truncate to 16 mantissa bits (the default) */
+#define PICAJIT_PRECISION_F24_RNE 1u /* round to nearest even at 16 mantissa bits */
+#define PICAJIT_PRECISION_F32 2u     /* keep f32 results */
+
+/* Shader stages. */
+#define PICAJIT_STAGE_VERTEX 0u
+#define PICAJIT_STAGE_GEOMETRY 1u
+
+/* ---- Handles ----------------------------------------------------------------------------- */
+
+/* A bounded cache of prepared programs: thread-safe, share it between threads. */
+typedef struct picajit_cache picajit_cache;
+/* A parsed SHBIN blob: immutable, may be read from several threads. */
+typedef struct picajit_shbin picajit_shbin;
+/* A prepared program: immutable, may run on several threads at once. */
+typedef struct picajit_engine picajit_engine;
+/* Float, int and bool uniforms: read by any number of runs at once, written by one thread
+ * while nothing reads it. */
+typedef struct picajit_uniforms picajit_uniforms;
+/* The state a geometry shader keeps across the invocations of one draw: one thread at a time. */
+typedef struct picajit_geometry_state picajit_geometry_state;
+
+/* ---- Structs ----------------------------------------------------------------------------- */
+
+/* Program memory to upload. */
+typedef struct picajit_program {
+    const uint32_t *code;    /* code_len instruction words (NULL when code_len is 0) */
+    size_t code_len;         /* at most 4096; memory past it reads 0 */
+    const uint32_t *opdescs; /* opdesc_len operand descriptors (NULL when opdesc_len is 0) */
+    size_t opdesc_len;       /* at most 128 */
+    uint32_t entry;          /* the entry point, a word address below 4096 */
+    uint32_t stage;          /* PICAJIT_STAGE_* */
+    uint16_t output_mask;    /* the output registers sent on (bit n = on) */
+} picajit_program;
+
+/* How to prepare a program. All zero: the best engine, f24, a budget of 2^20. */
+typedef struct picajit_config {
+    uint32_t engine;             /* PICAJIT_ENGINE_* */
+    uint32_t precision;          /* PICAJIT_PRECISION_* */
+    uint64_t instruction_budget; /* most instructions per invocation; 0: 2^20 */
+} picajit_config;
+
+/* What a batch of an engine's program carries. */
+typedef struct picajit_layout {
+    uint16_t input_mask;  /* v-registers the program can read: a batch's inputs must have them */
+    uint16_t output_mask; /* o-registers it sends on: a batch's outputs may have any of them */
+    uint32_t stage;       /* PICAJIT_STAGE_* */
+} picajit_layout;
+
+/* One DVLE (entry point) of a SHBIN blob. */
+typedef struct picajit_dvle_info {
+    uint32_t stage;       /* PICAJIT_STAGE_* */
+    uint32_t entry;       /* the entry point */
+    uint16_t output_mask; /* the output registers an engine of it sends on */
+} picajit_dvle_info;
+
+/* What a cache has done. */
+typedef struct picajit_cache_stats {
+    uint64_t hits;           /* requests served from the cache */
+    uint64_t misses;         /* requests that found nothing (each compiles or waits) */
+    uint64_t compiles;       /* compilations run */
+    uint64_t compile_errors; /* compilations that failed (not cached) */
+    uint64_t evictions;      /* programs evicted (least recently used first) */
+    uint64_t collisions;     /* requests whose key matched another program (compiled uncached) */
+    uint64_t programs;       /* programs held now */
+    uint64_t capacity;       /* the most programs held at once */
+} picajit_cache_stats;
+
+/* a0, aL and cmp at the end of an invocation. */
+typedef struct picajit_flow {
+    int32_t a0[2];       /* a0.x, a0.y */
+    int32_t al;          /* aL */
+    uint8_t cmp[2];      /* cmp.x, cmp.y: 0 or 1 */
+    uint8_t reserved[2]; /* 0 */
+} picajit_flow;
+
+/* One failed vertex of a batch. */
+typedef struct picajit_vertex_error {
+    uint32_t vertex;   /* index in the batch */
+    int32_t code;      /* a PICAJIT_ERROR_* execution status */
+    uint16_t pc;       /* the address where it failed */
+    uint16_t reserved; /* 0 */
+} picajit_vertex_error;
+
+/*
+ * The caller's buffers for one batch of vertex-shader invocations. Planes: for each register of
+ * the mask, in register order, four planes (x, y, z, w) of `count` floats; plane k starts at
+ * `k * stride` floats from the buffer's start, so a buffer spans (planes - 1) * stride + count
+ * floats. The buffers must not overlap.
+ */
+typedef struct picajit_batch {
+    size_t count;                 /* vertices, at most INT32_MAX */
+    const float *inputs;          /* input planes */
+    uint16_t input_mask;          /* registers present (bit n = vn): every one the program reads */
+    size_t input_stride;          /* floats between input planes, at least count */
+    float *outputs;               /* output planes */
+    uint16_t output_mask;         /* registers wanted (bit n = on): only ones the program sends */
+    size_t output_stride;         /* floats between output planes, at least count */
+    picajit_flow *flow;           /* NULL, or count entries: each vertex's final a0/aL/cmp */
+    picajit_vertex_error *errors; /* error_capacity entries (NULL when it is 0) */
+    size_t error_capacity;
+} picajit_batch;
+
+/* Receives a vertex sent by EMIT: the SETEMIT state it used (vertex id 0-2, primitive and
+ * winding flags, 0 or 1) and the emitting bank's o0-o15 (those of the output mask matter). */
+typedef void (*picajit_vertex_fn)(void *user, uint32_t vertex_id, uint32_t primitive,
+                                  uint32_t winding, const float outputs[16][4]);
+/* Receives a triangle, right after its vertex: the three vertex slots in slot order 0, 1, 2.
+ * With winding set, the primitive assembler takes them as (slot 1, slot 0, slot 2). */
+typedef void (*picajit_primitive_fn)(void *user, uint32_t winding, const float slots[3][16][4]);
+
+/* Where a geometry-shader invocation's emissions go, as they are emitted. The callbacks must
+ * return normally (no C++ exception, no longjmp) and must not call picajit on the same state. */
+typedef struct picajit_emit_callbacks {
+    void *user;                     /* passed to each callback */
+    picajit_vertex_fn vertex;       /* NULL: ignored */
+    picajit_primitive_fn primitive; /* NULL: ignored */
+} picajit_emit_callbacks;
+
+/* ---- Version and errors ------------------------------------------------------------------ */
+
+/* The library version ("0.1.0"), static. */
+PICAJIT_API const char *picajit_version(void);
+/* The ABI version of the library; PICAJIT_ABI_VERSION is the header's. */
+PICAJIT_API uint32_t picajit_abi_version(void);
+/* The message of the last failed call on this thread ("" if none failed): names the function,
+ * the argument or field, and the problem. Valid until the next failing call on this thread. */
+PICAJIT_API const char *picajit_last_error_message(void);
+/* The name of a status ("PICAJIT_ERROR_BAD_ARGUMENT"), static; "PICAJIT_OK" for 0 and more. */
+PICAJIT_API const char *picajit_status_name(int32_t status);
+
+/* ---- Program cache ----------------------------------------------------------------------- */
+
+/* A cache of at most `capacity` prepared programs (0: 128). An identical upload (code,
+ * descriptors, entry, stage, output mask, engine, precision, budget) through it is not
+ * compiled again. */
+PICAJIT_API int32_t picajit_cache_create(size_t capacity, picajit_cache **out);
+/* Engines prepared through the cache stay valid after it is freed. */
+PICAJIT_API void picajit_cache_free(picajit_cache *cache);
+PICAJIT_API int32_t picajit_cache_get_stats(const picajit_cache *cache,
+                                            picajit_cache_stats *out);
+/* Drops every program the cache holds (engines handed out stay valid). */
+PICAJIT_API int32_t picajit_cache_clear(const picajit_cache *cache);
+
+/* ---- SHBIN blobs ------------------------------------------------------------------------- */
+
+/* Parses a SHBIN blob (copied: the bytes may be freed afterwards). A malformed blob is
+ * PICAJIT_ERROR_BAD_SHBIN with a message naming the field and its byte offset. */
+PICAJIT_API int32_t picajit_shbin_parse(const uint8_t *data, size_t len, picajit_shbin **out);
+/* Engines made from the blob stay valid after it is freed. */
+PICAJIT_API void picajit_shbin_free(picajit_shbin *shbin);
+PICAJIT_API int32_t picajit_shbin_dvle_count(const picajit_shbin *shbin, uint32_t *out);
+PICAJIT_API int32_t picajit_shbin_dvle_info(const picajit_shbin *shbin, uint32_t dvle,
+                                            picajit_dvle_info *out);
+
+/* ---- Engines ----------------------------------------------------------------------------- */
+
+/* Prepares a program with the engine and settings of `config` (NULL: defaults), through
+ * `cache` when it is not NULL (then an identical earlier upload is not compiled again). */
+PICAJIT_API int32_t picajit_engine_create(const picajit_program *program,
+                                          const picajit_config *config,
+                                          const picajit_cache *cache, picajit_engine **out);
+/* The same for DVLE `dvle` of a parsed SHBIN blob (its code, descriptors, entry point, stage
+ * and output registers). Its constants go to uniforms with picajit_uniforms_apply_constants. */
+PICAJIT_API int32_t picajit_engine_create_from_shbin(const picajit_shbin *shbin, uint32_t dvle,
+                                                     const picajit_config *config,
+                                                     const picajit_cache *cache,
+                                                     picajit_engine **out);
+PICAJIT_API void picajit_engine_free(picajit_engine *engine);
+/* Which input registers the program reads and which outputs it sends on: size planes by it. */
+PICAJIT_API int32_t picajit_engine_layout(const picajit_engine *engine, picajit_layout *out);
+/* The engine running the program ("interp", "jit"), static; "" for NULL. */
+PICAJIT_API const char *picajit_engine_name(const picajit_engine *engine);
+
+/* ---- Uniforms (docs/execution-model.md §7) ----------------------------------------------- */
+
+/* All zero. */
+PICAJIT_API int32_t picajit_uniforms_create(picajit_uniforms **out);
+PICAJIT_API void picajit_uniforms_free(picajit_uniforms *uniforms);
+PICAJIT_API int32_t picajit_uniforms_reset(picajit_uniforms *uniforms);
+/* c`index` (0-95) from four floats x, y, z, w, converted as the float32 upload mode converts
+ * them under `precision` (PICAJIT_PRECISION_*: use the engine's). */
+PICAJIT_API int32_t picajit_uniforms_set_float(picajit_uniforms *uniforms, uint32_t index,
+                                               const float xyzw[4], uint32_t precision);
+/* c`index` from the three words of the float24 upload format, exactly:
+ * word0 = w<<8 | z>>16, word1 = (z & 0xFFFF)<<16 | y>>8, word2 = (y & 0xFF)<<24 | x. */
+PICAJIT_API int32_t picajit_uniforms_set_float_f24_words(picajit_uniforms *uniforms,
+                                                         uint32_t index,
+                                                         const uint32_t words[3]);
+/* c`index` from the four words of the float32 upload format, in FIFO order w, z, y, x (f32
+ * bits), converted under `precision`. */
+PICAJIT_API int32_t picajit_uniforms_set_float_f32_words(picajit_uniforms *uniforms,
+                                                         uint32_t index,
+                                                         const uint32_t words[4],
+                                                         uint32_t precision);
+/* The register value of c`index` (x, y, z, w). */
+PICAJIT_API int32_t picajit_uniforms_get_float(const picajit_uniforms *uniforms, uint32_t index,
+                                               float out[4]);
+/* i`index` (0-3): x = iterations - 1, y = initial aL, z = aL increment, w unused. */
+PICAJIT_API int32_t picajit_uniforms_set_int(picajit_uniforms *uniforms, uint32_t index,
+                                             const uint8_t xyzw[4]);
+/* b0-b15, bit n = bn. */
+PICAJIT_API int32_t picajit_uniforms_set_bools(picajit_uniforms *uniforms, uint16_t bools);
+PICAJIT_API int32_t picajit_uniforms_get_bools(const picajit_uniforms *uniforms, uint16_t *out);
+/* Applies the constant table of DVLE `dvle` over the current values (floats exactly). */
+PICAJIT_API int32_t picajit_uniforms_apply_constants(picajit_uniforms *uniforms,
+                                                     const picajit_shbin *shbin, uint32_t dvle);
+
+/* ---- Running ----------------------------------------------------------------------------- */
+
+/* One vertex-shader invocation from zeroed registers: o0-o15 to `outputs`, and a0/aL/cmp to
+ * `*flow` when it is not NULL. Returns 0 or the execution status of a failed invocation (its
+ * outputs and flow are then zero). */
+PICAJIT_API int32_t picajit_run_vertex(const picajit_engine *engine,
+                                       const picajit_uniforms *uniforms,
+                                       const float inputs[16][4], float outputs[16][4],
+                                       picajit_flow *flow);
+/* A batch of vertex-shader invocations from the caller's input planes into its output planes.
+ * Returns the number of failed vertices (0 or more; the first error_capacity of them are
+ * described in `errors`, in vertex order; a failed vertex's outputs are +0), or a negative
+ * status when the arguments are wrong (nothing is written then). Never writes outside the
+ * extents the batch states. */
+PICAJIT_API int32_t picajit_run_batch(const picajit_engine *engine,
+                                      const picajit_uniforms *uniforms,
+                                      const picajit_batch *batch);
+
+/* A fresh geometry-shader state: the start of a draw. */
+PICAJIT_API int32_t picajit_geometry_state_create(picajit_geometry_state **out);
+PICAJIT_API void picajit_geometry_state_free(picajit_geometry_state *state);
+PICAJIT_API int32_t picajit_geometry_state_reset(picajit_geometry_state *state);
+/* One geometry-shader invocation on `state` with inputs v0-v15, delivering each emitted vertex
+ * and triangle to `callbacks` (NULL: dropped) as it is emitted. Returns 0 or the execution
+ * status of a failed invocation (the state keeps what it reached; what was emitted before the
+ * failure has been delivered). */
+PICAJIT_API int32_t picajit_run_geometry(const picajit_engine *engine,
+                                         picajit_geometry_state *state,
+                                         const picajit_uniforms *uniforms,
+                                         const float inputs[16][4],
+                                         const picajit_emit_callbacks *callbacks);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PICAJIT_H */

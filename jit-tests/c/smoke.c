@@ -1,0 +1,506 @@
+/*
+ * The C ABI from C: jit-tests/c_abi.rs compiles this file against include/picajit.h and the
+ * static library, then runs it as
+ *
+ *     smoke LIT-TRANSFORM.SHBIN [NAME=SIZE ...]
+ *
+ * where each NAME=SIZE is the size of a #[repr(C)] struct on the Rust side (without them, the
+ * sizes are not checked). It prints one line per check and exits 0 only when every check
+ * passed. Expected values come from the programs'
+ * instructions and exactly representable inputs, never from an earlier run.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "picajit.h"
+
+static int checks = 0;
+static int failures = 0;
+
+static void check(int ok, const char *what) {
+    checks++;
+    if (ok) {
+        printf("ok: %s\n", what);
+    } else {
+        failures++;
+        printf("FAILED: %s (last error: %s)\n", what, picajit_last_error_message());
+    }
+}
+
+/* A status check that prints the library's message on failure. */
+#define CHECK_OK(call, what) check((call) == PICAJIT_OK, what)
+
+static int contains(const char *text, const char *part) { return strstr(text, part) != NULL; }
+
+/* ---- struct sizes agree with the library -------------------------------------------------- */
+
+static void check_sizes(int argc, char **argv) {
+    if (argc <= 2) {
+        printf("struct sizes not given: not checked\n");
+        return;
+    }
+    struct {
+        const char *name;
+        size_t size;
+    } sizes[] = {
+        {"program", sizeof(picajit_program)},
+        {"config", sizeof(picajit_config)},
+        {"layout", sizeof(picajit_layout)},
+        {"dvle_info", sizeof(picajit_dvle_info)},
+        {"cache_stats", sizeof(picajit_cache_stats)},
+        {"flow", sizeof(picajit_flow)},
+        {"vertex_error", sizeof(picajit_vertex_error)},
+        {"batch", sizeof(picajit_batch)},
+        {"emit_callbacks", sizeof(picajit_emit_callbacks)},
+    };
+    int seen = 0;
+    for (int i = 2; i < argc; i++) {
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            size_t len = strlen(sizes[k].name);
+            if (strncmp(argv[i], sizes[k].name, len) == 0 && argv[i][len] == '=') {
+                char what[96];
+                snprintf(what, sizeof what, "sizeof(picajit_%s) is %zu as in Rust (%s)",
+                         sizes[k].name, sizes[k].size, argv[i] + len + 1);
+                check((size_t)strtoull(argv[i] + len + 1, NULL, 10) == sizes[k].size, what);
+                seen++;
+            }
+        }
+    }
+    check(seen == (int)(sizeof sizes / sizeof sizes[0]), "every struct size was given");
+}
+
+/* ---- the lit-transform vertex shader ------------------------------------------------------ */
+
+/* corpus/examples/lit-transform.shbin (see `picajit disasm`):
+ *   dp4 o0.x, c0, v0 ... dp4 o0.w, c3, v0      position = projection rows c0-c3 . v0
+ *   dp3 r0.x, c4, v2; max r0.x, c95.x, r0.x    light = max(0, lightDir . normal)
+ *   add r0.x, c95.y, r0.x                      + 0.25 (the constant c95 = (0, 0.25, 0, 0))
+ *   mul o1.xyz, r0.x, v1; mov o1.w, v1         color = light * v1
+ *   mov o2.xy, v3                              texcoord
+ * Every value below is a small dyadic number, exact in float24, so the expected outputs are
+ * plain arithmetic. */
+#define COUNT 300
+#define STRIDE 304 /* a padded plane stride: the planes of a buffer start STRIDE floats apart */
+
+static unsigned char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *data = malloc((size_t)size);
+    if (data && fread(data, 1, (size_t)size, f) != (size_t)size) {
+        free(data);
+        data = NULL;
+    }
+    fclose(f);
+    *len = (size_t)size;
+    return data;
+}
+
+/* Input plane k (register k/4, component k%4) of vertex i. */
+static float input_value(int k, int i) {
+    float v[4][4] = {
+        {(float)i, (float)(i + 1), (float)-i, 1.0f},     /* v0: position */
+        {1.0f, 0.5f, 2.0f, 0.75f},                       /* v1: color */
+        {0.0f, 0.0f, (i % 2 == 0) ? 1.0f : -1.0f, 0.0f}, /* v2: normal, facing or not */
+        {i * 0.25f, 3.0f, 0.0f, 1.0f},                   /* v3: texcoord */
+    };
+    return v[k / 4][k % 4];
+}
+
+/* The expected output plane k (o0 x-w, o1 x-w, o2 x-y) of vertex i, from the instructions. */
+static float expected_output(int k, int i) {
+    float light = (i % 2 == 0) ? 1.25f : 0.25f; /* max(0, +-1) + 0.25 */
+    float o[12] = {
+        2.0f * i + 1.0f,              /* c0 = (2, 0, 0, 1):   2x + w */
+        (i + 1) * 0.5f - 1.0f,        /* c1 = (0, 0.5, 0, -1): y/2 - w */
+        (float)(i + 1),               /* c2 = (1, 1, 1, 0):   x + y + z */
+        1.0f,                         /* c3 = (0, 0, 0, 1):   w */
+        light * 1.0f, light * 0.5f, light * 2.0f, 0.75f, /* o1 = light * v1, v1.w */
+        i * 0.25f, 3.0f, 0.0f, 0.0f,  /* o2.xy = v3.xy (zw never written: +0) */
+    };
+    return o[k];
+}
+
+static void lit_transform(const char *path) {
+    size_t len = 0;
+    unsigned char *blob = read_file(path, &len);
+    check(blob != NULL, "read the lit-transform SHBIN");
+    if (!blob) return;
+
+    picajit_shbin *shbin = NULL;
+    CHECK_OK(picajit_shbin_parse(blob, len, &shbin), "parse the SHBIN blob");
+    free(blob); /* the handle holds its own copy */
+    uint32_t dvles = 0;
+    CHECK_OK(picajit_shbin_dvle_count(shbin, &dvles), "count the DVLEs");
+    check(dvles == 1, "the blob has one DVLE");
+    picajit_dvle_info info;
+    CHECK_OK(picajit_shbin_dvle_info(shbin, 0, &info), "DVLE 0 info");
+    check(info.stage == PICAJIT_STAGE_VERTEX && info.entry == 0 && info.output_mask == 0x7,
+          "DVLE 0 is a vertex shader at 0 sending o0-o2");
+
+    /* Two identical uploads through a cache: one compile, one hit. */
+    picajit_cache *cache = NULL;
+    CHECK_OK(picajit_cache_create(0, &cache), "create a cache");
+    picajit_config config = {0}; /* the best engine, f24, the default budget */
+    picajit_engine *engine = NULL, *again = NULL;
+    CHECK_OK(picajit_engine_create_from_shbin(shbin, 0, &config, cache, &engine),
+             "prepare DVLE 0 through the cache");
+    CHECK_OK(picajit_engine_create_from_shbin(shbin, 0, &config, cache, &again),
+             "prepare it again");
+    picajit_cache_stats stats;
+    CHECK_OK(picajit_cache_get_stats(cache, &stats), "cache statistics");
+    check(stats.misses == 1 && stats.hits == 1 && stats.compiles == 1 && stats.programs == 1,
+          "the second upload was a cache hit");
+    picajit_engine_free(again);
+    check(strcmp(picajit_engine_name(engine), "jit") == 0, "PICAJIT_ENGINE_BEST is the JIT");
+
+    picajit_layout layout;
+    CHECK_OK(picajit_engine_layout(engine, &layout), "query the layout");
+    check(layout.input_mask == 0x000F && layout.output_mask == 0x0007 &&
+              layout.stage == PICAJIT_STAGE_VERTEX,
+          "the program reads v0-v3 and sends o0-o2");
+
+    /* Uniforms: each setter form once, values chosen to be exact. */
+    picajit_uniforms *uniforms = NULL;
+    CHECK_OK(picajit_uniforms_create(&uniforms), "create uniforms");
+    CHECK_OK(picajit_uniforms_apply_constants(uniforms, shbin, 0), "apply the DVLE constants");
+    const float row0[4] = {2, 0, 0, 1}, row1[4] = {0, 0.5f, 0, -1}, row2[4] = {1, 1, 1, 0};
+    CHECK_OK(picajit_uniforms_set_float(uniforms, 0, row0, PICAJIT_PRECISION_F24), "set c0");
+    CHECK_OK(picajit_uniforms_set_float(uniforms, 1, row1, PICAJIT_PRECISION_F24), "set c1");
+    CHECK_OK(picajit_uniforms_set_float(uniforms, 2, row2, PICAJIT_PRECISION_F24), "set c2");
+    /* c3 = (0, 0, 0, 1) in the float32 upload format: FIFO order w, z, y, x; 1.0f is
+     * 0x3F800000. */
+    const uint32_t row3[4] = {0x3F800000u, 0, 0, 0};
+    CHECK_OK(picajit_uniforms_set_float_f32_words(uniforms, 3, row3, PICAJIT_PRECISION_F24),
+             "set c3 from float32 upload words");
+    /* c4 = (0, 0, 1, 0) in the float24 upload format: 1.0 is 0x3F0000 (exponent 63, the bias);
+     * word0 = w<<8 | z>>16 = 0x3F, word1 = (z & 0xFFFF)<<16 | y>>8 = 0, word2 = 0. */
+    const uint32_t light[3] = {0x3Fu, 0, 0};
+    CHECK_OK(picajit_uniforms_set_float_f24_words(uniforms, 4, light),
+             "set c4 from float24 upload words");
+    float c3[4], c4[4], c95[4];
+    CHECK_OK(picajit_uniforms_get_float(uniforms, 3, c3), "read c3 back");
+    CHECK_OK(picajit_uniforms_get_float(uniforms, 4, c4), "read c4 back");
+    CHECK_OK(picajit_uniforms_get_float(uniforms, 95, c95), "read c95 back");
+    check(c3[0] == 0 && c3[3] == 1 && c4[2] == 1 && c4[0] == 0 && c95[1] == 0.25f,
+          "uniform conversions: c3.w = 1, c4.z = 1, constant c95.y = 0.25");
+
+    /* The batch, in the caller's own buffers. */
+    float *inputs = malloc(sizeof(float) * 16 * STRIDE);
+    float *outputs = malloc(sizeof(float) * 12 * STRIDE);
+    picajit_flow *flow = malloc(sizeof(picajit_flow) * COUNT);
+    for (int k = 0; k < 16; k++)
+        for (int i = 0; i < COUNT; i++) inputs[k * STRIDE + i] = input_value(k, i);
+    for (int k = 0; k < 12 * STRIDE; k++) outputs[k] = -7.0f; /* the padding must stay so */
+    memset(flow, 0xAB, sizeof(picajit_flow) * COUNT);
+    picajit_vertex_error errors[4];
+    picajit_batch batch = {0};
+    batch.count = COUNT;
+    batch.inputs = inputs;
+    batch.input_mask = layout.input_mask;
+    batch.input_stride = STRIDE;
+    batch.outputs = outputs;
+    batch.output_mask = layout.output_mask;
+    batch.output_stride = STRIDE;
+    batch.flow = flow;
+    batch.errors = errors;
+    batch.error_capacity = 4;
+    check(picajit_run_batch(engine, uniforms, &batch) == 0, "run 300 vertices: none failed");
+    int wrong = 0;
+    for (int k = 0; k < 12; k++) {
+        if (k >= 10) continue; /* o2.zw: written by nobody, +0, checked below */
+        for (int i = 0; i < COUNT; i++)
+            if (outputs[k * STRIDE + i] != expected_output(k, i)) {
+                if (wrong++ < 5)
+                    printf("  plane %d vertex %d: %g, expected %g\n", k, i,
+                           outputs[k * STRIDE + i], expected_output(k, i));
+            }
+    }
+    check(wrong == 0, "every output of every vertex is the value its instructions give");
+    check(outputs[10 * STRIDE] == 0.0f && !signbit(outputs[10 * STRIDE]),
+          "an output component never written is +0");
+    int padding_kept = 1;
+    for (int k = 0; k < 12; k++)
+        for (int i = COUNT; i < STRIDE; i++)
+            if (outputs[k * STRIDE + i] != -7.0f) padding_kept = 0;
+    check(padding_kept, "nothing written between planes (past count)");
+    check(flow[0].a0[0] == 0 && flow[0].al == 0 && flow[COUNT - 1].cmp[0] == 0 &&
+              flow[COUNT - 1].reserved[0] == 0,
+          "flow registers written (a program without MOVA/CMP leaves them zero)");
+
+    /* The same batch on the reference interpreter gives the same bits. */
+    picajit_config interp_config = {0};
+    interp_config.engine = PICAJIT_ENGINE_INTERP;
+    picajit_engine *interp = NULL;
+    CHECK_OK(picajit_engine_create_from_shbin(shbin, 0, &interp_config, NULL, &interp),
+             "prepare the interpreter without a cache");
+    float *reference = malloc(sizeof(float) * 12 * STRIDE);
+    memcpy(reference, outputs, sizeof(float) * 12 * STRIDE);
+    batch.flow = NULL;
+    check(picajit_run_batch(interp, uniforms, &batch) == 0, "the interpreter runs the batch");
+    check(memcmp(reference, outputs, sizeof(float) * 12 * STRIDE) == 0,
+          "the interpreter's outputs equal the JIT's bit for bit");
+    check(strcmp(picajit_engine_name(interp), "interp") == 0, "the interpreter's name");
+    free(reference);
+    picajit_engine_free(interp);
+
+    /* One vertex. */
+    float vin[16][4], vout[16][4];
+    for (int r = 0; r < 16; r++)
+        for (int c = 0; c < 4; c++) vin[r][c] = (r < 4) ? input_value(4 * r + c, 7) : 0.0f;
+    picajit_flow vflow;
+    CHECK_OK(picajit_run_vertex(engine, uniforms, (const float(*)[4])vin, vout, &vflow),
+             "run one vertex");
+    check(vout[0][0] == 15.0f && vout[1][0] == 0.25f && vout[2][0] == 1.75f,
+          "one vertex: o0.x = 2*7+1, o1.x = 0.25 (facing away), o2.x = 7/4");
+
+    /* Argument errors: a status and a message naming what is wrong, nothing written. */
+    picajit_batch bad = batch;
+    bad.output_stride = COUNT - 1;
+    int32_t status = picajit_run_batch(engine, uniforms, &bad);
+    check(status == PICAJIT_ERROR_BAD_ARGUMENT &&
+              contains(picajit_last_error_message(), "picajit_run_batch") &&
+              contains(picajit_last_error_message(), "stride"),
+          "an output stride smaller than the count is PICAJIT_ERROR_BAD_ARGUMENT");
+    printf("  message: %s\n", picajit_last_error_message());
+    bad = batch;
+    bad.input_mask = 0x000B; /* no v2 */
+    status = picajit_run_batch(engine, uniforms, &bad);
+    check(status == PICAJIT_ERROR_BAD_ARGUMENT && contains(picajit_last_error_message(), "v2"),
+          "input planes without v2, which the program reads, are refused naming v2");
+    printf("  message: %s\n", picajit_last_error_message());
+    bad = batch;
+    bad.output_mask = 0x0010;
+    check(picajit_run_batch(engine, uniforms, &bad) == PICAJIT_ERROR_BAD_ARGUMENT &&
+              contains(picajit_last_error_message(), "o4"),
+          "an output plane the program does not send (o4) is refused");
+    bad = batch;
+    bad.errors = NULL;
+    check(picajit_run_batch(engine, uniforms, &bad) == PICAJIT_ERROR_NULL_POINTER &&
+              contains(picajit_last_error_message(), "batch->errors"),
+          "a NULL error array with a capacity is PICAJIT_ERROR_NULL_POINTER");
+    bad = batch;
+    bad.outputs = inputs;
+    check(picajit_run_batch(engine, uniforms, &bad) == PICAJIT_ERROR_BAD_ARGUMENT &&
+              contains(picajit_last_error_message(), "overlaps"),
+          "overlapping input and output planes are refused");
+    check(picajit_run_batch(engine, NULL, &batch) == PICAJIT_ERROR_NULL_POINTER &&
+              contains(picajit_last_error_message(), "uniforms"),
+          "NULL uniforms are PICAJIT_ERROR_NULL_POINTER");
+    check(picajit_engine_create(NULL, NULL, NULL, &again) == PICAJIT_ERROR_NULL_POINTER &&
+              contains(picajit_last_error_message(), "program"),
+          "a NULL program is PICAJIT_ERROR_NULL_POINTER naming it");
+    check(picajit_uniforms_set_float(uniforms, 96, row0, 0) == PICAJIT_ERROR_BAD_ARGUMENT &&
+              contains(picajit_last_error_message(), "c96"),
+          "c96 is PICAJIT_ERROR_BAD_ARGUMENT");
+    picajit_config unknown = {0};
+    unknown.engine = 99;
+    check(picajit_engine_create_from_shbin(shbin, 0, &unknown, NULL, &again) ==
+                  PICAJIT_ERROR_BAD_ARGUMENT &&
+              contains(picajit_last_error_message(), "config->engine"),
+          "an unknown engine number is PICAJIT_ERROR_BAD_ARGUMENT");
+    check(picajit_engine_create_from_shbin(shbin, 1, NULL, NULL, &again) ==
+              PICAJIT_ERROR_BAD_SHBIN,
+          "DVLE 1 of a one-DVLE blob is PICAJIT_ERROR_BAD_SHBIN");
+    const unsigned char garbage[8] = {'D', 'V', 'L', 'X', 0, 0, 0, 0};
+    picajit_shbin *broken = NULL;
+    check(picajit_shbin_parse(garbage, sizeof garbage, &broken) == PICAJIT_ERROR_BAD_SHBIN &&
+              broken == NULL,
+          "a malformed blob is PICAJIT_ERROR_BAD_SHBIN");
+    printf("  message: %s\n", picajit_last_error_message());
+    check(strcmp(picajit_status_name(PICAJIT_ERROR_BAD_SHBIN), "PICAJIT_ERROR_BAD_SHBIN") == 0,
+          "status names");
+
+    free(inputs);
+    free(outputs);
+    free(flow);
+    picajit_uniforms_free(uniforms);
+    picajit_engine_free(engine);
+    picajit_cache_free(cache);
+    picajit_shbin_free(shbin);
+}
+
+/* ---- per-vertex errors: BREAKC outside a loop --------------------------------------------- */
+
+/* mov o0, v0; cmp c0, gt, gt, v0; breakc cmp.x; end: a vertex with v0.x < 0 (c0 = 0) takes a
+ * BREAK with no loop, which the GPU would hang on: break-outside-loop at 0x002. */
+static const uint32_t break_code[] = {0x4C000000u, 0xBC820000u, 0x8F800000u, 0x88000000u};
+static const uint32_t break_opdescs[] = {0x0006C36Fu};
+
+static void break_outside_loop(void) {
+    picajit_program program = {0};
+    program.code = break_code;
+    program.code_len = 4;
+    program.opdescs = break_opdescs;
+    program.opdesc_len = 1;
+    program.stage = PICAJIT_STAGE_VERTEX;
+    program.output_mask = 0x1;
+    picajit_engine *engine = NULL;
+    CHECK_OK(picajit_engine_create(&program, NULL, NULL, &engine), "upload the BREAKC program");
+    picajit_uniforms *uniforms = NULL;
+    CHECK_OK(picajit_uniforms_create(&uniforms), "zero uniforms (c0 = 0)");
+
+    enum { N = 10 };
+    float in[4 * N], out[4 * N];
+    for (int i = 0; i < N; i++) {
+        in[0 * N + i] = (float)(i - 5); /* vertices 0-4 are negative: they fail */
+        in[1 * N + i] = 1.0f;
+        in[2 * N + i] = 2.0f;
+        in[3 * N + i] = 1.0f;
+    }
+    picajit_vertex_error errors[4];
+    memset(errors, 0xEE, sizeof errors);
+    picajit_batch batch = {0};
+    batch.count = N;
+    batch.inputs = in;
+    batch.input_mask = 0x1;
+    batch.input_stride = N;
+    batch.outputs = out;
+    batch.output_mask = 0x1;
+    batch.output_stride = N;
+    batch.errors = errors;
+    batch.error_capacity = 3; /* fewer than the failures: only 3 are written */
+    int32_t failed = picajit_run_batch(engine, uniforms, &batch);
+    check(failed == 5, "five of ten vertices fail (v0.x < 0)");
+    check(errors[0].vertex == 0 && errors[2].vertex == 2 &&
+              errors[0].code == PICAJIT_ERROR_BREAK_OUTSIDE_LOOP && errors[1].pc == 2,
+          "error entries: vertices 0, 1, 2, break-outside-loop at 0x002");
+    check(errors[3].vertex == 0xEEEEEEEEu, "no entry written past the capacity");
+    check(out[0] == 0.0f && out[N + 4] == 0.0f && out[5] == 0.0f && out[6] == 1.0f &&
+              out[N + 6] == 1.0f && out[2 * N + 9] == 2.0f,
+          "failed vertices output +0, the others o0 = v0");
+
+    float vin[16][4] = {{-1, 0, 0, 1}}, vout[16][4];
+    int32_t status = picajit_run_vertex(engine, uniforms, (const float(*)[4])vin, vout, NULL);
+    check(status == PICAJIT_ERROR_BREAK_OUTSIDE_LOOP &&
+              contains(picajit_last_error_message(), "break-outside-loop"),
+          "one failing vertex returns PICAJIT_ERROR_BREAK_OUTSIDE_LOOP");
+    printf("  message: %s\n", picajit_last_error_message());
+
+    /* A budget of 2 instructions: every vertex stops at the third, 0x002. */
+    picajit_config config = {0};
+    config.engine = PICAJIT_ENGINE_JIT;
+    config.instruction_budget = 2;
+    picajit_engine *short_budget = NULL;
+    CHECK_OK(picajit_engine_create(&program, &config, NULL, &short_budget),
+             "upload it with a budget of 2");
+    batch.error_capacity = 4;
+    check(picajit_run_batch(short_budget, uniforms, &batch) == N &&
+              errors[3].vertex == 3 && errors[3].code == PICAJIT_ERROR_INSTRUCTION_BUDGET &&
+              errors[3].pc == 2,
+          "every vertex exceeds a budget of 2 at 0x002");
+
+    picajit_geometry_state *state = NULL;
+    CHECK_OK(picajit_geometry_state_create(&state), "create a geometry state");
+    check(picajit_run_geometry(engine, state, uniforms, (const float(*)[4])vin, NULL) ==
+              PICAJIT_ERROR_BAD_ARGUMENT &&
+              contains(picajit_last_error_message(), "vertex shader"),
+          "a vertex shader cannot run as a geometry shader");
+    picajit_geometry_state_free(state);
+
+    picajit_engine_free(short_budget);
+    picajit_engine_free(engine);
+    picajit_uniforms_free(uniforms);
+}
+
+/* ---- a geometry shader with callbacks ----------------------------------------------------- */
+
+/* mov o0, v0; setemit 0; emit; mov o0, v1; setemit 1; emit; mov o0, v2; setemit 2, prim; emit;
+ * mov o0, v3; setemit 1, prim inv; emit; end: a strip of two triangles (v0 v1 v2) and, slot 1
+ * replaced, (v0 v3 v2) with the winding flag. */
+static const uint32_t strip_code[] = {
+    0x4C000000u, 0xAC000000u, 0xA8000000u, 0x4C001000u, 0xAD000000u, 0xA8000000u, 0x4C002000u,
+    0xAE800000u, 0xA8000000u, 0x4C003000u, 0xADC00000u, 0xA8000000u, 0x88000000u,
+};
+static const uint32_t strip_opdescs[] = {0x0000036Fu};
+
+struct emitted {
+    int vertices, triangles;
+    float first_x[8];          /* o0.x of each vertex */
+    float triangle_x[4][3];    /* o0.x of each triangle's slots */
+    uint32_t winding[4];
+};
+
+static void on_vertex(void *user, uint32_t vertex_id, uint32_t primitive, uint32_t winding,
+                      const float outputs[16][4]) {
+    struct emitted *e = (struct emitted *)user;
+    (void)vertex_id;
+    (void)primitive;
+    (void)winding;
+    if (e->vertices < 8) e->first_x[e->vertices] = outputs[0][0];
+    e->vertices++;
+}
+
+static void on_primitive(void *user, uint32_t winding, const float slots[3][16][4]) {
+    struct emitted *e = (struct emitted *)user;
+    if (e->triangles < 4) {
+        for (int s = 0; s < 3; s++) e->triangle_x[e->triangles][s] = slots[s][0][0];
+        e->winding[e->triangles] = winding;
+    }
+    e->triangles++;
+}
+
+static void geometry(void) {
+    picajit_program program = {0};
+    program.code = strip_code;
+    program.code_len = sizeof strip_code / sizeof strip_code[0];
+    program.opdescs = strip_opdescs;
+    program.opdesc_len = 1;
+    program.stage = PICAJIT_STAGE_GEOMETRY;
+    program.output_mask = 0x1;
+    picajit_engine *engine = NULL;
+    CHECK_OK(picajit_engine_create(&program, NULL, NULL, &engine), "upload the strip GS");
+    picajit_layout layout;
+    CHECK_OK(picajit_engine_layout(engine, &layout), "GS layout");
+    check(layout.input_mask == 0xF && layout.stage == PICAJIT_STAGE_GEOMETRY,
+          "the GS reads v0-v3");
+    picajit_uniforms *uniforms = NULL;
+    CHECK_OK(picajit_uniforms_create(&uniforms), "GS uniforms");
+    picajit_geometry_state *state = NULL;
+    CHECK_OK(picajit_geometry_state_create(&state), "GS state");
+
+    struct emitted e;
+    memset(&e, 0, sizeof e);
+    picajit_emit_callbacks callbacks = {&e, on_vertex, on_primitive};
+    float in[16][4] = {{10, 0, 0, 1}, {11, 0, 0, 1}, {12, 0, 0, 1}, {13, 0, 0, 1}};
+    CHECK_OK(picajit_run_geometry(engine, state, uniforms, (const float(*)[4])in, &callbacks),
+             "first invocation");
+    check(e.vertices == 4 && e.triangles == 2, "4 vertices and 2 triangles emitted");
+    check(e.first_x[0] == 10 && e.first_x[3] == 13, "vertices in emission order");
+    check(e.triangle_x[0][0] == 10 && e.triangle_x[0][1] == 11 && e.triangle_x[0][2] == 12 &&
+              e.winding[0] == 0,
+          "triangle 1 is slots (v0, v1, v2)");
+    check(e.triangle_x[1][0] == 10 && e.triangle_x[1][1] == 13 && e.triangle_x[1][2] == 12 &&
+              e.winding[1] == 1,
+          "triangle 2 is (v0, v3, v2), winding inverted");
+    CHECK_OK(picajit_run_geometry(engine, state, uniforms, (const float(*)[4])in, &callbacks),
+             "second invocation on the same state");
+    check(e.vertices == 8 && e.triangles == 4, "8 vertices and 4 triangles in all");
+    CHECK_OK(picajit_run_geometry(engine, state, uniforms, (const float(*)[4])in, NULL),
+             "an invocation without callbacks");
+    CHECK_OK(picajit_geometry_state_reset(state), "reset the state");
+
+    picajit_geometry_state_free(state);
+    picajit_uniforms_free(uniforms);
+    picajit_engine_free(engine);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: smoke LIT-TRANSFORM.SHBIN [NAME=SIZE ...]\n");
+        return 2;
+    }
+    check(picajit_abi_version() == PICAJIT_ABI_VERSION, "the library's ABI is the header's");
+    printf("picajit %s\n", picajit_version());
+    check_sizes(argc, argv);
+    lit_transform(argv[1]);
+    break_outside_loop();
+    geometry();
+    picajit_engine_free(NULL); /* freeing NULL is allowed */
+    printf("smoke: %d checks, %d failed\n", checks, failures);
+    return failures == 0 ? 0 : 1;
+}

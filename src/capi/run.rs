@@ -1,0 +1,490 @@
+//! Running: one vertex, a batch of vertices in the caller's planes, and geometry-shader
+//! invocations whose emissions go to the caller's callbacks.
+
+use std::ffi::c_void;
+
+use super::program::EngineHandle;
+use super::uniforms::UniformsHandle;
+use super::{
+    CapiError, OK, exec_status, free_handle, guard, guard_infallible, ptr_mut, ptr_ref, slice_mut,
+    slice_of, store_handle,
+};
+use crate::exec::{
+    BatchIo, EmitConfig, EmitSink, GeometryState, RegisterSet, SoaInputs, SoaOutputs,
+};
+use crate::program::{FlowRegisters, InputRegisters, ShaderKind, Vec4};
+
+/// `picajit_flow`: a0, aL and cmp at the end of an invocation.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flow {
+    /// a0.x, a0.y.
+    pub a0: [i32; 2],
+    /// aL.
+    pub al: i32,
+    /// cmp.x, cmp.y (0 or 1).
+    pub cmp: [u8; 2],
+    /// Always 0.
+    pub reserved: [u8; 2],
+}
+
+impl From<FlowRegisters> for Flow {
+    fn from(flow: FlowRegisters) -> Flow {
+        Flow {
+            a0: flow.a0,
+            al: flow.al,
+            cmp: flow.cmp.map(u8::from),
+            reserved: [0; 2],
+        }
+    }
+}
+
+/// `picajit_vertex_error`: one failed vertex of a batch.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VertexError {
+    /// The vertex index in the batch.
+    pub vertex: u32,
+    /// Its `PICAJIT_ERROR_*` execution status.
+    pub code: i32,
+    /// The address where it failed.
+    pub pc: u16,
+    /// Always 0.
+    pub reserved: u16,
+}
+
+/// `picajit_batch`: the caller's buffers for one batch of vertices (docs/c-abi.md, the plane
+/// layout).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Batch {
+    /// The number of vertices (at most `INT32_MAX`).
+    pub count: usize,
+    /// The input planes: for each register of `input_mask` in register order, planes x, y, z, w
+    /// of `count` floats; plane k starts at `inputs + k * input_stride`.
+    pub inputs: *const f32,
+    /// The input registers present (bit n = vn); must include every register the program reads.
+    pub input_mask: u16,
+    /// The distance between input planes, in floats (at least `count`).
+    pub input_stride: usize,
+    /// The output planes, laid out like the inputs.
+    pub outputs: *mut f32,
+    /// The output registers wanted (bit n = on); only registers the program sends on.
+    pub output_mask: u16,
+    /// The distance between output planes, in floats (at least `count`).
+    pub output_stride: usize,
+    /// NULL, or `count` entries for each vertex's final a0/aL/cmp.
+    pub flow: *mut Flow,
+    /// Room for `error_capacity` failed vertices (NULL allowed when the capacity is 0).
+    pub errors: *mut VertexError,
+    /// How many entries `errors` has.
+    pub error_capacity: usize,
+}
+
+/// `picajit_vertex_fn`: receives a vertex sent by EMIT (the SETEMIT vertex id, primitive and
+/// winding flags, and the emitting bank's o0-o15).
+pub type VertexCallback = Option<
+    unsafe extern "C" fn(
+        user: *mut c_void,
+        vertex_id: u32,
+        primitive: u32,
+        winding: u32,
+        outputs: *const [f32; 4],
+    ),
+>;
+
+/// `picajit_primitive_fn`: receives a triangle (the winding flag and the three vertex slots,
+/// o0-o15 each, in slot order).
+pub type PrimitiveCallback =
+    Option<unsafe extern "C" fn(user: *mut c_void, winding: u32, slots: *const [Vec4; 16])>;
+
+/// `picajit_emit_callbacks`: where a geometry-shader invocation's emissions go.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct EmitCallbacks {
+    /// Passed to each callback.
+    pub user: *mut c_void,
+    /// Called for each emitted vertex (NULL: ignored).
+    pub vertex: VertexCallback,
+    /// Called for each triangle, right after its vertex (NULL: ignored).
+    pub primitive: PrimitiveCallback,
+}
+
+/// `picajit_geometry_state`: the state a geometry shader keeps across the invocations of a draw.
+#[derive(Clone, Debug, Default)]
+pub struct GeometryStateHandle(pub GeometryState);
+
+/// An [`EmitSink`] that calls the caller's callbacks.
+struct CallbackSink(EmitCallbacks);
+
+impl EmitSink for CallbackSink {
+    fn vertex(&mut self, config: EmitConfig, outputs: &[Vec4; 16]) {
+        if let Some(vertex) = self.0.vertex {
+            // SAFETY: the caller of `picajit_run_geometry` promised a valid function of this
+            // signature; `outputs` lives through the call.
+            unsafe {
+                vertex(
+                    self.0.user,
+                    config.vertex.into(),
+                    config.primitive.into(),
+                    config.winding.into(),
+                    outputs.as_ptr(),
+                )
+            }
+        }
+    }
+
+    fn primitive(&mut self, winding: bool, slots: &[[Vec4; 16]; 3]) {
+        if let Some(primitive) = self.0.primitive {
+            // SAFETY: as in `vertex`; `slots` lives through the call.
+            unsafe { primitive(self.0.user, winding.into(), slots.as_ptr()) }
+        }
+    }
+}
+
+fn require_stage(engine: &EngineHandle, stage: ShaderKind) -> Result<(), CapiError> {
+    let actual = engine.engine.program().stage;
+    if actual == stage {
+        return Ok(());
+    }
+    let name = |kind| match kind {
+        ShaderKind::Vertex => "a vertex shader",
+        ShaderKind::Geometry => "a geometry shader",
+    };
+    Err(CapiError::argument(
+        "engine",
+        format!(
+            "the program is {}; this function runs {}",
+            name(actual),
+            name(stage)
+        ),
+    ))
+}
+
+/// The registers of `mask`, as `v0, v3`.
+fn register_list(prefix: char, mask: u16) -> String {
+    RegisterSet(mask)
+        .iter()
+        .map(|n| format!("{prefix}{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// How many floats planes of `mask` span: `(planes - 1) * stride + count`; 0 when the stride is
+/// smaller than the count (the batch then reports that).
+fn planes_len(
+    mask: u16,
+    count: usize,
+    stride: usize,
+    argument: &'static str,
+) -> Result<usize, CapiError> {
+    let planes = RegisterSet(mask).planes();
+    if stride < count || planes == 0 || count == 0 {
+        return Ok(0);
+    }
+    (planes - 1)
+        .checked_mul(stride)
+        .and_then(|n| n.checked_add(count))
+        .ok_or_else(|| {
+            CapiError::argument(
+                argument,
+                format!("{planes} planes of stride {stride} exceed the address space"),
+            )
+        })
+}
+
+/// Fails when two of the caller's regions (name, address, bytes) overlap (one of them is
+/// written).
+fn check_disjoint(regions: &[(&'static str, usize, usize)]) -> Result<(), CapiError> {
+    for (i, &(a, start_a, len_a)) in regions.iter().enumerate() {
+        for &(b, start_b, len_b) in &regions[i + 1..] {
+            // A null region is reported as such by the slice checks that follow.
+            let present = start_a != 0 && start_b != 0 && len_a != 0 && len_b != 0;
+            if present
+                && start_a < start_b.saturating_add(len_b)
+                && start_b < start_a.saturating_add(len_a)
+            {
+                return Err(CapiError::argument(
+                    b,
+                    format!("overlaps {a} (the buffers of a batch must not overlap)"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs one vertex-shader invocation: o0-o15 to `outputs` and, when `flow` is not NULL, the
+/// final a0/aL/cmp to `*flow`. Returns 0, or the execution status of a failed invocation (its
+/// outputs and flow then +0 and zero).
+///
+/// # Safety
+///
+/// `engine` and `uniforms` are null or live handles; `inputs` is null or valid for 16×4 floats;
+/// `outputs` is null or valid for writing 16×4 floats; `flow` is null or valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn picajit_run_vertex(
+    engine: *const EngineHandle,
+    uniforms: *const UniformsHandle,
+    inputs: *const InputRegisters,
+    outputs: *mut [Vec4; 16],
+    flow: *mut Flow,
+) -> i32 {
+    guard("picajit_run_vertex", || {
+        // SAFETY: null or a live handle (this function's contract).
+        let engine = unsafe { ptr_ref(engine, "engine") }?;
+        // SAFETY: null or a live handle (this function's contract).
+        let uniforms = unsafe { ptr_ref(uniforms, "uniforms") }?;
+        // SAFETY: null or valid for 16×4 floats (this function's contract).
+        let inputs = unsafe { ptr_ref(inputs, "inputs") }?;
+        // SAFETY: null or valid for writing 16×4 floats (this function's contract).
+        let outputs = unsafe { ptr_mut(outputs, "outputs") }?;
+        let flow = if flow.is_null() {
+            None
+        } else {
+            // SAFETY: not null; valid for a write (this function's contract).
+            Some(unsafe { ptr_mut(flow, "flow") }?)
+        };
+        require_stage(engine, ShaderKind::Vertex)?;
+        let outcome = engine.engine.run_vertex(&uniforms.0, inputs);
+        let (result, flow_registers) = match &outcome {
+            Ok(result) => (result.outputs, result.flow),
+            Err(_) => ([[0.0; 4]; 16], FlowRegisters::default()),
+        };
+        *outputs = result;
+        if let Some(flow) = flow {
+            *flow = flow_registers.into();
+        }
+        outcome?;
+        Ok(OK)
+    })
+}
+
+/// Runs a batch of vertex-shader invocations from the caller's input planes into its output
+/// planes (see [`Batch`]). Returns the number of failed vertices (0 or more; the first
+/// `error_capacity` of them are described in `errors`, in vertex order; a failed vertex's
+/// outputs are +0), or a negative status when the arguments are wrong (then nothing is written).
+///
+/// # Safety
+///
+/// `engine` and `uniforms` are null or live handles; `batch` is null or valid, and its buffers
+/// are valid for the extents its counts, masks and strides give, do not overlap, and are not
+/// used by anything else during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn picajit_run_batch(
+    engine: *const EngineHandle,
+    uniforms: *const UniformsHandle,
+    batch: *const Batch,
+) -> i32 {
+    guard("picajit_run_batch", || {
+        // SAFETY: null or a live handle (this function's contract).
+        let engine = unsafe { ptr_ref(engine, "engine") }?;
+        // SAFETY: null or a live handle (this function's contract).
+        let uniforms = unsafe { ptr_ref(uniforms, "uniforms") }?;
+        // SAFETY: null or valid (this function's contract).
+        let batch = *unsafe { ptr_ref(batch, "batch") }?;
+        require_stage(engine, ShaderKind::Vertex)?;
+        let count = batch.count;
+        if count > i32::MAX as usize {
+            return Err(CapiError::argument(
+                "batch->count",
+                format!("{count} vertices: a batch has at most INT32_MAX"),
+            ));
+        }
+        let layout = engine.layout;
+        let missing = layout.inputs.0 & !batch.input_mask;
+        if missing != 0 {
+            return Err(CapiError::argument(
+                "batch->input_mask",
+                format!(
+                    "{:#06x} lacks {} that the program reads (give planes for every register of \
+                     the layout's input mask {:#06x}; (0, 0, 0, 1) is the value of an unset input)",
+                    batch.input_mask,
+                    register_list('v', missing),
+                    layout.inputs.0
+                ),
+            ));
+        }
+        let extra = batch.output_mask & !layout.outputs.0;
+        if extra != 0 {
+            return Err(CapiError::argument(
+                "batch->output_mask",
+                format!(
+                    "{:#06x} asks for {} that the program does not send on (its output mask is \
+                     {:#06x})",
+                    batch.output_mask,
+                    register_list('o', extra),
+                    layout.outputs.0
+                ),
+            ));
+        }
+        let input_len = planes_len(
+            batch.input_mask,
+            count,
+            batch.input_stride,
+            "batch->input_stride",
+        )?;
+        let output_len = planes_len(
+            batch.output_mask,
+            count,
+            batch.output_stride,
+            "batch->output_stride",
+        )?;
+        let flow_len = if batch.flow.is_null() { 0 } else { count };
+        check_disjoint(&[
+            (
+                "batch->inputs",
+                batch.inputs as usize,
+                input_len.saturating_mul(4),
+            ),
+            (
+                "batch->outputs",
+                batch.outputs as usize,
+                output_len.saturating_mul(4),
+            ),
+            (
+                "batch->flow",
+                batch.flow as usize,
+                flow_len.saturating_mul(size_of::<Flow>()),
+            ),
+            (
+                "batch->errors",
+                batch.errors as usize,
+                batch
+                    .error_capacity
+                    .saturating_mul(size_of::<VertexError>()),
+            ),
+        ])?;
+        // SAFETY: valid for `input_len` floats (this function's contract: the extent the mask,
+        // stride and count give), not written by anyone during the call.
+        let input_data = unsafe { slice_of(batch.inputs, input_len, "batch->inputs") }?;
+        // SAFETY: valid for `output_len` floats, disjoint from the other buffers (checked) and
+        // used by nothing else (this function's contract).
+        let output_data = unsafe { slice_mut(batch.outputs, output_len, "batch->outputs") }?;
+        // SAFETY: null, or valid for `count` entries and unshared (this function's contract).
+        let flow_out = unsafe { slice_mut(batch.flow, flow_len, "batch->flow") }?;
+        // SAFETY: null with capacity 0, or valid for `error_capacity` entries and unshared
+        // (this function's contract).
+        let errors_out = unsafe { slice_mut(batch.errors, batch.error_capacity, "batch->errors") }?;
+
+        let inputs = SoaInputs::new(
+            input_data,
+            RegisterSet(batch.input_mask),
+            count,
+            batch.input_stride,
+        )?;
+        let outputs = SoaOutputs::new(
+            output_data,
+            RegisterSet(batch.output_mask),
+            count,
+            batch.output_stride,
+        )?;
+        let mut flow = (!batch.flow.is_null()).then(|| vec![FlowRegisters::default(); count]);
+        let mut io = BatchIo::new(inputs, outputs, flow.as_deref_mut())?;
+        let mut errors = Vec::new();
+        engine.engine.run_batch(&uniforms.0, &mut io, &mut errors);
+        if let Some(flow) = flow {
+            for (entry, registers) in flow_out.iter_mut().zip(flow) {
+                *entry = registers.into();
+            }
+        }
+        for (entry, (vertex, error)) in errors_out.iter_mut().zip(&errors) {
+            let (code, pc) = exec_status(error);
+            *entry = VertexError {
+                vertex: *vertex as u32,
+                code,
+                pc,
+                reserved: 0,
+            };
+        }
+        Ok(errors.len() as i32)
+    })
+}
+
+/// Creates a fresh geometry-shader state (the start of a draw) in `*out`.
+///
+/// # Safety
+///
+/// `out` is null or valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn picajit_geometry_state_create(out: *mut *mut GeometryStateHandle) -> i32 {
+    guard("picajit_geometry_state_create", || {
+        // SAFETY: null or valid for a write (this function's contract).
+        unsafe { store_handle(out, "out", GeometryStateHandle::default()) }
+    })
+}
+
+/// Frees a geometry-shader state (NULL is ignored).
+///
+/// # Safety
+///
+/// `state` is null or a live state handle, used by no other call during or after this one.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn picajit_geometry_state_free(state: *mut GeometryStateHandle) {
+    // SAFETY: null or a live handle of this type (this function's contract).
+    guard_infallible("picajit_geometry_state_free", (), || unsafe {
+        free_handle(state)
+    })
+}
+
+/// Resets a geometry-shader state to the start of a draw.
+///
+/// # Safety
+///
+/// `state` is null or a live state handle that no other call uses meanwhile.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn picajit_geometry_state_reset(state: *mut GeometryStateHandle) -> i32 {
+    guard("picajit_geometry_state_reset", || {
+        // SAFETY: null or a live, unshared handle (this function's contract).
+        let state = unsafe { ptr_mut(state, "state") }?;
+        state.0 = GeometryState::default();
+        Ok(OK)
+    })
+}
+
+/// Runs one geometry-shader invocation on `state` with the sixteen input registers `inputs`,
+/// calling `callbacks` (NULL: emissions are dropped) for each emitted vertex and triangle as it
+/// is emitted. Returns 0, or the execution status of a failed invocation (the state keeps what
+/// it reached, and what it emitted before failing has been delivered).
+///
+/// # Safety
+///
+/// `engine` and `uniforms` are null or live handles; `state` is null or a live state handle
+/// that no other call uses meanwhile; `inputs` is null or valid for 16×4 floats; `callbacks` is
+/// null or valid, its functions null or valid functions of their types that return normally
+/// (no exception or longjmp through the library).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn picajit_run_geometry(
+    engine: *const EngineHandle,
+    state: *mut GeometryStateHandle,
+    uniforms: *const UniformsHandle,
+    inputs: *const InputRegisters,
+    callbacks: *const EmitCallbacks,
+) -> i32 {
+    guard("picajit_run_geometry", || {
+        // SAFETY: null or a live handle (this function's contract).
+        let engine = unsafe { ptr_ref(engine, "engine") }?;
+        // SAFETY: null or a live, unshared handle (this function's contract).
+        let state = unsafe { ptr_mut(state, "state") }?;
+        // SAFETY: null or a live handle (this function's contract).
+        let uniforms = unsafe { ptr_ref(uniforms, "uniforms") }?;
+        // SAFETY: null or valid for 16×4 floats (this function's contract).
+        let inputs = unsafe { ptr_ref(inputs, "inputs") }?;
+        let callbacks = if callbacks.is_null() {
+            EmitCallbacks {
+                user: std::ptr::null_mut(),
+                vertex: None,
+                primitive: None,
+            }
+        } else {
+            // SAFETY: not null; valid (this function's contract).
+            *unsafe { ptr_ref(callbacks, "callbacks") }?
+        };
+        require_stage(engine, ShaderKind::Geometry)?;
+        let mut sink = CallbackSink(callbacks);
+        engine
+            .engine
+            .run_geometry(&mut state.0, &uniforms.0, inputs, &mut sink)?;
+        Ok(OK)
+    })
+}

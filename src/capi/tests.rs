@@ -1,0 +1,80 @@
+use std::ffi::CStr;
+
+use super::*;
+
+fn last_message() -> String {
+    // SAFETY: the library returns a NUL-terminated string that lives until the next failing call.
+    unsafe { CStr::from_ptr(picajit_last_error_message()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn engine_constants_map_to_engine_kinds() {
+    assert_eq!(engine_kind(ENGINE_BEST), Some(EngineKind::Jit));
+    assert_eq!(engine_kind(ENGINE_INTERP), Some(EngineKind::Interpreter));
+    assert_eq!(engine_kind(ENGINE_JIT), Some(EngineKind::Jit));
+    assert_eq!(engine_kind(3), None);
+    assert_eq!(precision(1), Some(Precision::F24Nearest));
+    assert_eq!(precision(3), None);
+    assert_eq!(stage(1), Some(ShaderKind::Geometry));
+    assert_eq!(stage(256), None);
+}
+
+#[test]
+fn a_panic_becomes_a_status_and_a_message() {
+    let status = guard("picajit_test", || panic!("boom"));
+    assert_eq!(status, ERROR_PANIC);
+    let message = last_message();
+    assert!(
+        message.starts_with("picajit_test: internal error"),
+        "{message}"
+    );
+    assert!(message.ends_with("boom"), "{message}");
+}
+
+#[test]
+fn errors_name_the_function_and_argument() {
+    let status = guard("picajit_test", || {
+        Err(CapiError::argument("batch->count", "too many"))
+    });
+    assert_eq!(status, ERROR_BAD_ARGUMENT);
+    assert_eq!(last_message(), "picajit_test: batch->count: too many");
+    let status = guard("picajit_test", || {
+        Err(CapiError::Exec(ExecError::BreakOutsideLoop { pc: 2 }))
+    });
+    assert_eq!(status, ERROR_BREAK_OUTSIDE_LOOP);
+    assert!(last_message().starts_with("picajit_test: break-outside-loop: BREAK at 0x002"));
+}
+
+#[test]
+fn null_and_misaligned_pointers_are_errors() {
+    // SAFETY: a null pointer is allowed (it is the case under test).
+    let error = unsafe { ptr_ref::<u32>(std::ptr::null(), "x") }.unwrap_err();
+    assert_eq!(error.status(), ERROR_NULL_POINTER);
+    let words = [0u32; 2];
+    let misaligned = (words.as_ptr() as *const u8).wrapping_add(1) as *const u32;
+    // SAFETY: the pointer is rejected before it is read.
+    let error = unsafe { slice_of(misaligned, 1, "x") }.unwrap_err();
+    assert_eq!(error.to_string(), "x is not aligned to 4 bytes");
+    // SAFETY: an empty slice reads nothing, whatever the pointer.
+    assert!(
+        unsafe { slice_of::<u32>(std::ptr::null(), 0, "x") }
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn status_names_cover_every_code() {
+    for (code, name) in [
+        (OK, "PICAJIT_OK"),
+        (ERROR_COMPILE, "PICAJIT_ERROR_COMPILE"),
+        (ERROR_INTERNAL, "PICAJIT_ERROR_INTERNAL"),
+        (-100, "PICAJIT_ERROR_UNKNOWN"),
+    ] {
+        // SAFETY: status names are static NUL-terminated strings.
+        let text = unsafe { CStr::from_ptr(picajit_status_name(code)) };
+        assert_eq!(text.to_str().unwrap(), name);
+    }
+}
