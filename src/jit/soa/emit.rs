@@ -106,6 +106,10 @@ struct Emitter<'a, 'b> {
     /// Per block: constants and uniform loads.
     constants: HashMap<u32, Value>,
     uniform_loads: HashMap<(usize, u8, usize), Value>,
+    /// Per block: the per-vertex slots of an a0-relative read (by a0 value and base) and each
+    /// slot vector's four entry addresses, shared by every component and table read through them.
+    lane_slots: HashMap<(Value, u8), Value>,
+    lane_addresses: HashMap<Value, [Value; 4]>,
     uniform_origin: HashMap<Value, (UniformAddress, usize, bool)>,
     /// Flags gathered in the current segment.
     unusual: Option<Value>,
@@ -216,6 +220,8 @@ pub fn lower(
         flush_memo: HashMap::new(),
         constants: HashMap::new(),
         uniform_loads: HashMap::new(),
+        lane_slots: HashMap::new(),
+        lane_addresses: HashMap::new(),
         uniform_origin: HashMap::new(),
         unusual: None,
         exact_arithmetic: setup.exact_arithmetic,
@@ -242,6 +248,8 @@ impl Emitter<'_, '_> {
         self.flush_memo.clear();
         self.constants.clear();
         self.uniform_loads.clear();
+        self.lane_slots.clear();
+        self.lane_addresses.clear();
     }
 
     fn bits_const(&mut self, bits: u32) -> Value {
@@ -609,7 +617,14 @@ impl Emitter<'_, '_> {
             RelIndex::A0X | RelIndex::A0Y => {
                 let which = usize::from(rel == RelIndex::A0Y);
                 let offset = self.b.use_var(self.a0[which]);
-                let slots = relative_uniform_slot(&mut VectorIndex(self), base, offset);
+                let slots = match self.lane_slots.get(&(offset, base)) {
+                    Some(&slots) => slots,
+                    None => {
+                        let slots = relative_uniform_slot(&mut VectorIndex(self), base, offset);
+                        self.lane_slots.insert((offset, base), slots);
+                        slots
+                    }
+                };
                 UniformAddress::Lanes(slots)
             }
         };
@@ -637,12 +652,22 @@ impl Emitter<'_, '_> {
                 v
             }
             UniformAddress::Lanes(slots) => {
+                let addresses = match self.lane_addresses.get(&slots) {
+                    Some(&addresses) => addresses,
+                    None => {
+                        let addresses = std::array::from_fn(|lane| {
+                            let slot = self.b.ins().extractlane(slots, lane as u8);
+                            let slot = self.b.ins().uextend(types::I64, slot);
+                            let scaled = self.b.ins().ishl_imm_s(slot, 4);
+                            self.b.ins().iadd(self.uniforms, scaled)
+                        });
+                        self.lane_addresses.insert(slots, addresses);
+                        addresses
+                    }
+                };
                 let mut v = None;
-                for lane in 0..4u8 {
-                    let slot = self.b.ins().extractlane(slots, lane);
-                    let slot = self.b.ins().uextend(types::I64, slot);
-                    let scaled = self.b.ins().ishl_imm_s(slot, 4);
-                    let address = self.b.ins().iadd(self.uniforms, scaled);
+                for (lane, &address) in addresses.iter().enumerate() {
+                    let lane = lane as u8;
                     let scalar =
                         self.b
                             .ins()
@@ -1114,6 +1139,10 @@ impl Elements for Emitter<'_, '_> {
             return Some(r);
         }
         let &(address, comp, negated) = self.uniform_origin.get(&v)?;
+        if matches!(address, UniformAddress::Lanes(_)) {
+            // A second gather costs more than flushing the gathered values.
+            return None;
+        }
         let table = if negated { NEGATED_FLUSHED } else { FLUSHED };
         let r = self.load_uniform(table, address, comp);
         self.flushed.insert(r);

@@ -175,6 +175,10 @@ pub struct SoaJit {
     /// The exact-arithmetic kernel that reruns the groups this (fast) one flags, compiled the
     /// first time a batch has one (`None` inside: it could not be compiled).
     exact: std::sync::OnceLock<Option<Box<SoaJit>>>,
+    /// Set when a batch flagged many groups (lighting code whose LG2 of 0 meets a zero, say):
+    /// from then on batches run on the exact kernel directly, since running the fast one first
+    /// would only add work.
+    prefer_exact: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: as `JitShader`: the module is only used again to free it, and the compiled function
@@ -346,6 +350,7 @@ impl SoaJit {
             function,
             module: Some(module),
             exact: std::sync::OnceLock::new(),
+            prefer_exact: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -466,6 +471,10 @@ fn copy_planes(
     }
 }
 
+/// A batch in which more than one group in this many is flagged switches a kernel to its exact
+/// form for good.
+const PREFER_EXACT_RATIO: usize = 16;
+
 impl SoaJit {
     /// The exact-arithmetic kernel of this fast one (compiled on first use); `None` for an
     /// exact kernel itself or when it cannot be compiled.
@@ -493,6 +502,11 @@ impl GroupKernel for SoaJit {
     }
 
     fn run(&self, uniforms: &Uniforms, io: &mut BatchIo<'_>, declined: &mut Vec<usize>) {
+        if self.prefer_exact.load(std::sync::atomic::Ordering::Relaxed)
+            && let Some(exact) = self.exact_kernel()
+        {
+            return exact.run(uniforms, io, declined);
+        }
         debug_assert!(
             uniforms.bools == self.bools && uniforms.int == self.ints,
             "a SoaJit runs only with the bool and int uniforms it was compiled for"
@@ -540,7 +554,12 @@ impl GroupKernel for SoaJit {
                 &mut flow,
             );
             // Flagged groups (a NaN, say) run again, in place, on the exact-arithmetic kernel.
-            if bytes[..groups].iter().any(|&b| b != 0)
+            let flagged = bytes[..groups].iter().filter(|&&b| b != 0).count();
+            if flagged * PREFER_EXACT_RATIO > groups {
+                self.prefer_exact
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            if flagged > 0
                 && let Some(exact) = self.exact_kernel()
             {
                 for g in 0..groups {
