@@ -207,6 +207,7 @@ fn the_header_states_the_library_constants() {
         ("PICAJIT_ENGINE_BEST", format!("{}u", capi::ENGINE_BEST)),
         ("PICAJIT_ENGINE_INTERP", format!("{}u", capi::ENGINE_INTERP)),
         ("PICAJIT_ENGINE_JIT", format!("{}u", capi::ENGINE_JIT)),
+        ("PICAJIT_ENGINE_SOA_JIT", format!("{}u", capi::ENGINE_SOA_JIT)),
     ];
     for (name, value) in constants {
         let line = format!("#define {name} {value}");
@@ -341,7 +342,7 @@ fn check_smoke_run(binary: &Path) {
     );
     for expected in [
         "ok: every output of every vertex is the value its instructions give",
-        "ok: the interpreter's outputs equal the JIT's bit for bit",
+        "ok: the interpreter's outputs equal the best engine's bit for bit",
         "ok: an output stride smaller than the count is PICAJIT_ERROR_BAD_ARGUMENT",
         "ok: five of ten vertices fail (v0.x < 0)",
         "ok: error entries: vertices 0, 1, 2, break-outside-loop at 0x002",

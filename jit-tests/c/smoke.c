@@ -156,7 +156,8 @@ static void lit_transform(const char *path) {
     check(stats.misses == 1 && stats.hits == 1 && stats.compiles == 1 && stats.programs == 1,
           "the second upload was a cache hit");
     picajit_engine_free(again);
-    check(strcmp(picajit_engine_name(engine), "jit") == 0, "PICAJIT_ENGINE_BEST is the JIT");
+    check(strcmp(picajit_engine_name(engine), "interp") != 0,
+          "PICAJIT_ENGINE_BEST is a fast engine, not the reference interpreter");
 
     picajit_layout layout;
     CHECK_OK(picajit_engine_layout(engine, &layout), "query the layout");
@@ -243,7 +244,7 @@ static void lit_transform(const char *path) {
     batch.flow = NULL;
     check(picajit_run_batch(interp, uniforms, &batch) == 0, "the interpreter runs the batch");
     check(memcmp(reference, outputs, sizeof(float) * 12 * STRIDE) == 0,
-          "the interpreter's outputs equal the JIT's bit for bit");
+          "the interpreter's outputs equal the best engine's bit for bit");
     check(strcmp(picajit_engine_name(interp), "interp") == 0, "the interpreter's name");
     free(reference);
     picajit_engine_free(interp);

@@ -86,14 +86,17 @@ pub const ENGINE_BEST: u32 = 0;
 pub const ENGINE_INTERP: u32 = 1;
 /// `PICAJIT_ENGINE_JIT`: the Cranelift JIT.
 pub const ENGINE_JIT: u32 = 2;
+/// `PICAJIT_ENGINE_SOA_JIT`: the structure-of-arrays JIT for batches (docs/batches.md).
+pub const ENGINE_SOA_JIT: u32 = 3;
 
 /// The engine kind a C engine constant names; new engines get new numbers here and in the
 /// header, and [`ENGINE_BEST`] follows the library's default engine.
 pub fn engine_kind(value: u32) -> Option<EngineKind> {
     match value {
-        ENGINE_BEST => Some(EngineKind::Jit),
+        ENGINE_BEST => Some(EngineKind::SoaJit),
         ENGINE_INTERP => Some(EngineKind::Interpreter),
         ENGINE_JIT => Some(EngineKind::Jit),
+        ENGINE_SOA_JIT => Some(EngineKind::SoaJit),
         _ => None,
     }
 }

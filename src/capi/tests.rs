@@ -11,10 +11,11 @@ fn last_message() -> String {
 
 #[test]
 fn engine_constants_map_to_engine_kinds() {
-    assert_eq!(engine_kind(ENGINE_BEST), Some(EngineKind::Jit));
+    assert_eq!(engine_kind(ENGINE_BEST), Some(EngineKind::SoaJit));
+    assert_eq!(engine_kind(ENGINE_SOA_JIT), Some(EngineKind::SoaJit));
     assert_eq!(engine_kind(ENGINE_INTERP), Some(EngineKind::Interpreter));
     assert_eq!(engine_kind(ENGINE_JIT), Some(EngineKind::Jit));
-    assert_eq!(engine_kind(3), None);
+    assert_eq!(engine_kind(99), None);
     assert_eq!(precision(1), Some(Precision::F24Nearest));
     assert_eq!(precision(3), None);
     assert_eq!(stage(1), Some(ShaderKind::Geometry));
