@@ -207,7 +207,10 @@ fn the_header_states_the_library_constants() {
         ("PICAJIT_ENGINE_BEST", format!("{}u", capi::ENGINE_BEST)),
         ("PICAJIT_ENGINE_INTERP", format!("{}u", capi::ENGINE_INTERP)),
         ("PICAJIT_ENGINE_JIT", format!("{}u", capi::ENGINE_JIT)),
-        ("PICAJIT_ENGINE_SOA_JIT", format!("{}u", capi::ENGINE_SOA_JIT)),
+        (
+            "PICAJIT_ENGINE_SOA_JIT",
+            format!("{}u", capi::ENGINE_SOA_JIT),
+        ),
     ];
     for (name, value) in constants {
         let line = format!("#define {name} {value}");

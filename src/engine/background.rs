@@ -143,6 +143,11 @@ impl ShaderEngine for Background {
         self.current().run_batch(uniforms, io, errors)
     }
 
+    fn warm_up(&self, uniforms: &Uniforms) {
+        self.wait();
+        self.current().warm_up(uniforms);
+    }
+
     fn run_geometry(
         &self,
         state: &mut GeometryState,

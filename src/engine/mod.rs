@@ -191,6 +191,9 @@ impl ShaderEngine for Renamed {
     ) {
         self.inner.run_batch(uniforms, io, errors)
     }
+    fn warm_up(&self, uniforms: &crate::program::Uniforms) {
+        self.inner.warm_up(uniforms)
+    }
     fn run_geometry(
         &self,
         state: &mut crate::exec::GeometryState,

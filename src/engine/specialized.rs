@@ -279,6 +279,11 @@ impl ShaderEngine for Specializing {
         }
     }
 
+    fn warm_up(&self, uniforms: &Uniforms) {
+        self.ensure_compiled(uniforms);
+        self.meanwhile.warm_up(uniforms);
+    }
+
     fn run_geometry(
         &self,
         state: &mut GeometryState,

@@ -375,6 +375,13 @@ pub trait ShaderEngine: Send + Sync {
         }
     }
 
+    /// Finishes whatever preparing the engine left for later for batches run with `uniforms`
+    /// (a kernel specialised on them, a compile in the background) and waits for it, so that the
+    /// next batch runs at full speed. Engines with nothing left to do return at once.
+    fn warm_up(&self, uniforms: &Uniforms) {
+        let _ = uniforms;
+    }
+
     /// Runs one geometry-shader invocation on the persistent `state`, sending every emitted
     /// vertex and primitive to `sink` as it is emitted. A failed invocation keeps the state it
     /// reached (and what it sent before failing has been sent).
