@@ -7,7 +7,9 @@
 //! code it emits is these same functions run at compile time. A structure-of-arrays engine, whose
 //! vectors hold one component of several vertices, implements [`Elements`] (the element-wise
 //! operations) and uses the `_each` rules and [`dot_sum`]; an engine holding one register per
-//! vector implements [`Lanes`] too. Neither restates a rule.
+//! vector implements [`Lanes`] too. Neither restates a rule. Each rule also has a `_by` form
+//! finished by a [`Finish`]: [`Exactly`] is the rule itself, [`Flagging`] a fast path's variant
+//! that is exact wherever it does not flag an element (the vectorised interpreter's).
 //!
 //! The rules are docs/execution-model.md §1, §2 and §7; the bit-level constants they use are the
 //! parent module's.
@@ -115,6 +117,7 @@ pub trait Lanes: Elements {
 
 /// The input flush of arithmetic instructions: in the float24 modes a value below the smallest
 /// normal float24 (2^-62) in magnitude, float24 subnormals included, reads as +0.
+#[inline]
 pub fn flush<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Float {
     if !precision.is_f24() {
         return v;
@@ -128,6 +131,7 @@ pub fn flush<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Fl
 /// Whether each element's magnitude is below the smallest normal float24 (2^-62): a float24
 /// subnormal or zero, which the model reads (flush) and writes (range rules) as +0. Also returns
 /// the magnitudes.
+#[inline]
 fn below_min_normal<L: Elements>(l: &mut L, bits: L::Bits) -> (L::Mask, L::Bits) {
     let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
     let magnitude = l.and(bits, magnitude_mask);
@@ -139,6 +143,7 @@ fn below_min_normal<L: Elements>(l: &mut L, bits: L::Bits) -> (L::Mask, L::Bits)
 /// truncation keeps 16 mantissa bits; nearest-even adds half an ulp of the 16-bit mantissa, plus
 /// one when the kept lsb is odd (ties go to even), so that a carry moves into the exponent as it
 /// should.
+#[inline]
 fn round_mantissa<L: Elements>(l: &mut L, bits: L::Bits, precision: Precision) -> L::Bits {
     let keep = l.splat_bits(!DROPPED_MANTISSA_BITS);
     if precision == Precision::F24Nearest {
@@ -157,6 +162,7 @@ fn round_mantissa<L: Elements>(l: &mut L, bits: L::Bits, precision: Precision) -
 /// An arithmetic result becoming a register value: NaN becomes the canonical NaN; in the float24
 /// modes the mantissa keeps 16 bits (truncated, or rounded to nearest even) and then the range
 /// rules apply: below 2^-62 in magnitude → +0, beyond the largest finite float24 → ±inf.
+#[inline]
 pub fn round<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Float {
     let nan = l.is_nan(v);
     let canonical = l.splat_bits(CANONICAL_NAN_BITS);
@@ -178,6 +184,7 @@ pub fn round<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Fl
 /// "the unrounded magnitude is beyond the largest finite float24" (NaN and infinity included),
 /// which also flags a few values that round to a finite one; the small-value rule (below
 /// 2^-62, −0 included → +0) is applied here, since zeros are common.
+#[inline]
 pub fn round_flagging<L: Elements>(
     l: &mut L,
     v: L::Float,
@@ -205,6 +212,7 @@ pub fn round_flagging<L: Elements>(
 }
 
 /// The range rules on a rounded non-NaN value's bits.
+#[inline]
 fn range_rules<L: Elements>(l: &mut L, bits: L::Bits) -> L::Bits {
     let (small, magnitude) = below_min_normal(l, bits);
     let max_finite = l.splat_bits(MAX_FINITE_BITS);
@@ -218,6 +226,7 @@ fn range_rules<L: Elements>(l: &mut L, bits: L::Bits) -> L::Bits {
 }
 
 /// The multiply of the shader units: a NaN product of two non-NaN factors (inf·0) is +0.
+#[inline]
 pub fn sanitized_mul<L: Elements>(l: &mut L, a: L::Float, b: L::Float) -> L::Float {
     let product = l.fmul(a, b);
     let product_nan = l.is_nan(product);
@@ -230,20 +239,91 @@ pub fn sanitized_mul<L: Elements>(l: &mut L, a: L::Float, b: L::Float) -> L::Flo
     l.float_of(r)
 }
 
+/// How a rule finishes its arithmetic: the exact rules ([`Exactly`]: every product is the
+/// [`sanitized_mul`], every result goes through [`round`]), or a fast path's ([`Flagging`]: a
+/// plain product and [`round_flagging`], exact wherever nothing is flagged). Every rule below is
+/// written once against this trait; the plain functions (`add`, `mul`, ...) are its exact form.
+pub trait Finish<L: Elements> {
+    /// An arithmetic result becoming a register value.
+    fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float;
+    /// The product of two flushed factors, before rounding.
+    fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float;
+}
+
+/// The exact finish: [`sanitized_mul`] and [`round`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Exactly;
+
+impl<L: Elements> Finish<L> for Exactly {
+    #[inline]
+    fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
+        round(l, v, p)
+    }
+    #[inline]
+    fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
+        sanitized_mul(l, a, b)
+    }
+}
+
+/// The finish of a fast path that leaves rare values to an exact engine: [`round_flagging`],
+/// accumulating its flags in `unusual`, and the plain IEEE product. A product that
+/// [`sanitized_mul`] would change (inf·0, a NaN) is a NaN, which the rounding that always
+/// follows a product flags, so every unflagged element is exact.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Flagging<M> {
+    /// The elements flagged so far (`None`: nothing rounded yet).
+    pub unusual: Option<M>,
+}
+
+impl<L: Elements> Finish<L> for Flagging<L::Mask> {
+    #[inline]
+    fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
+        round_flagging(l, v, p, &mut self.unusual)
+    }
+    #[inline]
+    fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
+        l.fmul(a, b)
+    }
+}
+
 /// ADD: round(flush a + flush b).
 pub fn add<L: Elements>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
+    add_by(l, &mut Exactly, a, b, p)
+}
+
+/// [`add`] finished by `fin`.
+#[inline]
+pub fn add_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    a: L::Float,
+    b: L::Float,
+    p: Precision,
+) -> L::Float {
     let a = flush(l, a, p);
     let b = flush(l, b, p);
     let sum = l.fadd(a, b);
-    round(l, sum, p)
+    fin.round(l, sum, p)
 }
 
 /// MUL: round(sanitized(flush a · flush b)).
 pub fn mul<L: Elements>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
+    mul_by(l, &mut Exactly, a, b, p)
+}
+
+/// [`mul`] finished by `fin`.
+#[inline]
+pub fn mul_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    a: L::Float,
+    b: L::Float,
+    p: Precision,
+) -> L::Float {
     let a = flush(l, a, p);
     let b = flush(l, b, p);
-    let product = sanitized_mul(l, a, b);
-    round(l, product, p)
+    let product = fin.product(l, a, b);
+    fin.round(l, product, p)
 }
 
 /// MAD: round(MUL(a, b) + flush c): the product is rounded before the addition.
@@ -254,10 +334,23 @@ pub fn mad<L: Elements>(
     c: L::Float,
     p: Precision,
 ) -> L::Float {
-    let product = mul(l, a, b, p);
+    mad_by(l, &mut Exactly, a, b, c, p)
+}
+
+/// [`mad`] finished by `fin`.
+#[inline]
+pub fn mad_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    a: L::Float,
+    b: L::Float,
+    c: L::Float,
+    p: Precision,
+) -> L::Float {
+    let product = mul_by(l, fin, a, b, p);
     let c = flush(l, c, p);
     let sum = l.fadd(product, c);
-    round(l, sum, p)
+    fin.round(l, sum, p)
 }
 
 /// The sum of a dot product's products (`products[i]` = MUL of lane i of both sources; three
@@ -265,24 +358,35 @@ pub fn mad<L: Elements>(
 /// (`round(round(p0 + p1) + p2)`, `round(round(p0 + p1) + round(p2 + p3))`); in f32 mode left to
 /// right from +0 (`((0 + p0) + p1) + p2 ...`), rounded once.
 pub fn dot_sum<L: Elements>(l: &mut L, products: &[L::Float], p: Precision) -> L::Float {
+    dot_sum_by(l, &mut Exactly, products, p)
+}
+
+/// [`dot_sum`] finished by `fin`.
+#[inline]
+pub fn dot_sum_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    products: &[L::Float],
+    p: Precision,
+) -> L::Float {
     debug_assert!(products.len() == 3 || products.len() == 4);
     if p.is_f24() {
         let first = l.fadd(products[0], products[1]);
-        let first = round(l, first, p);
+        let first = fin.round(l, first, p);
         let second = if let [_, _, p2, p3] = *products {
             let pair = l.fadd(p2, p3);
-            round(l, pair, p)
+            fin.round(l, pair, p)
         } else {
             products[2]
         };
         let sum = l.fadd(first, second);
-        round(l, sum, p)
+        fin.round(l, sum, p)
     } else {
         let mut sum = l.splat(0.0);
         for &term in products {
             sum = l.fadd(sum, term);
         }
-        round(l, sum, p)
+        fin.round(l, sum, p)
     }
 }
 
@@ -306,42 +410,88 @@ pub fn dph<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Fl
 
 /// RCP of every element: round(1 / flush x).
 pub fn rcp_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
+    rcp_each_by(l, &mut Exactly, x, p)
+}
+
+/// [`rcp_each`] finished by `fin`.
+#[inline]
+pub fn rcp_each_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    x: L::Float,
+    p: Precision,
+) -> L::Float {
     let x = flush(l, x, p);
     let one = l.splat(1.0);
     let q = l.fdiv(one, x);
-    round(l, q, p)
+    fin.round(l, q, p)
 }
 
 /// RSQ of every element: round(1 / sqrt(flush x)).
 pub fn rsq_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
+    rsq_each_by(l, &mut Exactly, x, p)
+}
+
+/// [`rsq_each`] finished by `fin`.
+#[inline]
+pub fn rsq_each_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    x: L::Float,
+    p: Precision,
+) -> L::Float {
     let x = flush(l, x, p);
     let root = l.sqrt(x);
     let one = l.splat(1.0);
     let q = l.fdiv(one, root);
-    round(l, q, p)
+    fin.round(l, q, p)
 }
 
 /// EX2 and LG2: `round(f(flush x))`, with `f` the deterministic [`transcendental::exp2`] or
 /// [`transcendental::log2`] as the caller applies it.
-fn transcendental_rule<L: Elements>(
+#[inline]
+fn transcendental_rule<L: Elements, F: Finish<L>>(
     l: &mut L,
+    fin: &mut F,
     x: L::Float,
     p: Precision,
     f: impl FnOnce(&mut L, L::Float) -> L::Float,
 ) -> L::Float {
     let x = flush(l, x, p);
     let r = f(l, x);
-    round(l, r, p)
+    fin.round(l, r, p)
 }
 
 /// EX2 of every element: round(exp2(flush x)) with [`transcendental::exp2`].
 pub fn ex2_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
-    transcendental_rule(l, x, p, L::exp2_each)
+    ex2_each_by(l, &mut Exactly, x, p)
+}
+
+/// [`ex2_each`] finished by `fin`.
+#[inline]
+pub fn ex2_each_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    x: L::Float,
+    p: Precision,
+) -> L::Float {
+    transcendental_rule(l, fin, x, p, L::exp2_each)
 }
 
 /// LG2 of every element: round(log2(flush x)) with [`transcendental::log2`].
 pub fn lg2_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
-    transcendental_rule(l, x, p, L::log2_each)
+    lg2_each_by(l, &mut Exactly, x, p)
+}
+
+/// [`lg2_each`] finished by `fin`.
+#[inline]
+pub fn lg2_each_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    x: L::Float,
+    p: Precision,
+) -> L::Float {
+    transcendental_rule(l, fin, x, p, L::log2_each)
 }
 
 /// RCP of lane 0, in every lane ([`rcp_each`]).
@@ -358,19 +508,30 @@ pub fn rsq<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
 
 /// EX2 of lane 0, in every lane ([`ex2_each`], computed once).
 pub fn ex2<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
-    transcendental_rule(l, a, p, L::exp2_first)
+    transcendental_rule(l, &mut Exactly, a, p, L::exp2_first)
 }
 
 /// LG2 of lane 0, in every lane ([`lg2_each`], computed once).
 pub fn lg2<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
-    transcendental_rule(l, a, p, L::log2_first)
+    transcendental_rule(l, &mut Exactly, a, p, L::log2_first)
 }
 
 /// FLR: round(floor(flush x)), element by element.
 pub fn flr<L: Elements>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
+    flr_by(l, &mut Exactly, a, p)
+}
+
+/// [`flr`] finished by `fin`.
+#[inline]
+pub fn flr_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    a: L::Float,
+    p: Precision,
+) -> L::Float {
     let x = flush(l, a, p);
     let f = l.floor(x);
-    round(l, f, p)
+    fin.round(l, f, p)
 }
 
 /// [`Lanes`] on plain arrays: the reference implementation the interpreter computes with.
