@@ -245,26 +245,27 @@ impl<const N: usize> State<N> {
     #[inline(always)]
     fn read(&self, context: &Context<'_>, s: &Source, lane: usize) -> [f32; N] {
         let comp = s.comps[lane] as usize % 4;
+        match s.from {
+            From::Plane => each(self.planes[(s.base as usize + comp) % PLANES], |x| {
+                f32::from_bits(x.to_bits() ^ s.negate)
+            }),
+            From::Uniform => [f32::from_bits(
+                context.table.get(s.base as usize, comp) ^ s.negate,
+            ); N],
+            _ => self.read_relative(context, s, comp),
+        }
+    }
+
+    /// [`State::read`] of a relatively addressed uniform (out of line: a gather, whose
+    /// element-by-element code should not shape the common reads).
+    #[inline(never)]
+    fn read_relative(&self, context: &Context<'_>, s: &Source, comp: usize) -> [f32; N] {
         let table = &context.table;
+        let slot = |offset: i32| relative_uniform_slot(&mut ExactIndex, s.base, offset) as usize;
         let bits: [u32; N] = match s.from {
-            From::Plane => each(self.planes[(s.base as usize + comp) % PLANES], f32::to_bits),
-            From::Uniform => [table.get(s.base as usize, comp); N],
-            From::RelA0X => each(self.a0[0], |offset| {
-                table.get(
-                    relative_uniform_slot(&mut ExactIndex, s.base, offset) as usize,
-                    comp,
-                )
-            }),
-            From::RelA0Y => each(self.a0[1], |offset| {
-                table.get(
-                    relative_uniform_slot(&mut ExactIndex, s.base, offset) as usize,
-                    comp,
-                )
-            }),
-            From::RelAL => {
-                let slot = relative_uniform_slot(&mut ExactIndex, s.base, self.al);
-                [table.get(slot as usize, comp); N]
-            }
+            From::RelA0X => each(self.a0[0], |offset| table.get(slot(offset), comp)),
+            From::RelA0Y => each(self.a0[1], |offset| table.get(slot(offset), comp)),
+            _ => [table.get(slot(self.al), comp); N],
         };
         each(bits, |b| f32::from_bits(b ^ s.negate))
     }
@@ -289,19 +290,6 @@ impl<const N: usize> State<N> {
         }
     }
 
-    /// A per-lane operation: `f(lane)` for each enabled lane, all computed before any is
-    /// written (a source may be the destination).
-    #[inline(always)]
-    fn per_lane(&mut self, op: &Op, mut f: impl FnMut(&Self, usize) -> [f32; N]) {
-        let mut values = [[0.0; N]; 4];
-        for (lane, value) in values.iter_mut().enumerate() {
-            if op.mask & (1 << lane) != 0 {
-                *value = f(self, lane);
-            }
-        }
-        self.write(op, &values);
-    }
-
     /// Executes the data part of one instruction.
     #[inline(always)]
     fn exec<const P: u8>(
@@ -313,21 +301,35 @@ impl<const N: usize> State<N> {
         let p = precision_of(P);
         let l = &mut Wide::<N>;
         let [s0, s1, s2] = &op.src;
+        // A per-lane operation: the body for each enabled lane, every lane computed before any
+        // is written (a source may be the destination). A macro, not a closure, so that the
+        // body is compiled with the target features of the loop it is part of.
+        macro_rules! per_lane {
+            (|$lane:ident| $body:expr) => {{
+                let mut values = [[0.0f32; N]; 4];
+                for $lane in 0..4 {
+                    if op.mask & (1 << $lane) != 0 {
+                        values[$lane] = $body;
+                    }
+                }
+                self.write(op, &values);
+            }};
+        }
         match op.kind {
-            Kind::Add => self.per_lane(op, |st, lane| {
-                let a = st.read(context, s0, lane);
-                let b = st.read(context, s1, lane);
+            Kind::Add => per_lane!(|lane| {
+                let a = self.read(context, s0, lane);
+                let b = self.read(context, s1, lane);
                 lanes::add_by(l, fin, a, b, p)
             }),
-            Kind::Mul => self.per_lane(op, |st, lane| {
-                let a = st.read(context, s0, lane);
-                let b = st.read(context, s1, lane);
+            Kind::Mul => per_lane!(|lane| {
+                let a = self.read(context, s0, lane);
+                let b = self.read(context, s1, lane);
                 lanes::mul_by(l, fin, a, b, p)
             }),
-            Kind::Mad => self.per_lane(op, |st, lane| {
-                let a = st.read(context, s0, lane);
-                let b = st.read(context, s1, lane);
-                let c = st.read(context, s2, lane);
+            Kind::Mad => per_lane!(|lane| {
+                let a = self.read(context, s0, lane);
+                let b = self.read(context, s1, lane);
+                let c = self.read(context, s2, lane);
                 lanes::mad_by(l, fin, a, b, c, p)
             }),
             Kind::Dp3 | Kind::Dp4 | Kind::Dph => {
@@ -349,31 +351,31 @@ impl<const N: usize> State<N> {
                 let sum = lanes::dot_sum_by(l, fin, &products[..terms], p);
                 self.broadcast(op, sum);
             }
-            Kind::Dst => self.per_lane(op, |st, lane| match lane {
+            Kind::Dst => per_lane!(|lane| match lane {
                 0 => [1.0; N],
                 1 => {
-                    let a = st.read(context, s0, 1);
-                    let b = st.read(context, s1, 1);
+                    let a = self.read(context, s0, 1);
+                    let b = self.read(context, s1, 1);
                     lanes::mul_by(l, fin, a, b, p)
                 }
-                2 => st.read(context, s0, 2),
-                _ => st.read(context, s1, 3),
+                2 => self.read(context, s0, 2),
+                _ => self.read(context, s1, 3),
             }),
-            Kind::Max => self.per_lane(op, |st, lane| {
-                pairwise(st.read(context, s0, lane), st.read(context, s1, lane), arith::max)
+            Kind::Max => per_lane!(|lane| {
+                pairwise(self.read(context, s0, lane), self.read(context, s1, lane), arith::max)
             }),
-            Kind::Min => self.per_lane(op, |st, lane| {
-                pairwise(st.read(context, s0, lane), st.read(context, s1, lane), arith::min)
+            Kind::Min => per_lane!(|lane| {
+                pairwise(self.read(context, s0, lane), self.read(context, s1, lane), arith::min)
             }),
-            Kind::Sge => self.per_lane(op, |st, lane| {
-                pairwise(st.read(context, s0, lane), st.read(context, s1, lane), arith::sge)
+            Kind::Sge => per_lane!(|lane| {
+                pairwise(self.read(context, s0, lane), self.read(context, s1, lane), arith::sge)
             }),
-            Kind::Slt => self.per_lane(op, |st, lane| {
-                pairwise(st.read(context, s0, lane), st.read(context, s1, lane), arith::slt)
+            Kind::Slt => per_lane!(|lane| {
+                pairwise(self.read(context, s0, lane), self.read(context, s1, lane), arith::slt)
             }),
-            Kind::Mov => self.per_lane(op, |st, lane| st.read(context, s0, lane)),
-            Kind::Flr => self.per_lane(op, |st, lane| {
-                let a = st.read(context, s0, lane);
+            Kind::Mov => per_lane!(|lane| self.read(context, s0, lane)),
+            Kind::Flr => per_lane!(|lane| {
+                let a = self.read(context, s0, lane);
                 lanes::flr_by(l, fin, a, p)
             }),
             Kind::Rcp | Kind::Rsq | Kind::Ex2 | Kind::Lg2 => {
