@@ -24,6 +24,7 @@ mod wide;
 #[cfg(test)]
 mod tests;
 
+pub use run::RunStats;
 pub use wide::Wide;
 
 use crate::exec::{BatchIo, ExecConfig, GroupKernel};
@@ -103,7 +104,7 @@ fn run_portable<const P: u8>(
     uniforms: &Uniforms,
     io: &mut BatchIo<'_>,
     declined: &mut Vec<usize>,
-) {
+) -> RunStats {
     run_batch::<WIDTH, P>(program, budget, uniforms, io, declined)
 }
 
@@ -116,16 +117,18 @@ fn run_avx2<const P: u8>(
     uniforms: &Uniforms,
     io: &mut BatchIo<'_>,
     declined: &mut Vec<usize>,
-) {
+) -> RunStats {
     run_batch::<WIDTH, P>(program, budget, uniforms, io, declined)
 }
 
-impl GroupKernel for VectorInterpreter {
-    fn name(&self) -> &'static str {
-        "vinterp"
-    }
-
-    fn run(&self, uniforms: &Uniforms, io: &mut BatchIo<'_>, declined: &mut Vec<usize>) {
+impl VectorInterpreter {
+    /// [`GroupKernel::run`], reporting what the run did.
+    pub fn run_with_stats(
+        &self,
+        uniforms: &Uniforms,
+        io: &mut BatchIo<'_>,
+        declined: &mut Vec<usize>,
+    ) -> RunStats {
         let program = &self.decoded;
         let budget = self.config.instruction_budget;
         macro_rules! dispatch {
@@ -143,5 +146,15 @@ impl GroupKernel for VectorInterpreter {
             // SAFETY: `Host::Avx2` is chosen only when the host has AVX2.
             Host::Avx2 => unsafe { dispatch!(run_avx2) },
         }
+    }
+}
+
+impl GroupKernel for VectorInterpreter {
+    fn name(&self) -> &'static str {
+        "vinterp"
+    }
+
+    fn run(&self, uniforms: &Uniforms, io: &mut BatchIo<'_>, declined: &mut Vec<usize>) {
+        self.run_with_stats(uniforms, io, declined);
     }
 }

@@ -4,7 +4,7 @@
 use super::decode::{Decoded, Entry, From, INPUT_BASE, Kind, OUTPUT_BASE, Op, PLANES, Source};
 use super::wide::{Wide, each, mask_pairwise, pairwise};
 use crate::exec::BatchIo;
-use crate::float24::lanes::{self, Flagging};
+use crate::float24::lanes::{self, Exactly, Finish, Flagging};
 use crate::float24::{Precision, arith};
 use crate::flow::{FlowDriver, FlowInputs, Stop, rules};
 use crate::isa::{CompareOp, Instruction};
@@ -59,8 +59,49 @@ struct State<const N: usize> {
     al: i32,
 }
 
-/// Why a group is left to the exact engine.
-struct Decline;
+/// What one batch run did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Groups run.
+    pub groups: usize,
+    /// Groups run with the exact rules (after an unusual value, or as the run after one).
+    pub exact_groups: usize,
+    /// Vertices declined.
+    pub declined: usize,
+}
+
+/// Why a group did not finish.
+enum Stopped {
+    /// Left to the exact engine (diverging flow, the budget, BREAK outside a loop).
+    Decline,
+    /// The flagging rules met an unusual value: run the group again with the exact rules.
+    Unusual,
+}
+use Stopped::Decline;
+
+/// How a group run finishes its arithmetic ([`Exactly`], or [`Flagging`] with a check).
+trait GroupFinish<const N: usize>: Finish<Wide<N>> {
+    /// Whether some result so far is not exact.
+    fn flagged(&self) -> bool;
+}
+
+impl<const N: usize> GroupFinish<N> for Exactly {
+    #[inline(always)]
+    fn flagged(&self) -> bool {
+        false
+    }
+}
+
+impl<const N: usize> GroupFinish<N> for Flagging<[u32; N]> {
+    #[inline(always)]
+    fn flagged(&self) -> bool {
+        self.unusual.is_some_and(|m| m.iter().any(|&x| x != 0))
+    }
+}
+
+/// After a group meets an unusual value, this many groups run with the exact rules at once
+/// (unusual values come in runs: a lighting shader's lg2(0) = -inf on back faces).
+const EXACT_AFTER_UNUSUAL: u32 = 8;
 
 /// What one run reads besides the registers.
 struct Context<'a> {
@@ -78,7 +119,8 @@ pub(super) fn run_batch<const N: usize, const P: u8>(
     uniforms: &Uniforms,
     io: &mut BatchIo<'_>,
     declined: &mut Vec<usize>,
-) {
+) -> RunStats {
+    let mut stats = RunStats::default();
     let context = Context {
         program,
         table: UniformTable::new(uniforms),
@@ -106,6 +148,8 @@ pub(super) fn run_batch<const N: usize, const P: u8>(
         .filter(|&(_, n)| program.inputs & (1 << n) != 0)
         .collect();
     let outputs: Vec<(usize, usize)> = io.outputs.registers().iter().enumerate().collect();
+    let declined_before = declined.len();
+    let mut exact_for = 0u32;
     let mut start = 0;
     while start < count {
         let valid = N.min(count - start);
@@ -121,16 +165,25 @@ pub(super) fn run_batch<const N: usize, const P: u8>(
                 }
             }
         }
-        for &k in &program.written[..] {
-            state.planes[k as usize] = [0.0; N];
+        let mut outcome = Err(Stopped::Unusual);
+        if exact_for == 0 {
+            state.reset(program);
+            let mut fin = Flagging::<[u32; N]> { unusual: None };
+            outcome = run_group::<N, P, _>(&context, &mut state, &mut fin);
+            if outcome.is_ok() && fin.flagged() {
+                outcome = Err(Stopped::Unusual);
+            }
+            if matches!(outcome, Err(Stopped::Unusual)) {
+                exact_for = EXACT_AFTER_UNUSUAL;
+            }
         }
-        state.a0 = [[0; N]; 2];
-        state.cmp = [[0; N]; 2];
-        state.al = 0;
-        let mut fin = Flagging::<[u32; N]> { unusual: None };
-        let outcome = run_group::<N, P>(&context, &mut state, &mut fin);
-        let flagged = fin.unusual.is_some_and(|m| m.iter().any(|&x| x != 0));
-        if outcome.is_err() || flagged {
+        if matches!(outcome, Err(Stopped::Unusual)) {
+            stats.exact_groups += 1;
+            exact_for = exact_for.saturating_sub(1);
+            state.reset(program);
+            outcome = run_group::<N, P, _>(&context, &mut state, &mut Exactly);
+        }
+        if outcome.is_err() {
             declined.extend(start..start + valid);
         } else {
             for &(slot, n) in &outputs {
@@ -150,17 +203,20 @@ pub(super) fn run_batch<const N: usize, const P: u8>(
                 }
             }
         }
+        stats.groups += 1;
         start += valid;
     }
+    stats.declined = declined.len() - declined_before;
+    stats
 }
 
 /// Runs one group from its zeroed registers to END, or says why it is declined.
 #[inline(always)]
-fn run_group<const N: usize, const P: u8>(
+fn run_group<const N: usize, const P: u8, F: GroupFinish<N>>(
     context: &Context<'_>,
     state: &mut State<N>,
-    fin: &mut Flagging<[u32; N]>,
-) -> Result<(), Decline> {
+    fin: &mut F,
+) -> Result<(), Stopped> {
     let program = context.program;
     let mut driver = FlowDriver::new(program.entry);
     let mut executed: u64 = 0;
@@ -207,6 +263,18 @@ fn run_group<const N: usize, const P: u8>(
 }
 
 impl<const N: usize> State<N> {
+    /// The registers a group starts from (docs/execution-model.md §6.1): the written r- and
+    /// o-planes +0, a0 = 0, cmp = false, aL = 0; the inputs are loaded separately.
+    #[inline(always)]
+    fn reset(&mut self, program: &Decoded) {
+        for &k in &program.written[..] {
+            self.planes[k as usize % PLANES] = [0.0; N];
+        }
+        self.a0 = [[0; N]; 2];
+        self.cmp = [[0; N]; 2];
+        self.al = 0;
+    }
+
     /// The condition flags to drive `inst`'s control part with: the first vertex's, when every
     /// vertex's test of `inst` agrees with it. A group whose test diverges, or that already
     /// holds an unusual value (whose flags are meaningless), is declined.
@@ -214,15 +282,15 @@ impl<const N: usize> State<N> {
     fn uniform_condition(
         &self,
         context: &Context<'_>,
-        fin: &Flagging<[u32; N]>,
+        fin: &impl GroupFinish<N>,
         inst: &Instruction,
-    ) -> Result<[bool; 2], Decline> {
+    ) -> Result<[bool; 2], Stopped> {
         let flags = |e: usize| [self.cmp[0][e] != 0, self.cmp[1][e] != 0];
         if !matches!(inst, Instruction::CondFlow { .. }) {
             return Ok(flags(0));
         }
-        if fin.unusual.is_some_and(|m| m.iter().any(|&x| x != 0)) {
-            return Err(Decline);
+        if fin.flagged() {
+            return Err(Stopped::Unusual);
         }
         let test = |e: usize| {
             let mut inputs = FlowInputs {
@@ -295,7 +363,7 @@ impl<const N: usize> State<N> {
     fn exec<const P: u8>(
         &mut self,
         context: &Context<'_>,
-        fin: &mut Flagging<[u32; N]>,
+        fin: &mut impl Finish<Wide<N>>,
         op: &Op,
     ) {
         let p = precision_of(P);
