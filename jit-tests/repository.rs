@@ -16,7 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["validate"],
     &["asm"],
     &["exec"],
-    &["interp", "jit"],
+    &["interp", "jit", "vinterp"],
     &["engine"],
     &["document"],
     &["difftest"],

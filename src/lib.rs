@@ -104,3 +104,4 @@ pub mod jit;
 pub mod program;
 pub mod shbin;
 pub mod validate;
+pub mod vinterp;

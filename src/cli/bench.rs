@@ -1356,6 +1356,7 @@ mod tests {
     fn disagreeing() -> JobResult {
         let engine = |kind, exact, micros| EngineResult {
             kind,
+            ready: Duration::from_micros(5),
             compile: Duration::from_micros(5),
             cache_hit: Duration::from_nanos(1500),
             cache_same: true,

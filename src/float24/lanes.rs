@@ -7,7 +7,9 @@
 //! code it emits is these same functions run at compile time. A structure-of-arrays engine, whose
 //! vectors hold one component of several vertices, implements [`Elements`] (the element-wise
 //! operations) and uses the `_each` rules and [`dot_sum`]; an engine holding one register per
-//! vector implements [`Lanes`] too. Neither restates a rule.
+//! vector implements [`Lanes`] too. Neither restates a rule. Each rule also has a `_by` form
+//! finished by a [`Finish`]: [`Exactly`] is the rule itself, [`Flagging`] a fast path's variant
+//! that is exact wherever it does not flag an element (the vectorised interpreter's).
 //!
 //! The rules are docs/execution-model.md §1, §2 and §7; the bit-level constants they use are the
 //! parent module's.
@@ -128,6 +130,7 @@ pub trait Lanes: Elements {
 
 /// The input flush of arithmetic instructions: in the float24 modes a value below the smallest
 /// normal float24 (2^-62) in magnitude, float24 subnormals included, reads as +0.
+#[inline]
 pub fn flush<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Float {
     if !precision.is_f24() {
         return v;
@@ -146,6 +149,7 @@ pub fn flush<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Fl
 /// Whether each element's magnitude is below the smallest normal float24 (2^-62): a float24
 /// subnormal or zero, which the model reads (flush) and writes (range rules) as +0. Also returns
 /// the magnitudes.
+#[inline]
 fn below_min_normal<L: Elements>(l: &mut L, bits: L::Bits) -> (L::Mask, L::Bits) {
     let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
     let magnitude = l.and(bits, magnitude_mask);
@@ -157,6 +161,7 @@ fn below_min_normal<L: Elements>(l: &mut L, bits: L::Bits) -> (L::Mask, L::Bits)
 /// truncation keeps 16 mantissa bits; nearest-even adds half an ulp of the 16-bit mantissa, plus
 /// one when the kept lsb is odd (ties go to even), so that a carry moves into the exponent as it
 /// should.
+#[inline]
 fn round_mantissa<L: Elements>(l: &mut L, bits: L::Bits, precision: Precision) -> L::Bits {
     let keep = l.splat_bits(!DROPPED_MANTISSA_BITS);
     if precision == Precision::F24Nearest {
@@ -175,6 +180,7 @@ fn round_mantissa<L: Elements>(l: &mut L, bits: L::Bits, precision: Precision) -
 /// An arithmetic result becoming a register value: NaN becomes the canonical NaN; in the float24
 /// modes the mantissa keeps 16 bits (truncated, or rounded to nearest even) and then the range
 /// rules apply: below 2^-62 in magnitude → +0, beyond the largest finite float24 → ±inf.
+#[inline]
 pub fn round<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Float {
     let nan = l.is_nan(v);
     let canonical = l.splat_bits(CANONICAL_NAN_BITS);
@@ -200,6 +206,7 @@ pub fn round<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Fl
 /// "the unrounded magnitude is beyond the largest finite float24" (NaN and infinity included),
 /// which also flags a few values that round to a finite one; the small-value rule (below
 /// 2^-62, −0 included → +0) is applied here, since zeros are common.
+#[inline]
 pub fn round_flagging<L: Elements>(
     l: &mut L,
     v: L::Float,
@@ -260,6 +267,7 @@ pub fn round_flagging_nan<L: Elements>(
 }
 
 /// The range rules on a rounded non-NaN value's bits.
+#[inline]
 fn range_rules<L: Elements>(l: &mut L, bits: L::Bits) -> L::Bits {
     let (small, magnitude) = below_min_normal(l, bits);
     let max_finite = l.splat_bits(MAX_FINITE_BITS);
@@ -273,6 +281,7 @@ fn range_rules<L: Elements>(l: &mut L, bits: L::Bits) -> L::Bits {
 }
 
 /// The multiply of the shader units: a NaN product of two non-NaN factors (inf·0) is +0.
+#[inline]
 pub fn sanitized_mul<L: Elements>(l: &mut L, a: L::Float, b: L::Float) -> L::Float {
     let product = l.fmul(a, b);
     let product_nan = l.is_nan(product);
@@ -285,47 +294,111 @@ pub fn sanitized_mul<L: Elements>(l: &mut L, a: L::Float, b: L::Float) -> L::Flo
     l.float_of(r)
 }
 
-/// ADD: round(flush a + flush b).
-pub fn add<L: Elements>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
-    add_by(l, a, b, p, &mut |l: &mut L, v| round(l, v, p))
+/// How a rule finishes its arithmetic: the exact rules ([`Exactly`]: every product is the
+/// [`sanitized_mul`], every result goes through [`round`]), or a fast path's ([`Flagging`]: a
+/// plain product and [`round_flagging`], exact wherever nothing is flagged). Every rule below is
+/// written once against this trait; the plain functions (`add`, `mul`, ...) are its exact form.
+pub trait Finish<L: Elements> {
+    /// An arithmetic result becoming a register value.
+    fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float;
+    /// The product of two flushed factors, before rounding.
+    fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float;
 }
 
-fn add_by<L: Elements>(
+/// The exact finish: [`sanitized_mul`] and [`round`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Exactly;
+
+impl<L: Elements> Finish<L> for Exactly {
+    #[inline]
+    fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
+        round(l, v, p)
+    }
+    #[inline]
+    fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
+        sanitized_mul(l, a, b)
+    }
+}
+
+/// The finish of a fast path that leaves rare values to an exact engine: [`round_flagging`],
+/// accumulating its flags in `unusual`, and the plain IEEE product. A product that
+/// [`sanitized_mul`] would change (inf·0, a NaN) is a NaN, which the rounding that always
+/// follows a product flags, so every unflagged element is exact.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Flagging<M> {
+    /// The elements flagged so far (`None`: nothing rounded yet).
+    pub unusual: Option<M>,
+}
+
+impl<L: Elements> Finish<L> for Flagging<L::Mask> {
+    #[inline]
+    fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
+        round_flagging(l, v, p, &mut self.unusual)
+    }
+    #[inline]
+    fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
+        l.fmul(a, b)
+    }
+}
+
+/// The finish of a fast path that leaves only NaNs to an exact one: [`round_flagging_nan`]
+/// (infinities and the range rules exact), accumulating its flags in `unusual`, and the plain
+/// IEEE product (a product [`sanitized_mul`] would change is a NaN, which is flagged).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlaggingNan<M> {
+    /// The elements flagged so far (`None`: nothing rounded yet).
+    pub unusual: Option<M>,
+}
+
+impl<L: Elements> Finish<L> for FlaggingNan<L::Mask> {
+    #[inline]
+    fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
+        round_flagging_nan(l, v, p, &mut self.unusual)
+    }
+    #[inline]
+    fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
+        l.fmul(a, b)
+    }
+}
+
+/// ADD: round(flush a + flush b).
+pub fn add<L: Elements>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
+    add_by(l, &mut Exactly, a, b, p)
+}
+
+/// [`add`] finished by `fin`.
+#[inline]
+pub fn add_by<L: Elements, F: Finish<L>>(
     l: &mut L,
+    fin: &mut F,
     a: L::Float,
     b: L::Float,
     p: Precision,
-    round: &mut impl FnMut(&mut L, L::Float) -> L::Float,
 ) -> L::Float {
     let a = flush(l, a, p);
     let b = flush(l, b, p);
     let sum = l.fadd(a, b);
-    round(l, sum)
+    fin.round(l, sum, p)
 }
 
 /// MUL: round(sanitized(flush a · flush b)).
 pub fn mul<L: Elements>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
-    mul_by(l, a, b, p, true, &mut |l: &mut L, v| round(l, v, p))
+    mul_by(l, &mut Exactly, a, b, p)
 }
 
-/// MUL with the product sanitised ([`sanitized_mul`]) or, for a fast path whose rounding flags
-/// every NaN, the plain product (a NaN product is then flagged whatever its cause).
-fn mul_by<L: Elements>(
+/// [`mul`] finished by `fin`.
+#[inline]
+pub fn mul_by<L: Elements, F: Finish<L>>(
     l: &mut L,
+    fin: &mut F,
     a: L::Float,
     b: L::Float,
     p: Precision,
-    sanitize: bool,
-    round: &mut impl FnMut(&mut L, L::Float) -> L::Float,
 ) -> L::Float {
     let a = flush(l, a, p);
     let b = flush(l, b, p);
-    let product = if sanitize {
-        sanitized_mul(l, a, b)
-    } else {
-        l.fmul(a, b)
-    };
-    round(l, product)
+    let product = fin.product(l, a, b);
+    fin.round(l, product, p)
 }
 
 /// MAD: round(MUL(a, b) + flush c): the product is rounded before the addition.
@@ -336,20 +409,23 @@ pub fn mad<L: Elements>(
     c: L::Float,
     p: Precision,
 ) -> L::Float {
-    mad_by(l, [a, b, c], p, true, &mut |l: &mut L, v| round(l, v, p))
+    mad_by(l, &mut Exactly, a, b, c, p)
 }
 
-fn mad_by<L: Elements>(
+/// [`mad`] finished by `fin`.
+#[inline]
+pub fn mad_by<L: Elements, F: Finish<L>>(
     l: &mut L,
-    [a, b, c]: [L::Float; 3],
+    fin: &mut F,
+    a: L::Float,
+    b: L::Float,
+    c: L::Float,
     p: Precision,
-    sanitize: bool,
-    round: &mut impl FnMut(&mut L, L::Float) -> L::Float,
 ) -> L::Float {
-    let product = mul_by(l, a, b, p, sanitize, round);
+    let product = mul_by(l, fin, a, b, p);
     let c = flush(l, c, p);
     let sum = l.fadd(product, c);
-    round(l, sum)
+    fin.round(l, sum, p)
 }
 
 /// The sum of a dot product's products (`products[i]` = MUL of lane i of both sources; three
@@ -357,33 +433,35 @@ fn mad_by<L: Elements>(
 /// (`round(round(p0 + p1) + p2)`, `round(round(p0 + p1) + round(p2 + p3))`); in f32 mode left to
 /// right from +0 (`((0 + p0) + p1) + p2 ...`), rounded once.
 pub fn dot_sum<L: Elements>(l: &mut L, products: &[L::Float], p: Precision) -> L::Float {
-    dot_sum_by(l, products, p, &mut |l: &mut L, v| round(l, v, p))
+    dot_sum_by(l, &mut Exactly, products, p)
 }
 
-fn dot_sum_by<L: Elements>(
+/// [`dot_sum`] finished by `fin`.
+#[inline]
+pub fn dot_sum_by<L: Elements, F: Finish<L>>(
     l: &mut L,
+    fin: &mut F,
     products: &[L::Float],
     p: Precision,
-    round: &mut impl FnMut(&mut L, L::Float) -> L::Float,
 ) -> L::Float {
     debug_assert!(products.len() == 3 || products.len() == 4);
     if p.is_f24() {
         let first = l.fadd(products[0], products[1]);
-        let first = round(l, first);
+        let first = fin.round(l, first, p);
         let second = if let [_, _, p2, p3] = *products {
             let pair = l.fadd(p2, p3);
-            round(l, pair)
+            fin.round(l, pair, p)
         } else {
             products[2]
         };
         let sum = l.fadd(first, second);
-        round(l, sum)
+        fin.round(l, sum, p)
     } else {
         let mut sum = l.splat(0.0);
         for &term in products {
             sum = l.fadd(sum, term);
         }
-        round(l, sum)
+        fin.round(l, sum, p)
     }
 }
 
@@ -407,47 +485,88 @@ pub fn dph<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Fl
 
 /// RCP of every element: round(1 / flush x).
 pub fn rcp_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
-    transcendental_rule(l, x, p, reciprocal, &mut |l: &mut L, v| round(l, v, p))
+    rcp_each_by(l, &mut Exactly, x, p)
 }
 
-fn reciprocal<L: Elements>(l: &mut L, x: L::Float) -> L::Float {
+/// [`rcp_each`] finished by `fin`.
+#[inline]
+pub fn rcp_each_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    x: L::Float,
+    p: Precision,
+) -> L::Float {
+    let x = flush(l, x, p);
     let one = l.splat(1.0);
-    l.fdiv(one, x)
+    let q = l.fdiv(one, x);
+    fin.round(l, q, p)
 }
 
 /// RSQ of every element: round(1 / sqrt(flush x)).
 pub fn rsq_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
-    transcendental_rule(l, x, p, reciprocal_root, &mut |l: &mut L, v| round(l, v, p))
+    rsq_each_by(l, &mut Exactly, x, p)
 }
 
-fn reciprocal_root<L: Elements>(l: &mut L, x: L::Float) -> L::Float {
+/// [`rsq_each`] finished by `fin`.
+#[inline]
+pub fn rsq_each_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    x: L::Float,
+    p: Precision,
+) -> L::Float {
+    let x = flush(l, x, p);
     let root = l.sqrt(x);
     let one = l.splat(1.0);
-    l.fdiv(one, root)
+    let q = l.fdiv(one, root);
+    fin.round(l, q, p)
 }
 
-/// The one-source arithmetic rule (RCP, RSQ, EX2, LG2, FLR): `round(f(flush x))`, with `f` the
-/// operation as the caller applies it.
-fn transcendental_rule<L: Elements>(
+/// EX2 and LG2: `round(f(flush x))`, with `f` the deterministic [`transcendental::exp2`] or
+/// [`transcendental::log2`] as the caller applies it.
+#[inline]
+fn transcendental_rule<L: Elements, F: Finish<L>>(
     l: &mut L,
+    fin: &mut F,
     x: L::Float,
     p: Precision,
     f: impl FnOnce(&mut L, L::Float) -> L::Float,
-    round: &mut impl FnMut(&mut L, L::Float) -> L::Float,
 ) -> L::Float {
     let x = flush(l, x, p);
     let r = f(l, x);
-    round(l, r)
+    fin.round(l, r, p)
 }
 
 /// EX2 of every element: round(exp2(flush x)) with [`transcendental::exp2`].
 pub fn ex2_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
-    transcendental_rule(l, x, p, L::exp2_each, &mut |l: &mut L, v| round(l, v, p))
+    ex2_each_by(l, &mut Exactly, x, p)
+}
+
+/// [`ex2_each`] finished by `fin`.
+#[inline]
+pub fn ex2_each_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    x: L::Float,
+    p: Precision,
+) -> L::Float {
+    transcendental_rule(l, fin, x, p, L::exp2_each)
 }
 
 /// LG2 of every element: round(log2(flush x)) with [`transcendental::log2`].
 pub fn lg2_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
-    transcendental_rule(l, x, p, L::log2_each, &mut |l: &mut L, v| round(l, v, p))
+    lg2_each_by(l, &mut Exactly, x, p)
+}
+
+/// [`lg2_each`] finished by `fin`.
+#[inline]
+pub fn lg2_each_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    x: L::Float,
+    p: Precision,
+) -> L::Float {
+    transcendental_rule(l, fin, x, p, L::log2_each)
 }
 
 /// RCP of lane 0, in every lane ([`rcp_each`]).
@@ -464,32 +583,47 @@ pub fn rsq<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
 
 /// EX2 of lane 0, in every lane ([`ex2_each`], computed once).
 pub fn ex2<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
-    transcendental_rule(l, a, p, L::exp2_first, &mut |l: &mut L, v| round(l, v, p))
+    transcendental_rule(l, &mut Exactly, a, p, L::exp2_first)
 }
 
 /// LG2 of lane 0, in every lane ([`lg2_each`], computed once).
 pub fn lg2<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
-    transcendental_rule(l, a, p, L::log2_first, &mut |l: &mut L, v| round(l, v, p))
+    transcendental_rule(l, &mut Exactly, a, p, L::log2_first)
 }
 
 /// FLR: round(floor(flush x)), element by element.
 pub fn flr<L: Elements>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
-    transcendental_rule(l, a, p, L::floor, &mut |l: &mut L, v| round(l, v, p))
+    flr_by(l, &mut Exactly, a, p)
 }
 
-/// The rules of a fast path that leaves rare values to an exact engine: each is the rule of the
-/// same name with [`round_flagging_nan`] for [`round`], so an element's result is exact unless
-/// `unusual` flags it (a NaN result; infinities are exact, since lighting code meets them often,
-/// lg2(0) say). The products are not sanitised ([`sanitized_mul`]): a NaN product, the inf·0
-/// case included, is flagged by the rounding that follows it.
+/// [`flr`] finished by `fin`.
+#[inline]
+pub fn flr_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    a: L::Float,
+    p: Precision,
+) -> L::Float {
+    let x = flush(l, a, p);
+    let f = l.floor(x);
+    fin.round(l, f, p)
+}
+
+/// The rules finished by [`FlaggingNan`], with the flags in a caller's `Option<Mask>` (the
+/// structure-of-arrays JIT's fast path).
 pub mod flagging {
     use super::*;
 
-    fn rounder<L: Elements>(
-        p: Precision,
+    fn with<L: Elements, R>(
         unusual: &mut Option<L::Mask>,
-    ) -> impl FnMut(&mut L, L::Float) -> L::Float + '_ {
-        move |l: &mut L, v| round_flagging_nan(l, v, p, unusual)
+        body: impl FnOnce(&mut FlaggingNan<L::Mask>) -> R,
+    ) -> R {
+        let mut finish = FlaggingNan {
+            unusual: unusual.take(),
+        };
+        let r = body(&mut finish);
+        *unusual = finish.unusual;
+        r
     }
 
     /// [`super::add`].
@@ -500,7 +634,7 @@ pub mod flagging {
         p: Precision,
         unusual: &mut Option<L::Mask>,
     ) -> L::Float {
-        add_by(l, a, b, p, &mut rounder(p, unusual))
+        with::<L, _>(unusual, |f| add_by(l, f, a, b, p))
     }
 
     /// [`super::mul`].
@@ -511,7 +645,7 @@ pub mod flagging {
         p: Precision,
         unusual: &mut Option<L::Mask>,
     ) -> L::Float {
-        mul_by(l, a, b, p, false, &mut rounder(p, unusual))
+        with::<L, _>(unusual, |f| mul_by(l, f, a, b, p))
     }
 
     /// [`super::mad`].
@@ -523,7 +657,7 @@ pub mod flagging {
         p: Precision,
         unusual: &mut Option<L::Mask>,
     ) -> L::Float {
-        mad_by(l, [a, b, c], p, false, &mut rounder(p, unusual))
+        with::<L, _>(unusual, |f| mad_by(l, f, a, b, c, p))
     }
 
     /// [`super::dot_sum`] (the products from [`mul`]).
@@ -533,7 +667,7 @@ pub mod flagging {
         p: Precision,
         unusual: &mut Option<L::Mask>,
     ) -> L::Float {
-        dot_sum_by(l, products, p, &mut rounder(p, unusual))
+        with::<L, _>(unusual, |f| dot_sum_by(l, f, products, p))
     }
 
     /// [`super::rcp_each`].
@@ -543,7 +677,7 @@ pub mod flagging {
         p: Precision,
         unusual: &mut Option<L::Mask>,
     ) -> L::Float {
-        transcendental_rule(l, x, p, reciprocal, &mut rounder(p, unusual))
+        with::<L, _>(unusual, |f| rcp_each_by(l, f, x, p))
     }
 
     /// [`super::rsq_each`].
@@ -553,7 +687,7 @@ pub mod flagging {
         p: Precision,
         unusual: &mut Option<L::Mask>,
     ) -> L::Float {
-        transcendental_rule(l, x, p, reciprocal_root, &mut rounder(p, unusual))
+        with::<L, _>(unusual, |f| rsq_each_by(l, f, x, p))
     }
 
     /// [`super::ex2_each`].
@@ -563,7 +697,7 @@ pub mod flagging {
         p: Precision,
         unusual: &mut Option<L::Mask>,
     ) -> L::Float {
-        transcendental_rule(l, x, p, L::exp2_each, &mut rounder(p, unusual))
+        with::<L, _>(unusual, |f| ex2_each_by(l, f, x, p))
     }
 
     /// [`super::lg2_each`].
@@ -573,7 +707,7 @@ pub mod flagging {
         p: Precision,
         unusual: &mut Option<L::Mask>,
     ) -> L::Float {
-        transcendental_rule(l, x, p, L::log2_each, &mut rounder(p, unusual))
+        with::<L, _>(unusual, |f| lg2_each_by(l, f, x, p))
     }
 
     /// [`super::flr`].
@@ -583,7 +717,7 @@ pub mod flagging {
         p: Precision,
         unusual: &mut Option<L::Mask>,
     ) -> L::Float {
-        transcendental_rule(l, x, p, L::floor, &mut rounder(p, unusual))
+        with::<L, _>(unusual, |f| flr_by(l, f, x, p))
     }
 }
 

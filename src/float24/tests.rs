@@ -426,3 +426,99 @@ fn flagging_rules_are_the_exact_rules_where_unflagged() {
         }
     }
 }
+
+/// Every rule finished by [`lanes::Flagging`] gives the exact rule's bits in every element it
+/// does not flag, and flags every element whose exact result is a NaN or (float24 modes) an
+/// infinity, on operands drawn from the landmarks (zeros, subnormals, the normal range's ends,
+/// infinities, NaNs) and ordinary values.
+#[test]
+fn flagging_rules_are_exact_where_unflagged() {
+    use lanes::{Exact, Exactly, Flagging};
+    let values: Vec<f32> = [
+        0,
+        0x8000_0000,
+        1,
+        MIN_NORMAL_BITS,
+        MIN_NORMAL_BITS - 1,
+        MIN_NORMAL_BITS | 0x8000_0000,
+        MAX_FINITE_BITS,
+        MAX_FINITE_BITS | 0x8000_0000,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0000,
+        0xFFC0_1234,
+        0x3F80_0000,
+        0xBF80_0000,
+        0x4049_0FDB,
+        0x3EAA_AAAB,
+        0xC2F6_E979,
+        0x5F00_0001,
+        0x2000_0001,
+        0x4300_0000,
+    ]
+    .into_iter()
+    .map(f)
+    .collect();
+    for precision in Precision::ALL {
+        let p = precision;
+        for &a in &values {
+            for &b in &values {
+                for &c in [values[0], values[12], values[8], values[10]].iter() {
+                    let (x, y, z) = ([a, b, c, a], [b, c, a, b], [c, a, b, c]);
+                    let check = |name: &str,
+                                 exact: [f32; 4],
+                                 fast: [f32; 4],
+                                 unusual: Option<[bool; 4]>| {
+                        let flags = unusual.unwrap_or([false; 4]);
+                        for i in 0..4 {
+                            let must = exact[i].is_nan() || (p.is_f24() && exact[i].is_infinite());
+                            assert!(
+                                !must || flags[i],
+                                "{name} {p:?} {x:?} {y:?} {z:?} lane {i} not flagged"
+                            );
+                            if !flags[i] {
+                                assert_eq!(
+                                    fast[i].to_bits(),
+                                    exact[i].to_bits(),
+                                    "{name} {p:?} {x:?} {y:?} {z:?} lane {i}"
+                                );
+                            }
+                        }
+                    };
+                    macro_rules! compare {
+                        ($name:literal, |$l:ident, $fin:ident| $body:expr) => {{
+                            let exact = {
+                                let $l = &mut Exact;
+                                let $fin = &mut Exactly;
+                                $body
+                            };
+                            let mut flagging = Flagging::default();
+                            let fast = {
+                                let $l = &mut Exact;
+                                let $fin = &mut flagging;
+                                $body
+                            };
+                            check($name, exact, fast, flagging.unusual);
+                        }};
+                    }
+                    compare!("add", |l, fin| lanes::add_by(l, fin, x, y, p));
+                    compare!("mul", |l, fin| lanes::mul_by(l, fin, x, y, p));
+                    compare!("mad", |l, fin| lanes::mad_by(l, fin, x, y, z, p));
+                    compare!("dot3", |l, fin| {
+                        let products = [x, y, z].map(|t| lanes::mul_by(l, fin, t, y, p));
+                        lanes::dot_sum_by(l, fin, &products, p)
+                    });
+                    compare!("dot4", |l, fin| {
+                        let products = [x, y, z, x].map(|t| lanes::mul_by(l, fin, t, z, p));
+                        lanes::dot_sum_by(l, fin, &products, p)
+                    });
+                    compare!("rcp", |l, fin| lanes::rcp_each_by(l, fin, x, p));
+                    compare!("rsq", |l, fin| lanes::rsq_each_by(l, fin, x, p));
+                    compare!("ex2", |l, fin| lanes::ex2_each_by(l, fin, x, p));
+                    compare!("lg2", |l, fin| lanes::lg2_each_by(l, fin, x, p));
+                    compare!("flr", |l, fin| lanes::flr_by(l, fin, x, p));
+                }
+            }
+        }
+    }
+}

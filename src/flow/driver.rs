@@ -107,6 +107,18 @@ impl FlowDriver {
         self.state.pc
     }
 
+    /// Moves past `count` instructions at consecutive addresses from [`pc`](Self::pc) whose
+    /// control part does nothing: none is a flow instruction, END or BREAK, and no scope can end
+    /// at the address after any of them (no address [`super::pushed_scope`] names as an IF's
+    /// else, a CALL's end or a LOOP's end, for any instruction that can run). [`advance`]
+    /// would move past each of them to the next address without touching the stacks
+    /// (docs/execution-model.md §5.3); this does the same at once.
+    ///
+    /// [`advance`]: Self::advance
+    pub fn advance_plain(&mut self, count: u16) {
+        self.state.pc = super::wrap(self.state.pc as u32 + count as u32);
+    }
+
     /// Applies the control part of `inst` (the instruction at [`pc`](Self::pc), whose data part
     /// has executed) and moves to the next address, or says why the invocation stops.
     pub fn advance(

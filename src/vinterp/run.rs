@@ -1,0 +1,533 @@
+//! The run loop: a batch in groups of `N` vertices, every register component a vector of `N`
+//! values, control flow once per group with the scalar [`FlowDriver`].
+
+use super::decode::{Decoded, Entry, From, INPUT_BASE, Kind, OUTPUT_BASE, Op, PLANES, Source};
+use super::wide::{Wide, each, mask_pairwise, pairwise};
+use crate::exec::BatchIo;
+use crate::float24::lanes::{self, Exactly, Finish, Flagging};
+use crate::float24::{Precision, arith};
+use crate::flow::{FlowDriver, FlowInputs, Stop, rules};
+use crate::isa::{CompareOp, Instruction};
+use crate::program::{
+    DEFAULT_INPUT, ExactIndex, FlowRegisters, UNIFORM_INDEX_SLOTS, Uniforms, Vec4,
+    relative_uniform_slot,
+};
+
+/// The precision a const parameter names (0 `f24`, 1 `f24-rne`, 2 `f32`), so that each mode
+/// gets its own copy of the loop with the mode's branches folded away.
+pub(super) const fn precision_of(p: u8) -> Precision {
+    match p {
+        0 => Precision::F24Truncate,
+        1 => Precision::F24Nearest,
+        _ => Precision::F32,
+    }
+}
+
+/// The const parameter of a precision (see [`precision_of`]).
+pub(super) const fn precision_index(p: Precision) -> u8 {
+    match p {
+        Precision::F24Truncate => 0,
+        Precision::F24Nearest => 1,
+        Precision::F32 => 2,
+    }
+}
+
+/// The float uniforms as relative addressing reads them: 128 slots, 96-127 ones
+/// (docs/execution-model.md §4).
+struct UniformTable([Vec4; UNIFORM_INDEX_SLOTS]);
+
+impl UniformTable {
+    fn new(uniforms: &Uniforms) -> UniformTable {
+        let mut table = [[1.0; 4]; UNIFORM_INDEX_SLOTS];
+        table[..uniforms.float.len()].copy_from_slice(&uniforms.float);
+        UniformTable(table)
+    }
+
+    #[inline(always)]
+    fn get(&self, slot: usize, comp: usize) -> u32 {
+        self.0[slot % UNIFORM_INDEX_SLOTS][comp % 4].to_bits()
+    }
+}
+
+/// The registers of one group.
+struct State<const N: usize> {
+    /// v0-v15, r0-r15, o0-o15: four planes each (see the `*_BASE` constants).
+    planes: [[f32; N]; PLANES],
+    a0: [[i32; N]; 2],
+    /// cmp.x and cmp.y as masks (all ones: true).
+    cmp: [[u32; N]; 2],
+    al: i32,
+}
+
+/// What one batch run did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Groups run.
+    pub groups: usize,
+    /// Groups run with the exact rules (after an unusual value, or as the run after one).
+    pub exact_groups: usize,
+    /// Vertices declined.
+    pub declined: usize,
+}
+
+/// Why a group did not finish.
+enum Stopped {
+    /// Left to the exact engine (diverging flow, the budget, BREAK outside a loop).
+    Decline,
+    /// The flagging rules met an unusual value: run the group again with the exact rules.
+    Unusual,
+}
+use Stopped::Decline;
+
+/// How a group run finishes its arithmetic ([`Exactly`], or [`Flagging`] with a check).
+trait GroupFinish<const N: usize>: Finish<Wide<N>> {
+    /// Whether some result so far is not exact.
+    fn flagged(&self) -> bool;
+}
+
+impl<const N: usize> GroupFinish<N> for Exactly {
+    #[inline(always)]
+    fn flagged(&self) -> bool {
+        false
+    }
+}
+
+impl<const N: usize> GroupFinish<N> for Flagging<[u32; N]> {
+    #[inline(always)]
+    fn flagged(&self) -> bool {
+        self.unusual.is_some_and(|m| m.iter().any(|&x| x != 0))
+    }
+}
+
+/// After a group meets an unusual value, this many groups run with the exact rules at once
+/// (unusual values come in runs: a lighting shader's lg2(0) = -inf on back faces).
+const EXACT_AFTER_UNUSUAL: u32 = 8;
+
+/// What one run reads besides the registers.
+struct Context<'a> {
+    program: &'a Decoded,
+    table: UniformTable,
+    uniforms: &'a Uniforms,
+    budget: u64,
+}
+
+/// Runs every vertex of `io` in groups of `N`; precision `P` (see [`precision_of`]).
+#[inline(always)]
+pub(super) fn run_batch<const N: usize, const P: u8>(
+    program: &Decoded,
+    budget: u64,
+    uniforms: &Uniforms,
+    io: &mut BatchIo<'_>,
+    declined: &mut Vec<usize>,
+) -> RunStats {
+    let mut stats = RunStats::default();
+    let context = Context {
+        program,
+        table: UniformTable::new(uniforms),
+        uniforms,
+        budget,
+    };
+    let mut state: Box<State<N>> = Box::new(State {
+        planes: [[0.0; N]; PLANES],
+        a0: [[0; N]; 2],
+        cmp: [[0; N]; 2],
+        al: 0,
+    });
+    // Input registers the batch does not carry read (0, 0, 0, 1).
+    for n in 0..16 {
+        for (c, &value) in DEFAULT_INPUT.iter().enumerate() {
+            state.planes[INPUT_BASE as usize + 4 * n + c] = [value; N];
+        }
+    }
+    let inputs = io.inputs;
+    let count = inputs.count();
+    let carried: Vec<(usize, usize)> = inputs
+        .registers()
+        .iter()
+        .enumerate()
+        .filter(|&(_, n)| program.inputs & (1 << n) != 0)
+        .collect();
+    let outputs: Vec<(usize, usize)> = io.outputs.registers().iter().enumerate().collect();
+    let declined_before = declined.len();
+    let mut exact_for = 0u32;
+    let mut start = 0;
+    while start < count {
+        let valid = N.min(count - start);
+        // Load the group's inputs; a partial group repeats its last vertex.
+        for &(slot, n) in &carried {
+            for c in 0..4 {
+                let source = &inputs.plane(4 * slot + c)[start..start + valid];
+                let plane = &mut state.planes[INPUT_BASE as usize + 4 * n + c];
+                plane[..valid].copy_from_slice(source);
+                let last = source[valid - 1];
+                for value in &mut plane[valid..] {
+                    *value = last;
+                }
+            }
+        }
+        let mut outcome = Err(Stopped::Unusual);
+        if exact_for == 0 {
+            state.reset(program);
+            let mut fin = Flagging::<[u32; N]> { unusual: None };
+            outcome = run_group::<N, P, _>(&context, &mut state, &mut fin);
+            if outcome.is_ok() && fin.flagged() {
+                outcome = Err(Stopped::Unusual);
+            }
+            if matches!(outcome, Err(Stopped::Unusual)) {
+                exact_for = EXACT_AFTER_UNUSUAL;
+            }
+        }
+        if matches!(outcome, Err(Stopped::Unusual)) {
+            stats.exact_groups += 1;
+            exact_for = exact_for.saturating_sub(1);
+            state.reset(program);
+            outcome = run_group::<N, P, _>(&context, &mut state, &mut Exactly);
+        }
+        if outcome.is_err() {
+            declined.extend(start..start + valid);
+        } else {
+            for &(slot, n) in &outputs {
+                for c in 0..4 {
+                    let plane = &state.planes[OUTPUT_BASE as usize + 4 * n + c];
+                    io.outputs.plane_mut(4 * slot + c)[start..start + valid]
+                        .copy_from_slice(&plane[..valid]);
+                }
+            }
+            if let Some(flow) = io.flow.as_deref_mut() {
+                for (i, entry) in flow[start..start + valid].iter_mut().enumerate() {
+                    *entry = FlowRegisters {
+                        a0: [state.a0[0][i], state.a0[1][i]],
+                        al: state.al,
+                        cmp: [state.cmp[0][i] != 0, state.cmp[1][i] != 0],
+                    };
+                }
+            }
+        }
+        stats.groups += 1;
+        start += valid;
+    }
+    stats.declined = declined.len() - declined_before;
+    stats
+}
+
+/// Runs one group from its zeroed registers to END, or says why it is declined.
+#[inline(always)]
+fn run_group<const N: usize, const P: u8, F: GroupFinish<N>>(
+    context: &Context<'_>,
+    state: &mut State<N>,
+    fin: &mut F,
+) -> Result<(), Stopped> {
+    let program = context.program;
+    let mut driver = FlowDriver::new(program.entry);
+    let mut executed: u64 = 0;
+    loop {
+        let pc = driver.pc();
+        let entry = program.at.get(pc as usize).ok_or(Decline)?;
+        let first = entry.op as usize;
+        if entry.op == Entry::UNREACHABLE {
+            return Err(Decline);
+        }
+        if entry.run > 0 {
+            let run = entry.run as usize;
+            executed += run as u64;
+            if executed > context.budget {
+                return Err(Decline);
+            }
+            let ops = program.ops.get(first..first + run).ok_or(Decline)?;
+            for op in ops {
+                state.exec::<P>(context, fin, op);
+            }
+            driver.advance_plain(entry.run);
+        } else {
+            executed += 1;
+            if executed > context.budget {
+                return Err(Decline);
+            }
+            let (Some(op), Some(inst)) = (program.ops.get(first), program.insts.get(first)) else {
+                return Err(Decline);
+            };
+            state.exec::<P>(context, fin, op);
+            let cmp = state.uniform_condition(context, fin, inst)?;
+            let inputs = FlowInputs {
+                cmp,
+                bools: context.uniforms.bools,
+                ints: &context.uniforms.int,
+            };
+            match driver.advance(inst, inputs, &mut state.al) {
+                Ok(()) => {}
+                Err(Stop::End) => return Ok(()),
+                Err(Stop::BreakOutsideLoop) => return Err(Decline),
+            }
+        }
+    }
+}
+
+impl<const N: usize> State<N> {
+    /// The registers a group starts from (docs/execution-model.md §6.1): the written r- and
+    /// o-planes +0, a0 = 0, cmp = false, aL = 0; the inputs are loaded separately.
+    #[inline(always)]
+    fn reset(&mut self, program: &Decoded) {
+        for &k in &program.written[..] {
+            self.planes[k as usize % PLANES] = [0.0; N];
+        }
+        self.a0 = [[0; N]; 2];
+        self.cmp = [[0; N]; 2];
+        self.al = 0;
+    }
+
+    /// The condition flags to drive `inst`'s control part with: the first vertex's, when every
+    /// vertex's test of `inst` agrees with it. A group whose test diverges, or that already
+    /// holds an unusual value (whose flags are meaningless), is declined.
+    #[inline(always)]
+    fn uniform_condition(
+        &self,
+        context: &Context<'_>,
+        fin: &impl GroupFinish<N>,
+        inst: &Instruction,
+    ) -> Result<[bool; 2], Stopped> {
+        let flags = |e: usize| [self.cmp[0][e] != 0, self.cmp[1][e] != 0];
+        if !matches!(inst, Instruction::CondFlow { .. }) {
+            return Ok(flags(0));
+        }
+        if fin.flagged() {
+            return Err(Stopped::Unusual);
+        }
+        let test = |e: usize| {
+            let mut inputs = FlowInputs {
+                cmp: flags(e),
+                bools: context.uniforms.bools,
+                ints: &context.uniforms.int,
+            };
+            rules::test(&mut inputs, inst)
+        };
+        let first = test(0);
+        if (1..N).all(|e| test(e) == first) {
+            Ok(flags(0))
+        } else {
+            Err(Decline)
+        }
+    }
+
+    /// Source `s` as lane `lane` reads it: the swizzled component of its register (a
+    /// uniform broadcast, a relatively addressed uniform gathered per vertex), negated.
+    #[inline(always)]
+    fn read(&self, context: &Context<'_>, s: &Source, lane: usize) -> [f32; N] {
+        let comp = s.comps[lane] as usize % 4;
+        match s.from {
+            From::Plane => each(self.planes[(s.base as usize + comp) % PLANES], |x| {
+                f32::from_bits(x.to_bits() ^ s.negate)
+            }),
+            From::Uniform => {
+                [f32::from_bits(context.table.get(s.base as usize, comp) ^ s.negate); N]
+            }
+            _ => self.read_relative(context, s, comp),
+        }
+    }
+
+    /// [`State::read`] of a relatively addressed uniform (out of line: a gather, whose
+    /// element-by-element code should not shape the common reads).
+    #[inline(never)]
+    fn read_relative(&self, context: &Context<'_>, s: &Source, comp: usize) -> [f32; N] {
+        let table = &context.table;
+        let slot = |offset: i32| relative_uniform_slot(&mut ExactIndex, s.base, offset) as usize;
+        let bits: [u32; N] = match s.from {
+            From::RelA0X => each(self.a0[0], |offset| table.get(slot(offset), comp)),
+            From::RelA0Y => each(self.a0[1], |offset| table.get(slot(offset), comp)),
+            _ => [table.get(slot(self.al), comp); N],
+        };
+        each(bits, |b| f32::from_bits(b ^ s.negate))
+    }
+
+    /// Writes `values` to the lanes of `op`'s destination its mask enables.
+    #[inline(always)]
+    fn write(&mut self, op: &Op, values: &[[f32; N]; 4]) {
+        for (lane, value) in values.iter().enumerate() {
+            if op.mask & (1 << lane) != 0 {
+                self.planes[(op.dst as usize + lane) % PLANES] = *value;
+            }
+        }
+    }
+
+    /// Writes one value to every lane `op`'s mask enables.
+    #[inline(always)]
+    fn broadcast(&mut self, op: &Op, value: [f32; N]) {
+        for lane in 0..4 {
+            if op.mask & (1 << lane) != 0 {
+                self.planes[(op.dst as usize + lane) % PLANES] = value;
+            }
+        }
+    }
+
+    /// Executes the data part of one instruction.
+    #[inline(always)]
+    fn exec<const P: u8>(
+        &mut self,
+        context: &Context<'_>,
+        fin: &mut impl Finish<Wide<N>>,
+        op: &Op,
+    ) {
+        let p = precision_of(P);
+        let l = &mut Wide::<N>;
+        let [s0, s1, s2] = &op.src;
+        // A per-lane operation: the body for each enabled lane, every lane computed before any
+        // is written (a source may be the destination). A macro, not a closure, so that the
+        // body is compiled with the target features of the loop it is part of.
+        macro_rules! per_lane {
+            (|$lane:ident| $body:expr) => {{
+                let mut values = [[0.0f32; N]; 4];
+                for $lane in 0..4 {
+                    if op.mask & (1 << $lane) != 0 {
+                        values[$lane] = $body;
+                    }
+                }
+                self.write(op, &values);
+            }};
+        }
+        match op.kind {
+            Kind::Add => per_lane!(|lane| {
+                let a = self.read(context, s0, lane);
+                let b = self.read(context, s1, lane);
+                lanes::add_by(l, fin, a, b, p)
+            }),
+            Kind::Mul => per_lane!(|lane| {
+                let a = self.read(context, s0, lane);
+                let b = self.read(context, s1, lane);
+                lanes::mul_by(l, fin, a, b, p)
+            }),
+            Kind::Mad => per_lane!(|lane| {
+                let a = self.read(context, s0, lane);
+                let b = self.read(context, s1, lane);
+                let c = self.read(context, s2, lane);
+                lanes::mad_by(l, fin, a, b, c, p)
+            }),
+            Kind::Dp3 | Kind::Dp4 | Kind::Dph => {
+                if op.mask == 0 {
+                    return;
+                }
+                let terms = if op.kind == Kind::Dp3 { 3 } else { 4 };
+                let mut products = [[0.0; N]; 4];
+                for (lane, product) in products.iter_mut().enumerate().take(terms) {
+                    // DPH: a.w is 1.0 after swizzle and negate.
+                    let a = if op.kind == Kind::Dph && lane == 3 {
+                        [1.0; N]
+                    } else {
+                        self.read(context, s0, lane)
+                    };
+                    let b = self.read(context, s1, lane);
+                    *product = lanes::mul_by(l, fin, a, b, p);
+                }
+                let sum = lanes::dot_sum_by(l, fin, &products[..terms], p);
+                self.broadcast(op, sum);
+            }
+            Kind::Dst => per_lane!(|lane| match lane {
+                0 => [1.0; N],
+                1 => {
+                    let a = self.read(context, s0, 1);
+                    let b = self.read(context, s1, 1);
+                    lanes::mul_by(l, fin, a, b, p)
+                }
+                2 => self.read(context, s0, 2),
+                _ => self.read(context, s1, 3),
+            }),
+            Kind::Max => per_lane!(|lane| {
+                pairwise(
+                    self.read(context, s0, lane),
+                    self.read(context, s1, lane),
+                    arith::max,
+                )
+            }),
+            Kind::Min => per_lane!(|lane| {
+                pairwise(
+                    self.read(context, s0, lane),
+                    self.read(context, s1, lane),
+                    arith::min,
+                )
+            }),
+            Kind::Sge => per_lane!(|lane| {
+                pairwise(
+                    self.read(context, s0, lane),
+                    self.read(context, s1, lane),
+                    arith::sge,
+                )
+            }),
+            Kind::Slt => per_lane!(|lane| {
+                pairwise(
+                    self.read(context, s0, lane),
+                    self.read(context, s1, lane),
+                    arith::slt,
+                )
+            }),
+            Kind::Mov => per_lane!(|lane| self.read(context, s0, lane)),
+            Kind::Flr => per_lane!(|lane| {
+                let a = self.read(context, s0, lane);
+                lanes::flr_by(l, fin, a, p)
+            }),
+            Kind::Rcp | Kind::Rsq | Kind::Ex2 | Kind::Lg2 => {
+                if op.mask == 0 {
+                    return;
+                }
+                let x = self.read(context, s0, 0);
+                let r = match op.kind {
+                    Kind::Rcp => lanes::rcp_each_by(l, fin, x, p),
+                    Kind::Rsq => lanes::rsq_each_by(l, fin, x, p),
+                    Kind::Ex2 => lanes::ex2_each_by(l, fin, x, p),
+                    _ => lanes::lg2_each_by(l, fin, x, p),
+                };
+                self.broadcast(op, r);
+            }
+            Kind::Litp => {
+                let x = self.read(context, s0, 0);
+                let y = self.read(context, s0, 1);
+                let w = self.read(context, s0, 3);
+                let mut values = [[0.0; N]; 4];
+                for e in 0..N {
+                    let (v, flags) = arith::litp(&[x[e], y[e], 0.0, w[e]]);
+                    for (lane, value) in values.iter_mut().enumerate() {
+                        value[e] = v[lane];
+                    }
+                    self.cmp[0][e] = (flags[0] as u32).wrapping_neg();
+                    self.cmp[1][e] = (flags[1] as u32).wrapping_neg();
+                }
+                self.write(op, &values);
+            }
+            Kind::Mova => {
+                let x = self.read(context, s0, 0);
+                let y = self.read(context, s0, 1);
+                if op.mask & 1 != 0 {
+                    self.a0[0] = each(x, arith::mova);
+                }
+                if op.mask & 2 != 0 {
+                    self.a0[1] = each(y, arith::mova);
+                }
+            }
+            Kind::Cmp => {
+                let a = [self.read(context, s0, 0), self.read(context, s0, 1)];
+                let b = [self.read(context, s1, 0), self.read(context, s1, 1)];
+                for i in 0..2 {
+                    self.cmp[i] = compare_each(op.compare[i], a[i], b[i]);
+                }
+            }
+            Kind::Nop => {}
+        }
+    }
+}
+
+/// CMP's operator on every element, as masks ([`CompareOp::compare`] with the operator fixed
+/// outside the loop).
+#[inline(always)]
+fn compare_each<const N: usize>(op: CompareOp, a: [f32; N], b: [f32; N]) -> [u32; N] {
+    macro_rules! with {
+        ($op:expr) => {
+            mask_pairwise(a, b, |x, y| $op.compare(x, y))
+        };
+    }
+    match op {
+        CompareOp::Eq => with!(CompareOp::Eq),
+        CompareOp::Ne => with!(CompareOp::Ne),
+        CompareOp::Lt => with!(CompareOp::Lt),
+        CompareOp::Le => with!(CompareOp::Le),
+        CompareOp::Gt => with!(CompareOp::Gt),
+        CompareOp::Ge => with!(CompareOp::Ge),
+        CompareOp::True(bits) => with!(CompareOp::True(bits)),
+    }
+}
