@@ -61,12 +61,14 @@ extern "C" {
 
 /* ---- Enumerations (plain uint32_t values, so new ones can be added) ---------------------- */
 
-/* Engines. 0 is the one the library recommends (today the structure-of-arrays JIT); new engines get new numbers,
+/* Engines. 0 is the one the library recommends (today PICAJIT_ENGINE_AUTO); new engines get new numbers,
  * and a number the library does not know is PICAJIT_ERROR_BAD_ARGUMENT. */
 #define PICAJIT_ENGINE_BEST 0u
 #define PICAJIT_ENGINE_INTERP 1u /* the reference interpreter */
 #define PICAJIT_ENGINE_JIT 2u    /* the Cranelift JIT, one vertex at a time */
 #define PICAJIT_ENGINE_SOA_JIT 3u /* the structure-of-arrays JIT for batches (docs/batches.md) */
+#define PICAJIT_ENGINE_VINTERP 4u /* the vectorised interpreter: nothing to compile */
+#define PICAJIT_ENGINE_AUTO 5u    /* vinterp at once, the SoA JIT once compiled in the background */
 
 /* Precision modes (docs/execution-model.md §2). */
 #define PICAJIT_PRECISION_F24 0u     /* truncate to 16 mantissa bits (the default) */

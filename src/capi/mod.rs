@@ -88,15 +88,22 @@ pub const ENGINE_INTERP: u32 = 1;
 pub const ENGINE_JIT: u32 = 2;
 /// `PICAJIT_ENGINE_SOA_JIT`: the structure-of-arrays JIT for batches (docs/batches.md).
 pub const ENGINE_SOA_JIT: u32 = 3;
+/// `PICAJIT_ENGINE_VINTERP`: the vectorised interpreter (nothing to compile).
+pub const ENGINE_VINTERP: u32 = 4;
+/// `PICAJIT_ENGINE_AUTO`: the vectorised interpreter at once, the structure-of-arrays JIT once
+/// compiled in the background.
+pub const ENGINE_AUTO: u32 = 5;
 
 /// The engine kind a C engine constant names; new engines get new numbers here and in the
 /// header, and [`ENGINE_BEST`] follows the library's default engine.
 pub fn engine_kind(value: u32) -> Option<EngineKind> {
     match value {
-        ENGINE_BEST => Some(EngineKind::SoaJit),
+        ENGINE_BEST => Some(EngineKind::Auto),
         ENGINE_INTERP => Some(EngineKind::Interpreter),
         ENGINE_JIT => Some(EngineKind::Jit),
         ENGINE_SOA_JIT => Some(EngineKind::SoaJit),
+        ENGINE_VINTERP => Some(EngineKind::VectorInterpreter),
+        ENGINE_AUTO => Some(EngineKind::Auto),
         _ => None,
     }
 }

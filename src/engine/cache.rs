@@ -98,6 +98,8 @@ const fn engine_tag(kind: EngineKind) -> u8 {
         EngineKind::Interpreter => 0,
         EngineKind::Jit => 1,
         EngineKind::SoaJit => 2,
+        EngineKind::VectorInterpreter => 3,
+        EngineKind::Auto => 4,
     }
 }
 

@@ -19,8 +19,11 @@ use crate::exec::{ExecConfig, GroupKernel, ShaderEngine};
 use crate::interp::Interpreter;
 use crate::jit::{JitError, JitShader, SoaJit};
 use crate::program::{ShaderKind, ShaderProgram};
+use crate::vinterp::VectorInterpreter;
+use background::Background;
 use cache::ProgramCache;
 use specialized::{CompileMode, Specializing, VariantKey};
+use tiered::KernelEngine;
 
 /// The engines there are (docs/batches.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -32,11 +35,24 @@ pub enum EngineKind {
     /// The structure-of-arrays JIT for batches, specialised on the bool and int uniforms, with
     /// the JIT for what it declines.
     SoaJit,
+    /// The vectorised interpreter for batches (nothing to compile), with the interpreter for
+    /// what it declines.
+    VectorInterpreter,
+    /// What an embedder wants: the vectorised interpreter at once, the structure-of-arrays
+    /// JIT's kernels as they finish compiling in the background (geometry shaders: the
+    /// interpreter until the JIT has compiled in the background).
+    Auto,
 }
 
 impl EngineKind {
     /// Every engine, the reference first.
-    pub const ALL: [EngineKind; 3] = [EngineKind::Interpreter, EngineKind::Jit, EngineKind::SoaJit];
+    pub const ALL: [EngineKind; 5] = [
+        EngineKind::Interpreter,
+        EngineKind::Jit,
+        EngineKind::SoaJit,
+        EngineKind::VectorInterpreter,
+        EngineKind::Auto,
+    ];
 
     /// The command-line name.
     pub const fn name(self) -> &'static str {
@@ -44,6 +60,8 @@ impl EngineKind {
             EngineKind::Interpreter => "interp",
             EngineKind::Jit => "jit",
             EngineKind::SoaJit => "soa-jit",
+            EngineKind::VectorInterpreter => "vinterp",
+            EngineKind::Auto => "auto",
         }
     }
 
@@ -54,6 +72,12 @@ impl EngineKind {
             EngineKind::Jit => "the Cranelift JIT, one vertex at a time",
             EngineKind::SoaJit => {
                 "the structure-of-arrays JIT for batches (4 vertices per vector), specialised on the bool and int uniforms"
+            }
+            EngineKind::VectorInterpreter => {
+                "the vectorised interpreter for batches: nothing to compile"
+            }
+            EngineKind::Auto => {
+                "vinterp at once, soa-jit when compiled in the background (embedders' choice)"
             }
         }
     }
@@ -145,7 +169,37 @@ pub fn prepare(
                 jit,
             )))
         }
+        EngineKind::VectorInterpreter => Ok(Box::new(vector_interpreter(program, config))),
+        EngineKind::Auto => {
+            let interp: Arc<dyn ShaderEngine> = Arc::new(Interpreter::new(program.clone(), config));
+            if program.stage != ShaderKind::Vertex {
+                let compile = move || -> Result<Box<dyn ShaderEngine>, EngineError> {
+                    Ok(Box::new(JitShader::compile(program, config)?))
+                };
+                return Ok(Box::new(Background::start(kind.name(), interp, compile)));
+            }
+            let vinterp: Arc<dyn ShaderEngine> =
+                Arc::new(vector_interpreter(program.clone(), config));
+            Ok(Box::new(Specializing::new(
+                kind.name(),
+                program,
+                config,
+                Box::new(compile_soa),
+                CompileMode::Background,
+                interp,
+                vinterp,
+            )))
+        }
     }
+}
+
+/// The vectorised interpreter with the reference interpreter for what it declines.
+fn vector_interpreter(program: ShaderProgram, config: ExecConfig) -> KernelEngine {
+    let kernel = VectorInterpreter::new(&program, config);
+    KernelEngine::new(
+        Box::new(kernel),
+        Arc::new(Interpreter::new(program, config)),
+    )
 }
 
 /// Compiles the structure-of-arrays kernel of one specialisation.
