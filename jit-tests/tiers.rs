@@ -199,3 +199,40 @@ fn a_failed_background_compile_keeps_the_meanwhile_engine() {
         expected(&inputs)
     );
 }
+
+/// A kernel that declines everything and counts its runs.
+struct DeclineAll(Arc<AtomicUsize>);
+
+impl GroupKernel for DeclineAll {
+    fn name(&self) -> &'static str {
+        "decline-all"
+    }
+    fn run(&self, _: &Uniforms, io: &mut BatchIo<'_>, declined: &mut Vec<usize>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        declined.extend(0..io.count());
+    }
+}
+
+#[test]
+fn a_kernel_that_declines_most_vertices_steps_aside_and_is_retried() {
+    use picajit::engine::tiered::{BYPASS_MIN_BATCH, KernelEngine, RETRY_AFTER};
+    let runs = Arc::new(AtomicUsize::new(0));
+    let exact: Arc<dyn ShaderEngine> =
+        Arc::from(prepare(EngineKind::Interpreter, program(), ExecConfig::default()).unwrap());
+    let engine = KernelEngine::new(Box::new(DeclineAll(runs.clone())), exact);
+    let uniforms = Uniforms::default();
+    // A small batch never decides anything.
+    let small = vertices(BYPASS_MIN_BATCH - 1);
+    assert_eq!(run(&engine, &uniforms, &small), expected(&small));
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let inputs = vertices(BYPASS_MIN_BATCH);
+    assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    // Stepped aside: the next RETRY_AFTER - 1 batches skip the kernel, the one after tries it.
+    for _ in 1..RETRY_AFTER {
+        assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+    assert_eq!(runs.load(Ordering::SeqCst), 3);
+}

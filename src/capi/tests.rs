@@ -12,7 +12,10 @@ fn last_message() -> String {
 #[test]
 fn engine_constants_map_to_engine_kinds() {
     assert_eq!(engine_kind(ENGINE_BEST), Some(EngineKind::Auto));
-    assert_eq!(engine_kind(ENGINE_VINTERP), Some(EngineKind::VectorInterpreter));
+    assert_eq!(
+        engine_kind(ENGINE_VINTERP),
+        Some(EngineKind::VectorInterpreter)
+    );
     assert_eq!(engine_kind(ENGINE_AUTO), Some(EngineKind::Auto));
     assert_eq!(engine_kind(ENGINE_SOA_JIT), Some(EngineKind::SoaJit));
     assert_eq!(engine_kind(ENGINE_INTERP), Some(EngineKind::Interpreter));

@@ -180,13 +180,21 @@ pub fn prepare(
             }
             let vinterp: Arc<dyn ShaderEngine> =
                 Arc::new(vector_interpreter(program.clone(), config));
+            // What the kernels decline (groups whose control flow diverges) and single vertices
+            // run on the interpreter until the JIT has compiled in the background too.
+            let jit_program = program.clone();
+            let compile_jit = move || -> Result<Box<dyn ShaderEngine>, EngineError> {
+                Ok(Box::new(JitShader::compile(jit_program, config)?))
+            };
+            let exact: Arc<dyn ShaderEngine> =
+                Arc::new(Background::start(kind.name(), interp, compile_jit));
             Ok(Box::new(Specializing::new(
                 kind.name(),
                 program,
                 config,
                 Box::new(compile_soa),
                 CompileMode::Background,
-                interp,
+                exact,
                 vinterp,
             )))
         }

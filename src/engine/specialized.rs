@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::tiered::run_with_fallback;
+use super::tiered::AdaptiveKernel;
 use crate::exec::{
     BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel, ShaderEngine,
     VertexResult,
@@ -51,7 +51,7 @@ pub type KernelCompiler = dyn Fn(&ShaderProgram, ExecConfig, VariantKey) -> Resu
 enum Variant {
     /// Being compiled on a background thread.
     Compiling,
-    Ready(Arc<dyn GroupKernel>),
+    Ready(Arc<AdaptiveKernel>),
     /// Not compilable; the reason.
     Refused(String),
 }
@@ -101,7 +101,7 @@ impl Shared {
             (self.compiler)(&self.program, self.config, key)
         }));
         match compiled {
-            Ok(Ok(kernel)) => Variant::Ready(Arc::from(kernel)),
+            Ok(Ok(kernel)) => Variant::Ready(Arc::new(AdaptiveKernel::new(kernel))),
             Ok(Err(reason)) => Variant::Refused(reason),
             Err(_) => Variant::Refused("the compiler panicked (a bug)".to_string()),
         }
@@ -197,7 +197,7 @@ impl Specializing {
 
     /// The kernel to run `uniforms` with, if one is ready; starts (or runs) its compile when
     /// it is missing.
-    fn kernel_for(&self, uniforms: &Uniforms) -> Option<Arc<dyn GroupKernel>> {
+    fn kernel_for(&self, uniforms: &Uniforms) -> Option<Arc<AdaptiveKernel>> {
         let key = VariantKey::of(uniforms);
         {
             let mut variants = self.shared.variants();
@@ -273,7 +273,7 @@ impl ShaderEngine for Specializing {
     ) {
         match self.kernel_for(uniforms) {
             Some(kernel) => {
-                run_with_fallback(&*kernel, &*self.exact, uniforms, io, errors);
+                kernel.run(&*self.exact, uniforms, io, errors);
             }
             None => self.meanwhile.run_batch(uniforms, io, errors),
         }
@@ -281,6 +281,7 @@ impl ShaderEngine for Specializing {
 
     fn warm_up(&self, uniforms: &Uniforms) {
         self.ensure_compiled(uniforms);
+        self.exact.warm_up(uniforms);
         self.meanwhile.warm_up(uniforms);
     }
 

@@ -7,6 +7,7 @@
 //! geometry shaders go straight to the exact engine. The two engines never know of each other.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use crate::exec::{
     BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel, ShaderEngine,
@@ -16,7 +17,7 @@ use crate::program::{InputRegisters, ShaderProgram, Uniforms};
 
 /// A [`GroupKernel`] with an exact engine for what it declines.
 pub struct KernelEngine {
-    kernel: Box<dyn GroupKernel>,
+    kernel: AdaptiveKernel,
     exact: Arc<dyn ShaderEngine>,
 }
 
@@ -24,12 +25,78 @@ impl KernelEngine {
     /// `kernel` for batches, `exact` (prepared for the same program and settings) for the
     /// vertices it declines, single vertices and geometry shaders.
     pub fn new(kernel: Box<dyn GroupKernel>, exact: Arc<dyn ShaderEngine>) -> KernelEngine {
-        KernelEngine { kernel, exact }
+        KernelEngine {
+            kernel: AdaptiveKernel::new(kernel),
+            exact,
+        }
     }
 
     /// The exact engine.
     pub fn exact(&self) -> &Arc<dyn ShaderEngine> {
         &self.exact
+    }
+}
+
+/// A kernel, and whether it has proved not worth running: when most vertices of a batch are
+/// declined (a program whose control flow diverges between neighbouring vertices, say),
+/// running the kernel first only adds to what the exact engine does anyway, so later batches go
+/// straight to the exact engine's own batch path (trying the kernel again now and then).
+pub struct AdaptiveKernel {
+    kernel: Box<dyn GroupKernel>,
+    bypass: AtomicBool,
+    /// Batches run since the kernel stepped aside: every [`RETRY_AFTER`]-th tries it again, in
+    /// case the data changed.
+    bypassed_batches: AtomicU32,
+}
+
+/// How many batches an [`AdaptiveKernel`] that stepped aside lets pass before trying again.
+pub const RETRY_AFTER: u32 = 64;
+
+/// A batch of at least this many vertices in which more than half are declined makes an
+/// [`AdaptiveKernel`] step aside.
+pub const BYPASS_MIN_BATCH: usize = 64;
+
+impl AdaptiveKernel {
+    /// `kernel`, run until it proves not worth it.
+    pub fn new(kernel: Box<dyn GroupKernel>) -> AdaptiveKernel {
+        AdaptiveKernel {
+            kernel,
+            bypass: AtomicBool::new(false),
+            bypassed_batches: AtomicU32::new(0),
+        }
+    }
+
+    /// The kernel's name.
+    pub fn name(&self) -> &'static str {
+        self.kernel.name()
+    }
+
+    /// Whether batches now go straight to the exact engine.
+    pub fn bypassed(&self) -> bool {
+        self.bypass.load(Ordering::Relaxed)
+    }
+
+    /// Runs the kernel on `io`, then every declined vertex on `exact` (or, once bypassed, the
+    /// whole batch on `exact`).
+    pub fn run(
+        &self,
+        exact: &dyn ShaderEngine,
+        uniforms: &Uniforms,
+        io: &mut BatchIo<'_>,
+        errors: &mut Vec<(usize, ExecError)>,
+    ) {
+        if self.bypassed() {
+            let passed = self.bypassed_batches.fetch_add(1, Ordering::Relaxed) + 1;
+            if !passed.is_multiple_of(RETRY_AFTER) {
+                exact.run_batch(uniforms, io, errors);
+                return;
+            }
+        }
+        let count = io.count();
+        let declined = run_with_fallback(&*self.kernel, exact, uniforms, io, errors);
+        if count >= BYPASS_MIN_BATCH {
+            self.bypass.store(2 * declined > count, Ordering::Relaxed);
+        }
     }
 }
 
@@ -80,7 +147,7 @@ impl ShaderEngine for KernelEngine {
         io: &mut BatchIo<'_>,
         errors: &mut Vec<(usize, ExecError)>,
     ) {
-        run_with_fallback(&*self.kernel, &*self.exact, uniforms, io, errors);
+        self.kernel.run(&*self.exact, uniforms, io, errors);
     }
 
     fn run_geometry(
