@@ -125,7 +125,8 @@ fn check(
                 let got = run.outputs[(4 * slot + c) * run.stride + i].to_bits();
                 let want = expected.outputs[n][c].to_bits();
                 assert_eq!(
-                    got, want,
+                    got,
+                    want,
                     "{what} ({}): vertex {i} o{n}[{c}]: {got:#010x}, the interpreter {want:#010x}\ninputs {vertex:?}",
                     config.precision.name()
                 );
@@ -284,7 +285,8 @@ fn every_corpus_vertex_program_in_every_precision() {
             );
             if UNIFORM_FLOW.contains(&fixture.name.as_str()) {
                 assert_eq!(
-                    declined, 0,
+                    declined,
+                    0,
                     "{} ({}) declined ordinary vertices",
                     fixture.name,
                     precision.name()
@@ -345,7 +347,11 @@ fn program_of(source: &str) -> (ShaderProgram, Uniforms) {
 }
 
 /// Vertices whose v0 is `(x(i), y(i), 0.5, 1)`.
-fn vertices_with(count: usize, x: impl Fn(usize) -> f32, y: impl Fn(usize) -> f32) -> Vec<InputRegisters> {
+fn vertices_with(
+    count: usize,
+    x: impl Fn(usize) -> f32,
+    y: impl Fn(usize) -> f32,
+) -> Vec<InputRegisters> {
     (0..count)
         .map(|i| {
             let mut v = [DEFAULT_INPUT; 16];
@@ -387,7 +393,11 @@ fn uniform_and_divergent(name: &str, body: &str, ints: [u8; 4]) -> (usize, usize
             &uniform,
         );
         assert_eq!(declined, 0, "{name}: uniform control flow declined");
-        let divergent = vertices_with(29, |i| if i % 3 == 0 { 0.75 } else { 2.5 + i as f32 }, |i| i as f32);
+        let divergent = vertices_with(
+            29,
+            |i| if i % 3 == 0 { 0.75 } else { 2.5 + i as f32 },
+            |i| i as f32,
+        );
         let declined_divergent = check(
             &format!("{name}, divergent flow"),
             &program,
@@ -517,7 +527,9 @@ fn relative_addressing_with_per_vertex_indices() {
     for (n, value) in uniforms.float.iter_mut().enumerate() {
         *value = [n as f32, n as f32 * 0.5, -(n as f32), 1.0 + n as f32];
     }
-    let offsets = [0.0, 1.0, 5.0, -3.0, 90.0, 127.0, 128.0, -128.0, -129.0, 60.5, -0.9, 1e10];
+    let offsets = [
+        0.0, 1.0, 5.0, -3.0, 90.0, 127.0, 128.0, -128.0, -129.0, 60.5, -0.9, 1e10,
+    ];
     let vertices = vertices_with(
         41,
         |i| offsets[i % offsets.len()],
@@ -531,7 +543,10 @@ fn relative_addressing_with_per_vertex_indices() {
             &uniforms,
             &vertices,
         );
-        assert_eq!(declined, 0, "relative addressing declined ordinary vertices");
+        assert_eq!(
+            declined, 0,
+            "relative addressing declined ordinary vertices"
+        );
     }
 }
 
@@ -569,7 +584,13 @@ fn budget_exhaustion_and_break_outside_a_loop_are_declined() {
         "{HEADER}\n.proc main\n\tmov o0, p\n\tbreak\n\tmov o1, q\n\tend\n.end\n"
     ));
     assert_eq!(
-        check("break", &program, config(Precision::F32), &uniforms, &vertices),
+        check(
+            "break",
+            &program,
+            config(Precision::F32),
+            &uniforms,
+            &vertices
+        ),
         13
     );
 }
@@ -628,7 +649,9 @@ fn ns_per_vertex(count: usize, mut f: impl FnMut()) -> f64 {
 #[ignore = "a measurement: cargo test --release --test vinterp -- --ignored --nocapture"]
 fn throughput() {
     const BATCH: usize = 4096;
-    println!("ns/vertex, {BATCH}-vertex batches   vinterp  (declined)   interp   jit   prepare(us)");
+    println!(
+        "ns/vertex, {BATCH}-vertex batches   vinterp  (declined)   interp   jit   prepare(us)"
+    );
     for name in [
         "simple-transform/dvle0",
         "skinning/dvle0",
@@ -653,11 +676,7 @@ fn throughput() {
                 .iter()
                 .copied()
                 .filter(|&v| {
-                    let data: Vec<f32> = layout
-                        .inputs
-                        .iter()
-                        .flat_map(|n| v[n])
-                        .collect();
+                    let data: Vec<f32> = layout.inputs.iter().flat_map(|n| v[n]).collect();
                     let mut out = vec![0.0; layout.outputs.planes()];
                     let soa_in = SoaInputs::new(&data, layout.inputs, 1, 1).unwrap();
                     let soa_out = SoaOutputs::new(&mut out, layout.outputs, 1, 1).unwrap();

@@ -342,7 +342,10 @@ fn flagging_rules_are_exact_where_unflagged() {
                         let flags = unusual.unwrap_or([false; 4]);
                         for i in 0..4 {
                             let must = exact[i].is_nan() || (p.is_f24() && exact[i].is_infinite());
-                            assert!(!must || flags[i], "{name} {p:?} {x:?} {y:?} {z:?} lane {i} not flagged");
+                            assert!(
+                                !must || flags[i],
+                                "{name} {p:?} {x:?} {y:?} {z:?} lane {i} not flagged"
+                            );
                             if !flags[i] {
                                 assert_eq!(
                                     fast[i].to_bits(),

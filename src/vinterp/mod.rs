@@ -34,7 +34,7 @@ use decode::Decoded;
 use run::{precision_index, run_batch};
 
 /// Vertices per group (the width of every register component vector).
-pub const WIDTH: usize = 8;
+pub const WIDTH: usize = 16;
 
 /// What preparing a program produced (a deterministic measure of its cost).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

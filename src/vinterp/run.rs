@@ -317,9 +317,9 @@ impl<const N: usize> State<N> {
             From::Plane => each(self.planes[(s.base as usize + comp) % PLANES], |x| {
                 f32::from_bits(x.to_bits() ^ s.negate)
             }),
-            From::Uniform => [f32::from_bits(
-                context.table.get(s.base as usize, comp) ^ s.negate,
-            ); N],
+            From::Uniform => {
+                [f32::from_bits(context.table.get(s.base as usize, comp) ^ s.negate); N]
+            }
             _ => self.read_relative(context, s, comp),
         }
     }
@@ -430,16 +430,32 @@ impl<const N: usize> State<N> {
                 _ => self.read(context, s1, 3),
             }),
             Kind::Max => per_lane!(|lane| {
-                pairwise(self.read(context, s0, lane), self.read(context, s1, lane), arith::max)
+                pairwise(
+                    self.read(context, s0, lane),
+                    self.read(context, s1, lane),
+                    arith::max,
+                )
             }),
             Kind::Min => per_lane!(|lane| {
-                pairwise(self.read(context, s0, lane), self.read(context, s1, lane), arith::min)
+                pairwise(
+                    self.read(context, s0, lane),
+                    self.read(context, s1, lane),
+                    arith::min,
+                )
             }),
             Kind::Sge => per_lane!(|lane| {
-                pairwise(self.read(context, s0, lane), self.read(context, s1, lane), arith::sge)
+                pairwise(
+                    self.read(context, s0, lane),
+                    self.read(context, s1, lane),
+                    arith::sge,
+                )
             }),
             Kind::Slt => per_lane!(|lane| {
-                pairwise(self.read(context, s0, lane), self.read(context, s1, lane), arith::slt)
+                pairwise(
+                    self.read(context, s0, lane),
+                    self.read(context, s1, lane),
+                    arith::slt,
+                )
             }),
             Kind::Mov => per_lane!(|lane| self.read(context, s0, lane)),
             Kind::Flr => per_lane!(|lane| {
