@@ -18,6 +18,7 @@
 //!   and the [`exec::ShaderEngine`] trait;
 //! * [`interp`]: the reference interpreter (the oracle every other engine is checked against);
 //! * [`jit`]: the Cranelift JIT, bit-exact with the interpreter;
+//! * [`vinterp`]: the vectorised interpreter, a zero-compile batch tier (a `GroupKernel`);
 //! * [`engine`]: choosing and preparing an engine, and the bounded cache of prepared programs
 //!   ([`engine::cache`]);
 //! * [`document`]: the run document (the JSON input and output of `picajit run`);

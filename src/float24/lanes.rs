@@ -130,7 +130,7 @@ pub trait Lanes: Elements {
 
 /// The input flush of arithmetic instructions: in the float24 modes a value below the smallest
 /// normal float24 (2^-62) in magnitude, float24 subnormals included, reads as +0.
-#[inline]
+#[inline(always)]
 pub fn flush<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Float {
     if !precision.is_f24() {
         return v;
@@ -149,7 +149,7 @@ pub fn flush<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Fl
 /// Whether each element's magnitude is below the smallest normal float24 (2^-62): a float24
 /// subnormal or zero, which the model reads (flush) and writes (range rules) as +0. Also returns
 /// the magnitudes.
-#[inline]
+#[inline(always)]
 fn below_min_normal<L: Elements>(l: &mut L, bits: L::Bits) -> (L::Mask, L::Bits) {
     let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
     let magnitude = l.and(bits, magnitude_mask);
@@ -161,7 +161,7 @@ fn below_min_normal<L: Elements>(l: &mut L, bits: L::Bits) -> (L::Mask, L::Bits)
 /// truncation keeps 16 mantissa bits; nearest-even adds half an ulp of the 16-bit mantissa, plus
 /// one when the kept lsb is odd (ties go to even), so that a carry moves into the exponent as it
 /// should.
-#[inline]
+#[inline(always)]
 fn round_mantissa<L: Elements>(l: &mut L, bits: L::Bits, precision: Precision) -> L::Bits {
     let keep = l.splat_bits(!DROPPED_MANTISSA_BITS);
     if precision == Precision::F24Nearest {
@@ -206,7 +206,7 @@ pub fn round<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Fl
 /// "the unrounded magnitude is beyond the largest finite float24" (NaN and infinity included),
 /// which also flags a few values that round to a finite one; the small-value rule (below
 /// 2^-62, −0 included → +0) is applied here, since zeros are common.
-#[inline]
+#[inline(always)]
 pub fn round_flagging<L: Elements>(
     l: &mut L,
     v: L::Float,
@@ -331,11 +331,11 @@ pub struct Flagging<M> {
 }
 
 impl<L: Elements> Finish<L> for Flagging<L::Mask> {
-    #[inline]
+    #[inline(always)]
     fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
         round_flagging(l, v, p, &mut self.unusual)
     }
-    #[inline]
+    #[inline(always)]
     fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
         l.fmul(a, b)
     }
@@ -367,7 +367,7 @@ pub fn add<L: Elements>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L:
 }
 
 /// [`add`] finished by `fin`.
-#[inline]
+#[inline(always)]
 pub fn add_by<L: Elements, F: Finish<L>>(
     l: &mut L,
     fin: &mut F,
@@ -387,7 +387,7 @@ pub fn mul<L: Elements>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L:
 }
 
 /// [`mul`] finished by `fin`.
-#[inline]
+#[inline(always)]
 pub fn mul_by<L: Elements, F: Finish<L>>(
     l: &mut L,
     fin: &mut F,
@@ -413,7 +413,7 @@ pub fn mad<L: Elements>(
 }
 
 /// [`mad`] finished by `fin`.
-#[inline]
+#[inline(always)]
 pub fn mad_by<L: Elements, F: Finish<L>>(
     l: &mut L,
     fin: &mut F,
@@ -437,7 +437,7 @@ pub fn dot_sum<L: Elements>(l: &mut L, products: &[L::Float], p: Precision) -> L
 }
 
 /// [`dot_sum`] finished by `fin`.
-#[inline]
+#[inline(always)]
 pub fn dot_sum_by<L: Elements, F: Finish<L>>(
     l: &mut L,
     fin: &mut F,
@@ -489,7 +489,7 @@ pub fn rcp_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
 }
 
 /// [`rcp_each`] finished by `fin`.
-#[inline]
+#[inline(always)]
 pub fn rcp_each_by<L: Elements, F: Finish<L>>(
     l: &mut L,
     fin: &mut F,
@@ -508,7 +508,7 @@ pub fn rsq_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
 }
 
 /// [`rsq_each`] finished by `fin`.
-#[inline]
+#[inline(always)]
 pub fn rsq_each_by<L: Elements, F: Finish<L>>(
     l: &mut L,
     fin: &mut F,
@@ -524,7 +524,7 @@ pub fn rsq_each_by<L: Elements, F: Finish<L>>(
 
 /// EX2 and LG2: `round(f(flush x))`, with `f` the deterministic [`transcendental::exp2`] or
 /// [`transcendental::log2`] as the caller applies it.
-#[inline]
+#[inline(always)]
 fn transcendental_rule<L: Elements, F: Finish<L>>(
     l: &mut L,
     fin: &mut F,
@@ -543,7 +543,7 @@ pub fn ex2_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
 }
 
 /// [`ex2_each`] finished by `fin`.
-#[inline]
+#[inline(always)]
 pub fn ex2_each_by<L: Elements, F: Finish<L>>(
     l: &mut L,
     fin: &mut F,
@@ -559,7 +559,7 @@ pub fn lg2_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
 }
 
 /// [`lg2_each`] finished by `fin`.
-#[inline]
+#[inline(always)]
 pub fn lg2_each_by<L: Elements, F: Finish<L>>(
     l: &mut L,
     fin: &mut F,
@@ -597,7 +597,7 @@ pub fn flr<L: Elements>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
 }
 
 /// [`flr`] finished by `fin`.
-#[inline]
+#[inline(always)]
 pub fn flr_by<L: Elements, F: Finish<L>>(
     l: &mut L,
     fin: &mut F,

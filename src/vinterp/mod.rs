@@ -9,13 +9,14 @@
 //! [`crate::float24::lanes`] finished by [`crate::float24::lanes::Flagging`]. Control flow runs
 //! once per group with the flow model's scalar driver, the same rules as every engine.
 //!
-//! It is a [`GroupKernel`]: a group is declined (left to an exact per-vertex engine) when its
-//! vertices' control flow diverges (a test of the condition flags that the vertices disagree
-//! on), when it holds an unusual value (a NaN or, in the float24 modes, an infinity or a
-//! result beyond the largest finite float24: the flagging rules are exact only elsewhere), when
-//! it exceeds the instruction budget, or when it would fail (BREAK outside a loop). Every
-//! vertex it does not decline has exactly the reference interpreter's outputs and final
-//! a0/aL/cmp (docs/execution-model.md §8).
+//! It is a [`GroupKernel`]. A group first runs with the flagging rules; when one of its values
+//! is unusual (a NaN or, in the float24 modes, an infinity or a result beyond the largest finite
+//! float24, where those rules are not exact) it runs again with the exact rules, so values never
+//! cause a decline. A group is declined (left to an exact per-vertex engine) when its vertices'
+//! control flow diverges (a test of the condition flags that they disagree on), when it exceeds
+//! the instruction budget, or when it would fail (BREAK outside a loop). Every vertex it does
+//! not decline has exactly the reference interpreter's outputs and final a0/aL/cmp
+//! (docs/execution-model.md §8).
 
 mod decode;
 mod run;
@@ -34,7 +35,7 @@ use decode::Decoded;
 use run::{precision_index, run_batch};
 
 /// Vertices per group (the width of every register component vector).
-pub const WIDTH: usize = 8;
+pub const WIDTH: usize = 16;
 
 /// What preparing a program produced (a deterministic measure of its cost).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
