@@ -32,6 +32,74 @@
 //! assert_eq!(result.outputs[0], [1.0, 2.0, 3.0, 4.0]);
 //! ```
 
+/// The element-wise operations of [`crate::float24::lanes::Elements`] that are one Cranelift
+/// instruction on `i32x4`/`f32x4` values, for the JIT's two lowerings (`lower` and `soa`), which
+/// differ only in constants, host calls and what they remember of flushed values. Expands inside
+/// an `impl Elements` whose `self.b` is the `FunctionBuilder`.
+macro_rules! vector_ir_elements {
+    () => {
+        fn and(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().band(a, b)
+        }
+        fn or(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().bor(a, b)
+        }
+        fn add_bits(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().iadd(a, b)
+        }
+        fn shift_right(&mut self, a: Value, amount: u32) -> Value {
+            let amount = self.b.ins().iconst(types::I32, amount as i64);
+            self.b.ins().ushr(a, amount)
+        }
+        fn below(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().icmp(IntCC::UnsignedLessThan, a, b)
+        }
+        fn above(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().icmp(IntCC::UnsignedGreaterThan, a, b)
+        }
+        // Signed vector compares are one instruction on x86-64; unsigned ones are not.
+        fn magnitude_below(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().icmp(IntCC::SignedLessThan, a, b)
+        }
+        fn magnitude_above(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().icmp(IntCC::SignedGreaterThan, a, b)
+        }
+        fn clear_where(&mut self, mask: Value, bits: Value) -> Value {
+            self.b.ins().band_not(bits, mask)
+        }
+        fn is_nan(&mut self, a: Value) -> Value {
+            self.b.ins().fcmp(FloatCC::Unordered, a, a)
+        }
+        fn is_number(&mut self, a: Value) -> Value {
+            self.b.ins().fcmp(FloatCC::Ordered, a, a)
+        }
+        fn both(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().band(a, b)
+        }
+        fn either(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().bor(a, b)
+        }
+        fn select(&mut self, mask: Value, a: Value, b: Value) -> Value {
+            self.b.ins().bitselect(mask, a, b)
+        }
+        fn fadd(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().fadd(a, b)
+        }
+        fn fmul(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().fmul(a, b)
+        }
+        fn fdiv(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().fdiv(a, b)
+        }
+        fn sqrt(&mut self, a: Value) -> Value {
+            self.b.ins().sqrt(a)
+        }
+        fn floor(&mut self, a: Value) -> Value {
+            self.b.ins().floor(a)
+        }
+    };
+}
+
 mod analysis;
 mod context;
 mod control;

@@ -1055,6 +1055,8 @@ impl Elements for Emitter<'_, '_> {
     type Bits = Value;
     type Mask = Value;
 
+    vector_ir_elements!();
+
     fn bits_of(&mut self, v: Value) -> Value {
         self.as_int(v)
     }
@@ -1063,65 +1065,6 @@ impl Elements for Emitter<'_, '_> {
     }
     fn splat_bits(&mut self, bits: u32) -> Value {
         self.bits_const(bits)
-    }
-    fn and(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().band(a, b)
-    }
-    fn or(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().bor(a, b)
-    }
-    fn add_bits(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().iadd(a, b)
-    }
-    fn shift_right(&mut self, a: Value, amount: u32) -> Value {
-        let amount = self.b.ins().iconst(types::I32, amount as i64);
-        self.b.ins().ushr(a, amount)
-    }
-    fn below(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().icmp(IntCC::UnsignedLessThan, a, b)
-    }
-    fn above(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().icmp(IntCC::UnsignedGreaterThan, a, b)
-    }
-    // Signed vector compares are one instruction on x86-64; unsigned ones are not.
-    fn magnitude_below(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().icmp(IntCC::SignedLessThan, a, b)
-    }
-    fn magnitude_above(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().icmp(IntCC::SignedGreaterThan, a, b)
-    }
-    fn clear_where(&mut self, mask: Value, bits: Value) -> Value {
-        self.b.ins().band_not(bits, mask)
-    }
-    fn is_nan(&mut self, a: Value) -> Value {
-        self.b.ins().fcmp(FloatCC::Unordered, a, a)
-    }
-    fn is_number(&mut self, a: Value) -> Value {
-        self.b.ins().fcmp(FloatCC::Ordered, a, a)
-    }
-    fn both(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().band(a, b)
-    }
-    fn either(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().bor(a, b)
-    }
-    fn select(&mut self, mask: Value, a: Value, b: Value) -> Value {
-        self.b.ins().bitselect(mask, a, b)
-    }
-    fn fadd(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().fadd(a, b)
-    }
-    fn fmul(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().fmul(a, b)
-    }
-    fn fdiv(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().fdiv(a, b)
-    }
-    fn sqrt(&mut self, a: Value) -> Value {
-        self.b.ins().sqrt(a)
-    }
-    fn floor(&mut self, a: Value) -> Value {
-        self.b.ins().floor(a)
     }
     fn exp2_each(&mut self, a: Value) -> Value {
         let f = self.s.exp2;
