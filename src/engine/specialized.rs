@@ -11,7 +11,7 @@
 //! the fallback engine for good. Every path gives the same bits (docs/execution-model.md §8).
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::tiered::AdaptiveKernel;
 use crate::exec::{
@@ -71,6 +71,8 @@ struct Shared {
     compiler: Box<KernelCompiler>,
     /// Most recently used last.
     variants: Mutex<VecDeque<(VariantKey, Variant)>>,
+    /// Signalled whenever a variant is published, for callers waiting on a compile in flight.
+    published: Condvar,
 }
 
 impl Shared {
@@ -94,6 +96,8 @@ impl Shared {
                 None => break,
             }
         }
+        drop(variants);
+        self.published.notify_all();
     }
 
     fn compile(&self, key: VariantKey) -> Variant {
@@ -153,6 +157,7 @@ impl Specializing {
                 config,
                 compiler,
                 variants: Mutex::new(VecDeque::new()),
+                published: Condvar::new(),
             }),
             mode,
             exact,
@@ -162,14 +167,7 @@ impl Specializing {
 
     /// The state of the variant for `uniforms`.
     pub fn variant_state(&self, uniforms: &Uniforms) -> VariantState {
-        let key = VariantKey::of(uniforms);
-        let variants = self.shared.variants();
-        match variants.iter().find(|(k, _)| *k == key).map(|(_, v)| v) {
-            None => VariantState::Missing,
-            Some(Variant::Compiling) => VariantState::Compiling,
-            Some(Variant::Ready(_)) => VariantState::Ready,
-            Some(Variant::Refused(reason)) => VariantState::Refused(reason.clone()),
-        }
+        state_of(&self.shared.variants(), VariantKey::of(uniforms))
     }
 
     /// How many variants are kept (compiling ones included).
@@ -177,46 +175,67 @@ impl Specializing {
         self.shared.variants().len()
     }
 
-    /// Compiles the variant for `uniforms` now if it is missing, and waits for a background
-    /// compile of it to finish.
+    /// Compiles the variant for `uniforms` now if it is missing, and waits for a compile of it
+    /// in flight (on another thread) to finish.
     pub fn ensure_compiled(&self, uniforms: &Uniforms) -> VariantState {
         let key = VariantKey::of(uniforms);
+        if let Claim::Mine = self.claim(key) {
+            self.shared.publish(key, self.shared.compile(key));
+        }
+        self.wait_for(uniforms)
+    }
+
+    /// The variant's state once no compile of it is in flight.
+    fn wait_for(&self, uniforms: &Uniforms) -> VariantState {
+        let key = VariantKey::of(uniforms);
+        let mut variants = self.shared.variants();
         loop {
-            match self.variant_state(uniforms) {
-                VariantState::Missing => {
-                    let variant = self.shared.compile(key);
-                    self.shared.publish(key, variant);
-                }
-                VariantState::Compiling => {
-                    std::thread::sleep(std::time::Duration::from_micros(200))
-                }
-                state => return state,
+            let state = state_of(&variants, key);
+            if state != VariantState::Compiling {
+                return state;
             }
+            variants = self
+                .shared
+                .published
+                .wait(variants)
+                .unwrap_or_else(|e| e.into_inner());
         }
     }
 
-    /// The kernel to run `uniforms` with, if one is ready; starts (or runs) its compile when
-    /// it is missing.
+    /// Looks the variant up (making it the most recently used), and when it is missing marks it
+    /// as compiling for the caller to compile: so a variant is compiled once however many
+    /// threads ask for it at the same time.
+    fn claim(&self, key: VariantKey) -> Claim {
+        let mut variants = self.shared.variants();
+        if let Some(at) = variants.iter().position(|(k, _)| *k == key) {
+            let entry = variants.remove(at).expect("the position is in range");
+            let claim = match &entry.1 {
+                Variant::Ready(kernel) => Claim::Ready(kernel.clone()),
+                Variant::Compiling => Claim::InFlight,
+                Variant::Refused(_) => Claim::Refused,
+            };
+            variants.push_back(entry);
+            return claim;
+        }
+        variants.push_back((key, Variant::Compiling));
+        Claim::Mine
+    }
+
+    /// The kernel to run `uniforms` with, if one is ready; starts (or, blocking, runs or waits
+    /// for) its compile when it is not.
     fn kernel_for(&self, uniforms: &Uniforms) -> Option<Arc<AdaptiveKernel>> {
         let key = VariantKey::of(uniforms);
-        {
-            let mut variants = self.shared.variants();
-            if let Some(at) = variants.iter().position(|(k, _)| *k == key) {
-                // Most recently used goes last.
-                let entry = variants.remove(at).expect("the position is in range");
-                let kernel = match &entry.1 {
-                    Variant::Ready(kernel) => Some(kernel.clone()),
-                    Variant::Compiling | Variant::Refused(_) => None,
-                };
-                variants.push_back(entry);
-                return kernel;
+        match (self.claim(key), self.mode) {
+            (Claim::Ready(kernel), _) => Some(kernel),
+            (Claim::Refused, _) | (Claim::InFlight, CompileMode::Background) => None,
+            (Claim::InFlight, CompileMode::Blocking) => {
+                self.wait_for(uniforms);
+                match self.claim(key) {
+                    Claim::Ready(kernel) => Some(kernel),
+                    _ => None,
+                }
             }
-            if self.mode == CompileMode::Background {
-                variants.push_back((key, Variant::Compiling));
-            }
-        }
-        match self.mode {
-            CompileMode::Blocking => {
+            (Claim::Mine, CompileMode::Blocking) => {
                 let variant = self.shared.compile(key);
                 let kernel = match &variant {
                     Variant::Ready(kernel) => Some(kernel.clone()),
@@ -225,7 +244,7 @@ impl Specializing {
                 self.shared.publish(key, variant);
                 kernel
             }
-            CompileMode::Background => {
+            (Claim::Mine, CompileMode::Background) => {
                 let shared = Arc::clone(&self.shared);
                 let spawned = std::thread::Builder::new()
                     .name("picajit-compile".to_string())
@@ -235,13 +254,31 @@ impl Specializing {
                     });
                 if spawned.is_err() {
                     // No thread: compile here rather than never.
-                    let variant = self.shared.compile(key);
-                    self.shared.publish(key, variant);
+                    self.shared.publish(key, self.shared.compile(key));
                 }
                 None
             }
         }
     }
+}
+
+fn state_of(variants: &VecDeque<(VariantKey, Variant)>, key: VariantKey) -> VariantState {
+    match variants.iter().find(|(k, _)| *k == key).map(|(_, v)| v) {
+        None => VariantState::Missing,
+        Some(Variant::Compiling) => VariantState::Compiling,
+        Some(Variant::Ready(_)) => VariantState::Ready,
+        Some(Variant::Refused(reason)) => VariantState::Refused(reason.clone()),
+    }
+}
+
+/// What [`Specializing::claim`] found.
+enum Claim {
+    Ready(Arc<AdaptiveKernel>),
+    Refused,
+    /// Another caller is compiling it.
+    InFlight,
+    /// It was missing; the caller compiles it.
+    Mine,
 }
 
 impl ShaderEngine for Specializing {

@@ -30,11 +30,6 @@ impl KernelEngine {
             exact,
         }
     }
-
-    /// The exact engine.
-    pub fn exact(&self) -> &Arc<dyn ShaderEngine> {
-        &self.exact
-    }
 }
 
 /// A kernel, and whether it has proved not worth running: when most vertices of a batch are

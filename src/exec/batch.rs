@@ -259,12 +259,19 @@ impl<'a> SoaInputs<'a> {
     /// Vertex `i`'s input registers; a register not in the buffer reads (0, 0, 0, 1).
     pub fn vertex(&self, i: usize) -> InputRegisters {
         let mut v = [DEFAULT_INPUT; 16];
+        self.load_vertex(i, &mut v);
+        v
+    }
+
+    /// Writes vertex `i`'s registers of the buffer into `registers`, leaving the others as they
+    /// are (a per-vertex engine that keeps one set of input registers for a whole batch sets
+    /// the others to (0, 0, 0, 1) once).
+    pub fn load_vertex(&self, i: usize, registers: &mut InputRegisters) {
         for (slot, n) in self.registers.iter().enumerate() {
-            for (c, lane) in v[n].iter_mut().enumerate() {
+            for (c, lane) in registers[n].iter_mut().enumerate() {
                 *lane = self.data[(4 * slot + c) * self.stride + i];
             }
         }
-        v
     }
 
     /// Vertices `start..start + len`.

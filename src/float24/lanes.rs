@@ -185,13 +185,7 @@ pub fn round<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Fl
     let nan = l.is_nan(v);
     let canonical = l.splat_bits(CANONICAL_NAN_BITS);
     let bits = l.bits_of(v);
-    let result = match precision {
-        Precision::F32 => bits,
-        Precision::F24Truncate | Precision::F24Nearest => {
-            let rounded = round_mantissa(l, bits, precision);
-            range_rules(l, rounded)
-        }
-    };
+    let result = rounded_in_range(l, bits, precision);
     let r = l.select(nan, canonical, result);
     let r = l.float_of(r);
     if precision.is_f24() {
@@ -248,13 +242,7 @@ pub fn round_flagging_nan<L: Elements>(
 ) -> L::Float {
     let flag = l.is_nan(v);
     let bits = l.bits_of(v);
-    let result = match precision {
-        Precision::F32 => bits,
-        Precision::F24Truncate | Precision::F24Nearest => {
-            let rounded = round_mantissa(l, bits, precision);
-            range_rules(l, rounded)
-        }
-    };
+    let result = rounded_in_range(l, bits, precision);
     *unusual = Some(match *unusual {
         Some(earlier) => l.either(earlier, flag),
         None => flag,
@@ -264,6 +252,18 @@ pub fn round_flagging_nan<L: Elements>(
         l.note_flushed(r);
     }
     r
+}
+
+/// A non-NaN result's bits as a register holds them: in the float24 modes rounded and then put
+/// through the range rules, in f32 mode unchanged ([`round`] without its NaN rule).
+fn rounded_in_range<L: Elements>(l: &mut L, bits: L::Bits, precision: Precision) -> L::Bits {
+    match precision {
+        Precision::F32 => bits,
+        Precision::F24Truncate | Precision::F24Nearest => {
+            let rounded = round_mantissa(l, bits, precision);
+            range_rules(l, rounded)
+        }
+    }
 }
 
 /// The range rules on a rounded non-NaN value's bits.
@@ -341,9 +341,10 @@ impl<L: Elements> Finish<L> for Flagging<L::Mask> {
     }
 }
 
-/// The finish of a fast path that leaves only NaNs to an exact one: [`round_flagging_nan`]
-/// (infinities and the range rules exact), accumulating its flags in `unusual`, and the plain
-/// IEEE product (a product [`sanitized_mul`] would change is a NaN, which is flagged).
+/// The finish of a fast path that leaves only NaNs to an exact one (the structure-of-arrays
+/// JIT's): [`round_flagging_nan`] (infinities and the range rules exact), accumulating its flags
+/// in `unusual`, and the plain IEEE product (a product [`sanitized_mul`] would change is a NaN,
+/// which is flagged).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FlaggingNan<M> {
     /// The elements flagged so far (`None`: nothing rounded yet).
@@ -607,118 +608,6 @@ pub fn flr_by<L: Elements, F: Finish<L>>(
     let x = flush(l, a, p);
     let f = l.floor(x);
     fin.round(l, f, p)
-}
-
-/// The rules finished by [`FlaggingNan`], with the flags in a caller's `Option<Mask>` (the
-/// structure-of-arrays JIT's fast path).
-pub mod flagging {
-    use super::*;
-
-    fn with<L: Elements, R>(
-        unusual: &mut Option<L::Mask>,
-        body: impl FnOnce(&mut FlaggingNan<L::Mask>) -> R,
-    ) -> R {
-        let mut finish = FlaggingNan {
-            unusual: unusual.take(),
-        };
-        let r = body(&mut finish);
-        *unusual = finish.unusual;
-        r
-    }
-
-    /// [`super::add`].
-    pub fn add<L: Elements>(
-        l: &mut L,
-        a: L::Float,
-        b: L::Float,
-        p: Precision,
-        unusual: &mut Option<L::Mask>,
-    ) -> L::Float {
-        with::<L, _>(unusual, |f| add_by(l, f, a, b, p))
-    }
-
-    /// [`super::mul`].
-    pub fn mul<L: Elements>(
-        l: &mut L,
-        a: L::Float,
-        b: L::Float,
-        p: Precision,
-        unusual: &mut Option<L::Mask>,
-    ) -> L::Float {
-        with::<L, _>(unusual, |f| mul_by(l, f, a, b, p))
-    }
-
-    /// [`super::mad`].
-    pub fn mad<L: Elements>(
-        l: &mut L,
-        a: L::Float,
-        b: L::Float,
-        c: L::Float,
-        p: Precision,
-        unusual: &mut Option<L::Mask>,
-    ) -> L::Float {
-        with::<L, _>(unusual, |f| mad_by(l, f, a, b, c, p))
-    }
-
-    /// [`super::dot_sum`] (the products from [`mul`]).
-    pub fn dot_sum<L: Elements>(
-        l: &mut L,
-        products: &[L::Float],
-        p: Precision,
-        unusual: &mut Option<L::Mask>,
-    ) -> L::Float {
-        with::<L, _>(unusual, |f| dot_sum_by(l, f, products, p))
-    }
-
-    /// [`super::rcp_each`].
-    pub fn rcp_each<L: Elements>(
-        l: &mut L,
-        x: L::Float,
-        p: Precision,
-        unusual: &mut Option<L::Mask>,
-    ) -> L::Float {
-        with::<L, _>(unusual, |f| rcp_each_by(l, f, x, p))
-    }
-
-    /// [`super::rsq_each`].
-    pub fn rsq_each<L: Elements>(
-        l: &mut L,
-        x: L::Float,
-        p: Precision,
-        unusual: &mut Option<L::Mask>,
-    ) -> L::Float {
-        with::<L, _>(unusual, |f| rsq_each_by(l, f, x, p))
-    }
-
-    /// [`super::ex2_each`].
-    pub fn ex2_each<L: Elements>(
-        l: &mut L,
-        x: L::Float,
-        p: Precision,
-        unusual: &mut Option<L::Mask>,
-    ) -> L::Float {
-        with::<L, _>(unusual, |f| ex2_each_by(l, f, x, p))
-    }
-
-    /// [`super::lg2_each`].
-    pub fn lg2_each<L: Elements>(
-        l: &mut L,
-        x: L::Float,
-        p: Precision,
-        unusual: &mut Option<L::Mask>,
-    ) -> L::Float {
-        with::<L, _>(unusual, |f| lg2_each_by(l, f, x, p))
-    }
-
-    /// [`super::flr`].
-    pub fn flr<L: Elements>(
-        l: &mut L,
-        x: L::Float,
-        p: Precision,
-        unusual: &mut Option<L::Mask>,
-    ) -> L::Float {
-        with::<L, _>(unusual, |f| flr_by(l, f, x, p))
-    }
 }
 
 /// [`Lanes`] on plain arrays: the reference implementation the interpreter computes with.

@@ -297,11 +297,12 @@ fn flagging_round_is_round_where_unflagged() {
     }
 }
 
-/// The flagging rules of fast paths (`lanes::flagging`) give the exact rule's bits in every
-/// element they do not flag, and flag every element whose exact result is a NaN.
+/// Every rule finished by [`lanes::FlaggingNan`] (the structure-of-arrays JIT's fast path) gives
+/// the exact rule's bits in every element it does not flag, and flags every element whose exact
+/// result is a NaN.
 #[test]
 fn flagging_rules_are_the_exact_rules_where_unflagged() {
-    use lanes::{Exact, flagging};
+    use lanes::{Exact, Exactly, FlaggingNan};
     let specials: Vec<f32> = [
         0u32,
         0x8000_0000,
@@ -344,75 +345,46 @@ fn flagging_rules_are_the_exact_rules_where_unflagged() {
             }
         })
     };
-    type Exact3 = fn(&mut Exact, [f32; 4], [f32; 4], [f32; 4], Precision) -> [f32; 4];
-    type Fast3 =
-        fn(&mut Exact, [f32; 4], [f32; 4], [f32; 4], Precision, &mut Option<[bool; 4]>) -> [f32; 4];
-    let ops: [(&str, Exact3, Fast3); 9] = [
-        (
-            "add",
-            |l, a, b, _, p| lanes::add(l, a, b, p),
-            |l, a, b, _, p, u| flagging::add(l, a, b, p, u),
-        ),
-        (
-            "mul",
-            |l, a, b, _, p| lanes::mul(l, a, b, p),
-            |l, a, b, _, p, u| flagging::mul(l, a, b, p, u),
-        ),
-        ("mad", lanes::mad, flagging::mad),
-        (
-            // Three products of element-wise vectors (one component of four vertices each).
-            "dot3",
-            |l, a, b, c, p| {
-                let products = [
-                    lanes::mul(l, a, b, p),
-                    lanes::mul(l, b, c, p),
-                    lanes::mul(l, c, a, p),
-                ];
-                lanes::dot_sum(l, &products, p)
-            },
-            |l, a, b, c, p, u| {
-                let products = [
-                    flagging::mul(l, a, b, p, u),
-                    flagging::mul(l, b, c, p, u),
-                    flagging::mul(l, c, a, p, u),
-                ];
-                flagging::dot_sum(l, &products, p, u)
-            },
-        ),
-        (
-            "rcp",
-            |l, a, _, _, p| lanes::rcp_each(l, a, p),
-            |l, a, _, _, p, u| flagging::rcp_each(l, a, p, u),
-        ),
-        (
-            "rsq",
-            |l, a, _, _, p| lanes::rsq_each(l, a, p),
-            |l, a, _, _, p, u| flagging::rsq_each(l, a, p, u),
-        ),
-        (
-            "ex2",
-            |l, a, _, _, p| lanes::ex2_each(l, a, p),
-            |l, a, _, _, p, u| flagging::ex2_each(l, a, p, u),
-        ),
-        (
-            "lg2",
-            |l, a, _, _, p| lanes::lg2_each(l, a, p),
-            |l, a, _, _, p, u| flagging::lg2_each(l, a, p, u),
-        ),
-        (
-            "flr",
-            |l, a, _, _, p| lanes::flr(l, a, p),
-            |l, a, _, _, p, u| flagging::flr(l, a, p, u),
-        ),
-    ];
+    type Rule3<F> = fn(&mut Exact, &mut F, [f32; 4], [f32; 4], [f32; 4], Precision) -> [f32; 4];
+    // Each rule once, run with either finish.
+    macro_rules! rules {
+        ($finish:ty) => {{
+            let ops: [(&str, Rule3<$finish>); 9] = [
+                ("add", |l, fin, a, b, _, p| lanes::add_by(l, fin, a, b, p)),
+                ("mul", |l, fin, a, b, _, p| lanes::mul_by(l, fin, a, b, p)),
+                ("mad", lanes::mad_by),
+                (
+                    // Three products of element-wise vectors (one component of four vertices
+                    // each).
+                    "dot3",
+                    |l, fin, a, b, c, p| {
+                        let products = [
+                            lanes::mul_by(l, fin, a, b, p),
+                            lanes::mul_by(l, fin, b, c, p),
+                            lanes::mul_by(l, fin, c, a, p),
+                        ];
+                        lanes::dot_sum_by(l, fin, &products, p)
+                    },
+                ),
+                ("rcp", |l, fin, a, _, _, p| lanes::rcp_each_by(l, fin, a, p)),
+                ("rsq", |l, fin, a, _, _, p| lanes::rsq_each_by(l, fin, a, p)),
+                ("ex2", |l, fin, a, _, _, p| lanes::ex2_each_by(l, fin, a, p)),
+                ("lg2", |l, fin, a, _, _, p| lanes::lg2_each_by(l, fin, a, p)),
+                ("flr", |l, fin, a, _, _, p| lanes::flr_by(l, fin, a, p)),
+            ];
+            ops
+        }};
+    }
+    let exact_ops = rules!(Exactly);
+    let fast_ops = rules!(FlaggingNan<[bool; 4]>);
     for precision in Precision::ALL {
-        for (name, exact_op, fast_op) in ops {
+        for ((name, exact_op), (_, fast_op)) in exact_ops.into_iter().zip(fast_ops) {
             for _ in 0..4000 {
                 let (a, b, c) = (pick(&mut next), pick(&mut next), pick(&mut next));
-                let exact = exact_op(&mut Exact, a, b, c, precision);
-                let mut unusual = None;
-                let fast = fast_op(&mut Exact, a, b, c, precision, &mut unusual);
-                let flags = unusual.unwrap_or([false; 4]);
+                let exact = exact_op(&mut Exact, &mut Exactly, a, b, c, precision);
+                let mut finish = FlaggingNan::default();
+                let fast = fast_op(&mut Exact, &mut finish, a, b, c, precision);
+                let flags = finish.unusual.unwrap_or([false; 4]);
                 for lane in 0..4 {
                     let e = exact[lane];
                     let must = e.is_nan();

@@ -742,13 +742,8 @@ impl ShaderEngine for JitShader {
         let mut ctx = JitContext::new();
         Self::set_uniforms(&mut ctx, uniforms, uniforms.bools);
         ctx.input = [DEFAULT_INPUT; 16];
-        let registers = io.inputs.registers();
         for i in 0..io.count() {
-            for (slot, n) in registers.iter().enumerate() {
-                for c in 0..4 {
-                    ctx.input[n][c] = io.inputs.plane(4 * slot + c)[i];
-                }
-            }
+            io.inputs.load_vertex(i, &mut ctx.input);
             ctx.reset_registers();
             let outcome = self.execute(&mut ctx).map(|()| VertexResult {
                 outputs: ctx.output,

@@ -12,7 +12,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use super::{FLUSHED, NEGATED_FLUSHED, RAW, SoaArgs, SoaCompileError};
 use crate::exec::{BatchLayout, ExecConfig};
 use crate::float24::arith::LITP_Y_LIMIT;
-use crate::float24::lanes::{self, Elements, flagging};
+use crate::float24::lanes::{self, Elements, Exactly, Finish, FlaggingNan};
 use crate::float24::{MIN_NORMAL_BITS, Precision};
 use crate::flow::rules::{self, FlowOps};
 use crate::flow::{FlowDriver, FlowInputs, Stop};
@@ -727,34 +727,28 @@ impl Emitter<'_, '_> {
 
     // ------------------------------------------------------------------ operations
 
-    fn with_flags<R>(&mut self, f: impl FnOnce(&mut Self, &mut Option<Value>) -> R) -> R {
-        let mut unusual = self.unusual.take();
-        let r = f(self, &mut unusual);
-        self.unusual = unusual;
-        r
-    }
-
-    /// An arithmetic rule: its flagging form on the fast path, its exact form when the kernel is
+    /// An arithmetic rule finished as this kernel finishes them: [`lanes::FlaggingNan`] on the
+    /// fast path, flagging into the segment's flags, or [`lanes::Exactly`] when the kernel is
     /// compiled with exact arithmetic (the kernel that reruns what the fast one flagged).
-    fn arith(
-        &mut self,
-        fast: impl FnOnce(&mut Self, &mut Option<Value>) -> Value,
-        exact: impl FnOnce(&mut Self) -> Value,
-    ) -> Value {
-        if self.exact_arithmetic {
-            exact(self)
+    fn arith(&mut self, rule: impl FnOnce(&mut Self, &mut SoaFinish) -> Value) -> Value {
+        let mut finish = if self.exact_arithmetic {
+            SoaFinish::Exact(Exactly)
         } else {
-            self.with_flags(fast)
+            SoaFinish::Fast(FlaggingNan {
+                unusual: self.unusual.take(),
+            })
+        };
+        let r = rule(self, &mut finish);
+        if let SoaFinish::Fast(fast) = finish {
+            self.unusual = fast.unusual;
         }
+        r
     }
 
     fn mul(&mut self, a: Value, b: Value) -> Value {
         let (a, b) = (self.flushed(a), self.flushed(b));
         let p = self.precision;
-        self.arith(
-            |e, u| flagging::mul(e, a, b, p, u),
-            |e| lanes::mul(e, a, b, p),
-        )
+        self.arith(|e, fin| lanes::mul_by(e, fin, a, b, p))
     }
 
     fn data(&mut self, inst: &Instruction, cmp_known: &mut [Option<bool>; 2]) {
@@ -790,10 +784,7 @@ impl Emitter<'_, '_> {
                             let y = b(self, k);
                             products.push(self.mul(x, y));
                         }
-                        let sum = self.arith(
-                            |e, u| flagging::dot_sum(e, &products, p, u),
-                            |e| lanes::dot_sum(e, &products, p),
-                        );
+                        let sum = self.arith(|e, fin| lanes::dot_sum_by(e, fin, &products, p));
                         for (lane, slot) in out.iter_mut().enumerate() {
                             if mask.lane(lane) {
                                 *slot = Some(sum);
@@ -810,10 +801,7 @@ impl Emitter<'_, '_> {
                                     let x = a(self, lane);
                                     let y = b(self, lane);
                                     let (x, y) = (self.flushed(x), self.flushed(y));
-                                    self.arith(
-                                        |e, u| flagging::add(e, x, y, p, u),
-                                        |e| lanes::add(e, x, y, p),
-                                    )
+                                    self.arith(|e, fin| lanes::add_by(e, fin, x, y, p))
                                 }
                                 BinaryOp::Mul => {
                                     let x = a(self, lane);
@@ -884,10 +872,7 @@ impl Emitter<'_, '_> {
                                     x
                                 } else {
                                     let x = self.flushed(x);
-                                    self.arith(
-                                        |e, u| flagging::flr(e, x, p, u),
-                                        |e| lanes::flr(e, x, p),
-                                    )
+                                    self.arith(|e, fin| lanes::flr_by(e, fin, x, p))
                                 });
                             }
                         }
@@ -895,20 +880,12 @@ impl Emitter<'_, '_> {
                     UnaryOp::Rcp | UnaryOp::Rsq | UnaryOp::Ex2 | UnaryOp::Lg2 => {
                         let x = self.source(src1, rel, d, 0, 0);
                         let x = self.flushed(x);
-                        let r = self.arith(
-                            |e, u| match op {
-                                UnaryOp::Rcp => flagging::rcp_each(e, x, p, u),
-                                UnaryOp::Rsq => flagging::rsq_each(e, x, p, u),
-                                UnaryOp::Ex2 => flagging::ex2_each(e, x, p, u),
-                                _ => flagging::lg2_each(e, x, p, u),
-                            },
-                            |e| match op {
-                                UnaryOp::Rcp => lanes::rcp_each(e, x, p),
-                                UnaryOp::Rsq => lanes::rsq_each(e, x, p),
-                                UnaryOp::Ex2 => lanes::ex2_each(e, x, p),
-                                _ => lanes::lg2_each(e, x, p),
-                            },
-                        );
+                        let r = self.arith(|e, fin| match op {
+                            UnaryOp::Rcp => lanes::rcp_each_by(e, fin, x, p),
+                            UnaryOp::Rsq => lanes::rsq_each_by(e, fin, x, p),
+                            UnaryOp::Ex2 => lanes::ex2_each_by(e, fin, x, p),
+                            _ => lanes::lg2_each_by(e, fin, x, p),
+                        });
                         for (lane, slot) in out.iter_mut().enumerate() {
                             if mask.lane(lane) {
                                 *slot = Some(r);
@@ -1019,10 +996,7 @@ impl Emitter<'_, '_> {
                     let y = self.source(src2, rel2, d, 1, lane);
                     let z = self.source(src3, rel3, d, 2, lane);
                     let (x, y, z) = (self.flushed(x), self.flushed(y), self.flushed(z));
-                    *slot = Some(self.arith(
-                        |e, u| flagging::mad(e, x, y, z, p, u),
-                        |e| lanes::mad(e, x, y, z, p),
-                    ));
+                    *slot = Some(self.arith(|e, fin| lanes::mad_by(e, fin, x, y, z, p)));
                 }
                 self.write(dst, out);
             }
@@ -1165,5 +1139,26 @@ impl IndexOps for VectorIndex<'_, '_, '_> {
     }
     fn select(&mut self, condition: Value, a: Value, b: Value) -> Value {
         self.0.b.ins().bitselect(condition, a, b)
+    }
+}
+
+/// How the structure-of-arrays kernel finishes its arithmetic (see `Emitter::arith`).
+enum SoaFinish {
+    Exact(Exactly),
+    Fast(FlaggingNan<Value>),
+}
+
+impl<'a, 'b> Finish<Emitter<'a, 'b>> for SoaFinish {
+    fn round(&mut self, l: &mut Emitter<'a, 'b>, v: Value, p: Precision) -> Value {
+        match self {
+            SoaFinish::Exact(exact) => exact.round(l, v, p),
+            SoaFinish::Fast(fast) => fast.round(l, v, p),
+        }
+    }
+    fn product(&mut self, l: &mut Emitter<'a, 'b>, a: Value, b: Value) -> Value {
+        match self {
+            SoaFinish::Exact(exact) => exact.product(l, a, b),
+            SoaFinish::Fast(fast) => fast.product(l, a, b),
+        }
     }
 }

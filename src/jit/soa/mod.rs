@@ -11,9 +11,10 @@
 //! they do not the group is declined.
 //!
 //! Each register component of a group of four vertices is one f32x4 value; the arithmetic is
-//! the rules of [`crate::float24::lanes::flagging`] (the exact rules whose rounding flags NaN and
-//! out-of-range results), so a vertex with an unusual value is declined and rerun by the caller
-//! on an exact engine ([`GroupKernel`]). One compiled function loops over the groups of a batch.
+//! the rules of [`crate::float24::lanes`] finished by [`crate::float24::lanes::FlaggingNan`]
+//! (a rounding that flags NaN results), so a group with a NaN runs again in place on the kernel
+//! compiled with the exact finish. What diverges is declined and rerun by the caller on an
+//! exact engine ([`GroupKernel`]). One compiled function loops over the groups of a batch.
 
 mod emit;
 
