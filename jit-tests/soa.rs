@@ -437,7 +437,7 @@ fn measure() {
 #[test]
 #[ignore]
 fn measure_codegen() {
-    use picajit::jit::SoaCodegen;
+    use picajit::jit::{SoaArithmetic, SoaCodegen};
     const N: usize = 4096;
     let precision = Precision::F24Truncate;
     for case in corpus_cases(precision) {
@@ -452,44 +452,48 @@ fn measure_codegen() {
         {
             continue;
         }
-        for (opt_level, regalloc) in [
-            ("speed", "backtracking"),
-            ("speed", "single_pass"),
-            ("none", "backtracking"),
-            ("none", "single_pass"),
-        ] {
-            let codegen = SoaCodegen {
-                opt_level,
-                regalloc,
-                ..SoaCodegen::default()
-            };
-            let start = std::time::Instant::now();
-            let kernel = SoaJit::compile_with(
-                &case.program,
-                config(precision),
-                case.uniforms.bools,
-                case.uniforms.int,
-                codegen,
-            )
-            .unwrap();
-            let compile = start.elapsed();
-            let vertices = ordinary(N, 3);
-            let layout = kernel.layout();
-            let inputs = SoaBuffer::from_vertices(layout.inputs, &vertices);
-            let mut outputs = SoaBuffer::zeroed(layout.outputs, N);
-            let mut declined = Vec::new();
-            let soa = ns_per_vertex(
-                || {
-                    declined.clear();
-                    let mut io = BatchIo::new(inputs.inputs(), outputs.outputs(), None).unwrap();
-                    kernel.run(&case.uniforms, &mut io, &mut declined);
-                },
-                N,
-            );
-            println!(
-                "{name:18} {opt_level:5} {regalloc:12}: {soa:7.2} ns/vertex, compile {compile:?}, {} code bytes",
-                kernel.compile_stats().code_bytes
-            );
+        let fixture: Vec<InputRegisters> = case.vertices.iter().cycle().take(N).copied().collect();
+        for (inputs_name, vertices) in [("ordinary", ordinary(N, 3)), ("fixture", fixture)] {
+            for (opt_level, regalloc, arithmetic) in [
+                ("speed", "backtracking", SoaArithmetic::FlagUnusual),
+                ("none", "single_pass", SoaArithmetic::FlagUnusual),
+                ("none", "backtracking", SoaArithmetic::FlagUnusual),
+                ("none", "backtracking", SoaArithmetic::FlagNaNs),
+                ("none", "backtracking", SoaArithmetic::Exact),
+            ] {
+                let codegen = SoaCodegen {
+                    opt_level,
+                    regalloc,
+                    arithmetic,
+                };
+                let start = std::time::Instant::now();
+                let kernel = SoaJit::compile_with(
+                    &case.program,
+                    config(precision),
+                    case.uniforms.bools,
+                    case.uniforms.int,
+                    codegen,
+                )
+                .unwrap();
+                let compile = start.elapsed();
+                let layout = kernel.layout();
+                let inputs = SoaBuffer::from_vertices(layout.inputs, &vertices);
+                let mut outputs = SoaBuffer::zeroed(layout.outputs, N);
+                let mut declined = Vec::new();
+                let soa = ns_per_vertex(
+                    || {
+                        declined.clear();
+                        let mut io =
+                            BatchIo::new(inputs.inputs(), outputs.outputs(), None).unwrap();
+                        kernel.run(&case.uniforms, &mut io, &mut declined);
+                    },
+                    N,
+                );
+                println!(
+                    "{name:18} {inputs_name:8} {opt_level:5} {regalloc:12} {arithmetic:11?}: {soa:7.2} ns/vertex, compile {compile:?}, {} code bytes",
+                    kernel.compile_stats().code_bytes
+                );
+            }
         }
     }
 }

@@ -6,9 +6,10 @@
 //!   folder (`*.pica` sources assembled in name order, one DVLE each, and fixtures
 //!   `dvleN.input.json`, as `jit-tests/corpus.rs` loads them); a directory, searched for both.
 //! * **Vertex shaders** run the fixture's vertices, repeated to `--vertices`, through
-//!   [`ShaderEngine::run_batch`] (one thread) and [`run_batch_threads`] (`--threads`), in batches
-//!   of at most [`BATCH`] vertices that reuse one input and one output buffer: memory does not
-//!   depend on the count. **Geometry shaders** run the fixture's invocation list as consecutive
+//!   [`ShaderEngine::run_batch`] (one thread, batches of at most [`ONE_THREAD_BATCH`]) and
+//!   [`run_batch_threads`] (`--threads`, batches of at most [`BATCH`]) over one input and one
+//!   output buffer of at most [`BATCH`] vertices, reused: memory does not depend on the count,
+//!   and every vertex sees the same input whatever the batching. **Geometry shaders** run the fixture's invocation list as consecutive
 //!   draws (each on a fresh state) through [`ShaderEngine::run_geometry`], cycled to the count.
 //! * **Timing**: each measured run is repeated `--repeat` times and the best is kept; the engines
 //!   are interleaved round by round, so machine noise hits all of them alike. Preparing is
@@ -50,8 +51,12 @@ use crate::shbin::Shbin;
 
 use super::{CliError, load_dvle, load_shbin, print, read_text, warn};
 
-/// The most vertices of one batch (one `run_batch` call).
+/// The most vertices of one input buffer, and of one `run_batch_threads` call.
 pub const BATCH: usize = 16_384;
+
+/// The most vertices of one single-thread `run_batch` call: the peer's measuring protocol
+/// (2048-vertex batches), whose buffers stay in the core's cache.
+pub const ONE_THREAD_BATCH: usize = 2_048;
 
 /// Prepares per engine; the best is reported.
 pub const PREPARE_ROUNDS: usize = 3;
@@ -765,8 +770,19 @@ impl VertexRun {
             .expect("the buffers are made for the batch");
             let started = Instant::now();
             if threads <= 1 {
-                let mut io = io;
-                engine.run_batch(&self.uniforms, &mut io, &mut self.errors);
+                let mut rest = io;
+                let mut offset = 0;
+                while rest.count() > 0 {
+                    let len = rest.count().min(ONE_THREAD_BATCH);
+                    let (mut head, tail) = rest.split_at(len);
+                    let before = self.errors.len();
+                    engine.run_batch(&self.uniforms, &mut head, &mut self.errors);
+                    for (i, _) in &mut self.errors[before..] {
+                        *i += offset;
+                    }
+                    offset += head.count();
+                    rest = tail;
+                }
             } else {
                 run_batch_threads(engine, threads, &self.uniforms, io, &mut self.errors);
             }
@@ -983,7 +999,7 @@ fn settings_line(options: &Options, programs: usize) -> String {
     let engines: Vec<&str> = options.engines.iter().map(|e| e.name()).collect();
     format!(
         "picajit bench: {programs} DVLE run(s); precision {}; engines {}; {} vertices (geometry \
-         shaders: invocations) per run, vertex batches of at most {BATCH}; {} thread(s); best of \
+         shaders: invocations) per run, vertex batches of at most {ONE_THREAD_BATCH} (one thread) and {BATCH} (threads); {} thread(s); best of \
          {}, engines interleaved\n",
         precisions.join(", "),
         engines.join(", "),
@@ -1212,7 +1228,8 @@ fn json_report(results: &[JobResult], options: &Options, overall: Option<u64>) -
     let document = json!({
         "settings": {
             "count": options.count,
-            "vertex_batch": BATCH,
+            "vertex_batch": ONE_THREAD_BATCH,
+            "threads_vertex_batch": BATCH,
             "threads": options.threads,
             "repeat": options.repeat,
             "precisions": options.precisions.iter().map(|p| p.name()).collect::<Vec<_>>(),
@@ -1303,7 +1320,7 @@ mod tests {
     }
 
     #[test]
-    fn vertex_runs_reuse_one_buffer_in_batches_of_at_most_16384() {
+    fn vertex_runs_reuse_one_buffer_in_batches_of_at_most_2048() {
         let program = program();
         let input = vertices(r#"{"vertices": [{"v0": [1]}, {"v0": [2]}, {"v0": [3]}]}"#);
         let count = 3 * BATCH as u64 + 5;
@@ -1317,13 +1334,22 @@ mod tests {
         run.pass(&engine, 1, Some(&mut hasher));
         let batches = engine.batches.into_inner().unwrap();
         let lengths: Vec<usize> = batches.iter().map(|b| b.0).collect();
-        assert_eq!(lengths, [BATCH, BATCH, BATCH, 5].repeat(2));
-        // Every batch reads the same input buffer and writes the same output buffer.
-        assert!(
-            batches
+        let one_thread = BATCH / ONE_THREAD_BATCH;
+        let expected: Vec<usize> = std::iter::repeat_n(ONE_THREAD_BATCH, 3 * one_thread)
+            .chain([5])
+            .collect();
+        assert_eq!(lengths, expected.repeat(2));
+        // Every batch reads the one input buffer and writes the one output buffer (the first
+        // batch starts them), a whole number of batches from their start.
+        let in_buffer = |b: &(usize, usize, usize)| {
+            [(b.1, batches[0].1), (b.2, batches[0].2)]
                 .iter()
-                .all(|b| (b.1, b.2) == (batches[0].1, batches[0].2))
-        );
+                .all(|&(at, start)| {
+                    let vertices = at.wrapping_sub(start) / size_of::<f32>();
+                    at >= start && vertices < BATCH && vertices % ONE_THREAD_BATCH == 0
+                })
+        };
+        assert!(batches.iter().all(in_buffer));
 
         // The digest covers the inputs in order: a different order differs.
         let digest = hasher.digest128();

@@ -220,8 +220,8 @@ struct BenchArgs {
     )]
     engines: Vec<EngineKind>,
     /// Vertices (geometry shader: invocations) per measured run, the input's repeated; vertex
-    /// shaders run in batches of at most 16384 that reuse one buffer, so any count runs in
-    /// bounded memory.
+    /// shaders run in batches of at most 2048 (one thread) or 16384 (threads) over one reused
+    /// buffer, so any count runs in bounded memory.
     #[arg(long, visible_alias = "invocations", default_value_t = 100_000, value_parser = at_least_one)]
     vertices: u64,
     /// Threads of the threaded vertex runs [default: one per core].

@@ -106,7 +106,7 @@ mod control;
 mod lower;
 pub mod soa;
 
-pub use soa::{SoaCodegen, SoaCompileError, SoaCompileStats, SoaJit};
+pub use soa::{SoaArithmetic, SoaCodegen, SoaCompileError, SoaCompileStats, SoaJit};
 
 use std::fmt;
 use std::sync::OnceLock;

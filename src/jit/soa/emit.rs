@@ -9,10 +9,10 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
-use super::{FLUSHED, NEGATED_FLUSHED, RAW, SoaArgs, SoaCompileError};
+use super::{FLUSHED, NEGATED_FLUSHED, RAW, SoaArgs, SoaArithmetic, SoaCompileError};
 use crate::exec::{BatchLayout, ExecConfig};
 use crate::float24::arith::LITP_Y_LIMIT;
-use crate::float24::lanes::{self, Elements, Exactly, Finish, FlaggingNan};
+use crate::float24::lanes::{self, Elements, Exactly, Finish, Flagging, FlaggingNan};
 use crate::float24::{MIN_NORMAL_BITS, Precision};
 use crate::flow::rules::{self, FlowOps};
 use crate::flow::{FlowDriver, FlowInputs, Stop};
@@ -38,7 +38,7 @@ pub struct Setup<'a> {
     pub log2: FuncRef,
     pub pointer: Type,
     pub frontend: cranelift_codegen::isa::TargetFrontendConfig,
-    pub exact_arithmetic: bool,
+    pub arithmetic: SoaArithmetic,
 }
 
 /// The control state the rest of an invocation depends on, besides register values: the flow
@@ -114,7 +114,7 @@ struct Emitter<'a, 'b> {
     /// Flags gathered in the current segment.
     unusual: Option<Value>,
     /// Exact rules everywhere (nothing is flagged), instead of the fast path's.
-    exact_arithmetic: bool,
+    arithmetic: SoaArithmetic,
     /// The end, decline and latch blocks.
     end_block: Block,
     latch: Block,
@@ -224,7 +224,7 @@ pub fn lower(
         lane_addresses: HashMap::new(),
         uniform_origin: HashMap::new(),
         unusual: None,
-        exact_arithmetic: setup.exact_arithmetic,
+        arithmetic: setup.arithmetic,
         end_block,
         latch,
         traced: 0,
@@ -727,21 +727,21 @@ impl Emitter<'_, '_> {
 
     // ------------------------------------------------------------------ operations
 
-    /// An arithmetic rule finished as this kernel finishes them: [`lanes::FlaggingNan`] on the
-    /// fast path, flagging into the segment's flags, or [`lanes::Exactly`] when the kernel is
-    /// compiled with exact arithmetic (the kernel that reruns what the fast one flagged).
+    /// An arithmetic rule finished as this kernel finishes them ([`SoaArithmetic`]): a fast
+    /// path's flags go into the segment's flags.
     fn arith(&mut self, rule: impl FnOnce(&mut Self, &mut SoaFinish) -> Value) -> Value {
-        let mut finish = if self.exact_arithmetic {
-            SoaFinish::Exact(Exactly)
-        } else {
-            SoaFinish::Fast(FlaggingNan {
-                unusual: self.unusual.take(),
-            })
+        let unusual = self.unusual.take();
+        let mut finish = match self.arithmetic {
+            SoaArithmetic::Exact => SoaFinish::Exact(Exactly),
+            SoaArithmetic::FlagNaNs => SoaFinish::FlagNaNs(FlaggingNan { unusual }),
+            SoaArithmetic::FlagUnusual => SoaFinish::FlagUnusual(Flagging { unusual }),
         };
         let r = rule(self, &mut finish);
-        if let SoaFinish::Fast(fast) = finish {
-            self.unusual = fast.unusual;
-        }
+        self.unusual = match finish {
+            SoaFinish::Exact(_) => None,
+            SoaFinish::FlagNaNs(fast) => fast.unusual,
+            SoaFinish::FlagUnusual(fast) => fast.unusual,
+        };
         r
     }
 
@@ -1145,20 +1145,23 @@ impl IndexOps for VectorIndex<'_, '_, '_> {
 /// How the structure-of-arrays kernel finishes its arithmetic (see `Emitter::arith`).
 enum SoaFinish {
     Exact(Exactly),
-    Fast(FlaggingNan<Value>),
+    FlagNaNs(FlaggingNan<Value>),
+    FlagUnusual(Flagging<Value>),
 }
 
 impl<'a, 'b> Finish<Emitter<'a, 'b>> for SoaFinish {
     fn round(&mut self, l: &mut Emitter<'a, 'b>, v: Value, p: Precision) -> Value {
         match self {
             SoaFinish::Exact(exact) => exact.round(l, v, p),
-            SoaFinish::Fast(fast) => fast.round(l, v, p),
+            SoaFinish::FlagNaNs(fast) => fast.round(l, v, p),
+            SoaFinish::FlagUnusual(fast) => fast.round(l, v, p),
         }
     }
     fn product(&mut self, l: &mut Emitter<'a, 'b>, a: Value, b: Value) -> Value {
         match self {
             SoaFinish::Exact(exact) => exact.product(l, a, b),
-            SoaFinish::Fast(fast) => fast.product(l, a, b),
+            SoaFinish::FlagNaNs(fast) => fast.product(l, a, b),
+            SoaFinish::FlagUnusual(fast) => fast.product(l, a, b),
         }
     }
 }

@@ -11,9 +11,9 @@
 //! they do not the group is declined.
 //!
 //! Each register component of a group of four vertices is one f32x4 value; the arithmetic is
-//! the rules of [`crate::float24::lanes`] finished by [`crate::float24::lanes::FlaggingNan`]
-//! (a rounding that flags NaN results), so a group with a NaN runs again in place on the kernel
-//! compiled with the exact finish. What diverges is declined and rerun by the caller on an
+//! the rules of [`crate::float24::lanes`] with a fast finish that flags the groups it cannot
+//! vouch for ([`SoaArithmetic`]); a flagged group runs again in place on the kernel compiled
+//! with the next, more exact, finish. What diverges is declined and rerun by the caller on an
 //! exact engine ([`GroupKernel`]). One compiled function loops over the groups of a batch.
 
 mod emit;
@@ -95,9 +95,34 @@ pub struct SoaCodegen {
     pub opt_level: &'static str,
     /// Cranelift `regalloc_algorithm`: `"backtracking"` or `"single_pass"`.
     pub regalloc: &'static str,
-    /// The exact arithmetic rules everywhere instead of the fast path's flagging ones: a kernel
-    /// that declines only what diverges, for rerunning the vertices a fast kernel flagged.
-    pub exact_arithmetic: bool,
+    /// How arithmetic results are finished.
+    pub arithmetic: SoaArithmetic,
+}
+
+/// How a kernel finishes its arithmetic (docs/batches.md). The fast forms flag the groups whose
+/// results they cannot vouch for; those groups run again, in place, on the exact form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SoaArithmetic {
+    /// The exact rules everywhere ([`crate::float24::lanes::Exactly`]): a kernel that declines
+    /// only what diverges, for rerunning the groups a fast kernel flagged.
+    Exact,
+    /// Exact infinities and range rules; only NaN results flagged
+    /// ([`crate::float24::lanes::FlaggingNan`]).
+    FlagNaNs,
+    /// NaN, infinite and out-of-range results flagged, the cheapest rounding
+    /// ([`crate::float24::lanes::Flagging`]).
+    FlagUnusual,
+}
+
+impl SoaArithmetic {
+    /// The form that reruns what this one flags: FlagUnusual → FlagNaNs → Exact.
+    pub fn more_exact(self) -> Option<SoaArithmetic> {
+        match self {
+            SoaArithmetic::FlagUnusual => Some(SoaArithmetic::FlagNaNs),
+            SoaArithmetic::FlagNaNs => Some(SoaArithmetic::Exact),
+            SoaArithmetic::Exact => None,
+        }
+    }
 }
 
 impl Default for SoaCodegen {
@@ -109,7 +134,7 @@ impl Default for SoaCodegen {
         SoaCodegen {
             opt_level: "none",
             regalloc: "backtracking",
-            exact_arithmetic: false,
+            arithmetic: SoaArithmetic::FlagUnusual,
         }
     }
 }
@@ -177,13 +202,14 @@ pub struct SoaJit {
     codegen: SoaCodegen,
     function: SoaFn,
     module: Option<JITModule>,
-    /// The exact-arithmetic kernel that reruns the groups this (fast) one flags, compiled the
-    /// first time a batch has one (`None` inside: it could not be compiled).
-    exact: std::sync::OnceLock<Option<Box<SoaJit>>>,
-    /// Set when a batch flagged many groups (lighting code whose LG2 of 0 meets a zero, say):
-    /// from then on batches run on the exact kernel directly, since running the fast one first
-    /// would only add work.
-    prefer_exact: std::sync::atomic::AtomicBool,
+    /// The kernel of the next, more exact, arithmetic ([`SoaArithmetic::more_exact`]) that
+    /// reruns the groups this one flags, compiled the first time a batch has one (`None`
+    /// inside: it could not be compiled).
+    fallback: std::sync::OnceLock<Option<Box<SoaJit>>>,
+    /// Set when a batch flagged many groups (infinities everywhere, or lighting code whose LG2
+    /// of 0 meets a zero): from then on batches run on the fallback kernel directly, since
+    /// running this one first would only add work.
+    prefer_fallback: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: as `JitShader`: the module is only used again to free it, and the compiled function
@@ -311,7 +337,7 @@ impl SoaJit {
                 log2: log2_ref,
                 pointer,
                 frontend: module.target_config(),
-                exact_arithmetic: codegen.exact_arithmetic,
+                arithmetic: codegen.arithmetic,
             },
         )?;
         let mut stats = SoaCompileStats {
@@ -326,11 +352,20 @@ impl SoaJit {
             .blocks()
             .map(|block| ctx.func.layout.block_insts(block).count())
             .sum();
+        // A developer's view of what a kernel became: its IR and machine code on stderr.
+        let dump = std::env::var_os(DUMP_VARIABLE).is_some();
+        if dump {
+            ctx.set_disasm(true);
+            eprintln!("{}", ctx.func.display());
+        }
         module
             .define_function(id, &mut ctx)
             .map_err(|e| JitError::CodeGeneration {
                 detail: format!("{e:?}"),
             })?;
+        if dump && let Some(text) = ctx.compiled_code().and_then(|c| c.vcode.clone()) {
+            eprintln!("{text}");
+        }
         stats.code_bytes = ctx
             .compiled_code()
             .map_or(0, |code| code.code_info().total_size as usize);
@@ -354,8 +389,8 @@ impl SoaJit {
             codegen,
             function,
             module: Some(module),
-            exact: std::sync::OnceLock::new(),
-            prefer_exact: std::sync::atomic::AtomicBool::new(false),
+            fallback: std::sync::OnceLock::new(),
+            prefer_fallback: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -476,21 +511,22 @@ fn copy_planes(
     }
 }
 
-/// A batch in which more than one group in this many is flagged switches a kernel to its exact
-/// form for good.
-const PREFER_EXACT_RATIO: usize = 16;
+/// Set (to anything) to print each compiled kernel's IR and machine code on stderr.
+pub const DUMP_VARIABLE: &str = "PICAJIT_DUMP_SOA";
+
+/// A batch in which more than one group in this many is flagged switches a kernel to its
+/// fallback (more exact) form for good.
+const PREFER_FALLBACK_RATIO: usize = 16;
 
 impl SoaJit {
-    /// The exact-arithmetic kernel of this fast one (compiled on first use); `None` for an
-    /// exact kernel itself or when it cannot be compiled.
-    fn exact_kernel(&self) -> Option<&SoaJit> {
-        if self.codegen.exact_arithmetic {
-            return None;
-        }
-        self.exact
+    /// The kernel that reruns what this one flags (compiled on first use); `None` for an exact
+    /// kernel or when it cannot be compiled.
+    fn fallback_kernel(&self) -> Option<&SoaJit> {
+        let arithmetic = self.codegen.arithmetic.more_exact()?;
+        self.fallback
             .get_or_init(|| {
                 let codegen = SoaCodegen {
-                    exact_arithmetic: true,
+                    arithmetic,
                     ..self.codegen
                 };
                 SoaJit::compile_with(&self.program, self.config, self.bools, self.ints, codegen)
@@ -498,6 +534,31 @@ impl SoaJit {
                     .map(Box::new)
             })
             .as_deref()
+    }
+
+    /// Runs one flagged group again, in place, on the more exact kernels in turn until one
+    /// does not flag it (the exact one flags only what diverges).
+    #[allow(clippy::too_many_arguments)]
+    fn rerun_flagged(
+        &self,
+        inputs: *const f32,
+        in_stride: usize,
+        outputs: *mut f32,
+        out_stride: usize,
+        group: usize,
+        byte: &mut [u8],
+        table: &UniformTable,
+        flow: &mut FlowPlanes,
+    ) {
+        let mut kernel = self;
+        while byte[0] != 0
+            && let Some(next) = kernel.fallback_kernel()
+        {
+            next.call(
+                inputs, in_stride, outputs, out_stride, group, 1, byte, table, flow,
+            );
+            kernel = next;
+        }
     }
 }
 
@@ -507,10 +568,12 @@ impl GroupKernel for SoaJit {
     }
 
     fn run(&self, uniforms: &Uniforms, io: &mut BatchIo<'_>, declined: &mut Vec<usize>) {
-        if self.prefer_exact.load(std::sync::atomic::Ordering::Relaxed)
-            && let Some(exact) = self.exact_kernel()
+        if self
+            .prefer_fallback
+            .load(std::sync::atomic::Ordering::Relaxed)
+            && let Some(fallback) = self.fallback_kernel()
         {
-            return exact.run(uniforms, io, declined);
+            return fallback.run(uniforms, io, declined);
         }
         debug_assert!(
             uniforms.bools == self.bools && uniforms.int == self.ints,
@@ -558,24 +621,21 @@ impl GroupKernel for SoaJit {
                 &table,
                 &mut flow,
             );
-            // Flagged groups (a NaN, say) run again, in place, on the exact-arithmetic kernel.
+            // Flagged groups (a NaN, say) run again, in place, on the more exact kernels.
             let flagged = bytes[..groups].iter().filter(|&&b| b != 0).count();
-            if flagged * PREFER_EXACT_RATIO > groups {
-                self.prefer_exact
+            if flagged * PREFER_FALLBACK_RATIO > groups {
+                self.prefer_fallback
                     .store(true, std::sync::atomic::Ordering::Relaxed);
             }
-            if flagged > 0
-                && let Some(exact) = self.exact_kernel()
-            {
+            if flagged > 0 {
                 for g in 0..groups {
                     if bytes[g] != 0 {
-                        exact.call(
+                        self.rerun_flagged(
                             in_data.as_ptr(),
                             in_stride,
                             out_base,
                             out_stride,
                             g,
-                            1,
                             &mut bytes[g..g + 1],
                             &table,
                             &mut flow,
@@ -613,21 +673,16 @@ impl GroupKernel for SoaJit {
                 &table,
                 &mut tail_flow,
             );
-            if tail_byte[0] != 0
-                && let Some(exact) = self.exact_kernel()
-            {
-                exact.call(
-                    scratch_in.as_ptr(),
-                    GROUP,
-                    scratch_out.as_mut_ptr(),
-                    GROUP,
-                    0,
-                    1,
-                    &mut tail_byte,
-                    &table,
-                    &mut tail_flow,
-                );
-            }
+            self.rerun_flagged(
+                scratch_in.as_ptr(),
+                GROUP,
+                scratch_out.as_mut_ptr(),
+                GROUP,
+                0,
+                &mut tail_byte,
+                &table,
+                &mut tail_flow,
+            );
             bytes[groups] = tail_byte[0];
             for k in 0..out_planes {
                 let plane = io.outputs.plane_mut(k);
