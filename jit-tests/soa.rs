@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::difftest::runner::case_for;
 use picajit::document::input::parse_input;
-use picajit::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel, ShaderEngine, SoaBuffer};
+use picajit::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel, SoaBuffer};
 use picajit::float24::Precision;
 use picajit::interp::Interpreter;
-use picajit::jit::{JitShader, SoaCompileError, SoaJit};
+use picajit::jit::{SoaCompileError, SoaJit};
 use picajit::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms};
 
 fn corpus_dir() -> PathBuf {
@@ -366,70 +366,6 @@ fn ns_per_vertex(mut f: impl FnMut(), vertices: usize) -> f64 {
         best = best.min(start.elapsed().as_nanos() as f64 / vertices as f64);
     }
     best
-}
-
-/// `cargo test --release --test soa -- --ignored --nocapture measure`
-#[test]
-#[ignore]
-fn measure() {
-    const N: usize = 4096;
-    for precision in [Precision::F24Truncate, Precision::F32] {
-        for case in corpus_cases(precision) {
-            let name = case.name.trim_end_matches("/dvle0");
-            if ![
-                "simple-transform",
-                "skinning",
-                "terrain-noise-512",
-                "multi-light",
-            ]
-            .contains(&name)
-            {
-                continue;
-            }
-            let config = config(precision);
-            let vertices = ordinary(N, 3);
-            let start = std::time::Instant::now();
-            let kernel = SoaJit::compile(
-                &case.program,
-                config,
-                case.uniforms.bools,
-                case.uniforms.int,
-            )
-            .unwrap();
-            let soa_compile = start.elapsed();
-            let start = std::time::Instant::now();
-            let jit = JitShader::compile(case.program.clone(), config).unwrap();
-            let jit_compile = start.elapsed();
-            let layout = kernel.layout();
-            let inputs = SoaBuffer::from_vertices(layout.inputs, &vertices);
-            let mut outputs = SoaBuffer::zeroed(layout.outputs, N);
-            let mut declined = Vec::new();
-            let soa = ns_per_vertex(
-                || {
-                    declined.clear();
-                    let mut io = BatchIo::new(inputs.inputs(), outputs.outputs(), None).unwrap();
-                    kernel.run(&case.uniforms, &mut io, &mut declined);
-                },
-                N,
-            );
-            let mut results = Vec::with_capacity(N);
-            let scalar = ns_per_vertex(
-                || {
-                    results.clear();
-                    jit.run_vertices(&case.uniforms, &vertices, &mut results);
-                },
-                N,
-            );
-            println!(
-                "{name:18} {:4}: soa {soa:6.2} ns/vertex ({} declined), scalar jit {scalar:6.2} ns/vertex; compile soa {:?} ({:?}), jit {:?}",
-                precision.name(),
-                declined.len(),
-                soa_compile,
-                kernel.compile_stats(),
-                jit_compile
-            );
-        }
-    }
 }
 
 /// Code-generator settings: compile time against run time.

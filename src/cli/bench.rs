@@ -1346,7 +1346,7 @@ mod tests {
                 .iter()
                 .all(|&(at, start)| {
                     let vertices = at.wrapping_sub(start) / size_of::<f32>();
-                    at >= start && vertices < BATCH && vertices % ONE_THREAD_BATCH == 0
+                    at >= start && vertices < BATCH && vertices.is_multiple_of(ONE_THREAD_BATCH)
                 })
         };
         assert!(batches.iter().all(in_buffer));

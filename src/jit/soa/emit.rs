@@ -377,7 +377,10 @@ impl Emitter<'_, '_> {
         self.b.set_cold_block(block);
         let here = self.b.current_block();
         self.b.switch_to_block(block);
-        let all = self.b.ins().iconst(types::I32, 0xF);
+        let all = self
+            .b
+            .ins()
+            .iconst(types::I32, i64::from(super::DECLINED_GROUP));
         self.b.ins().jump(self.latch, &[all.into()]);
         if let Some(here) = here {
             self.b.switch_to_block(here);
@@ -559,7 +562,10 @@ impl Emitter<'_, '_> {
         next: Next,
     ) -> Result<(), SoaCompileError> {
         if matches!(next, Next::Decline) {
-            let all = self.b.ins().iconst(types::I32, 0xF);
+            let all = self
+                .b
+                .ins()
+                .iconst(types::I32, i64::from(super::DECLINED_GROUP));
             self.b.ins().jump(self.latch, &[all.into()]);
             self.unusual = None;
             return Ok(());

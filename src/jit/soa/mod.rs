@@ -421,17 +421,12 @@ impl SoaJit {
 
     /// Runs the compiled function over `groups` groups from group `first`. `declined` gets
     /// one byte per group.
-    #[allow(clippy::too_many_arguments)]
     fn call(
         &self,
-        inputs: *const f32,
-        in_stride: usize,
-        outputs: *mut f32,
-        out_stride: usize,
+        planes: Planes<'_>,
         first: usize,
         groups: usize,
         declined: &mut [u8],
-        table: &UniformTable,
         flow: &mut FlowPlanes,
     ) {
         debug_assert!(declined.len() >= groups);
@@ -440,13 +435,13 @@ impl SoaJit {
         let args = SoaArgs {
             // Group `first` lies inside the planes, as the caller's
             // group count says.
-            inputs: inputs.wrapping_add(start),
-            in_stride: (4 * in_stride) as i64,
-            outputs: outputs.wrapping_add(start),
-            out_stride: (4 * out_stride) as i64,
+            inputs: planes.inputs.wrapping_add(start),
+            in_stride: (4 * planes.in_stride) as i64,
+            outputs: planes.outputs.wrapping_add(start),
+            out_stride: (4 * planes.out_stride) as i64,
             groups: groups as i64,
             declined: declined.as_mut_ptr(),
-            uniforms: table.0.as_ptr().cast(),
+            uniforms: planes.table.0.as_ptr().cast(),
             flow: flow.data.as_mut_ptr().wrapping_add(flow_start),
             flow_stride: (4 * flow.stride) as i64,
             flow_step: if flow.stride == 0 { 0 } else { 16 },
@@ -457,6 +452,43 @@ impl SoaJit {
         // masked index names.
         unsafe { (self.function)(&args) };
     }
+
+    /// Runs groups `0..groups`, then each flagged one again, in place, on the more exact
+    /// kernels in turn until one does not flag it (the exact one flags nothing). Returns how
+    /// many groups this kernel flagged; declined groups stay declined.
+    fn run_groups(
+        &self,
+        planes: Planes<'_>,
+        groups: usize,
+        bytes: &mut [u8],
+        flow: &mut FlowPlanes,
+    ) -> usize {
+        self.call(planes, 0, groups, bytes, flow);
+        let mut flagged = 0;
+        let is_flagged = |byte: u8| byte != 0 && byte != DECLINED_GROUP;
+        for g in 0..groups {
+            let mut kernel = self;
+            flagged += usize::from(is_flagged(bytes[g]));
+            while is_flagged(bytes[g])
+                && let Some(next) = kernel.fallback_kernel()
+            {
+                next.call(planes, g, 1, &mut bytes[g..g + 1], flow);
+                kernel = next;
+            }
+        }
+        flagged
+    }
+}
+
+/// Where a call's groups live: the input and output planes (strides in elements) and the
+/// uniform table.
+#[derive(Clone, Copy)]
+struct Planes<'t> {
+    inputs: *const f32,
+    in_stride: usize,
+    outputs: *mut f32,
+    out_stride: usize,
+    table: &'t UniformTable,
 }
 
 /// The final a0/aL/cmp of each vertex, as five i32 planes.
@@ -511,6 +543,11 @@ fn copy_planes(
     }
 }
 
+/// A group's byte when its control flow declined it (diverging lanes, the budget): every lane,
+/// and a bit that says so. A byte with only lane bits has lanes flagged by the arithmetic,
+/// which a more exact kernel may finish; a declined group would decline there too.
+pub(crate) const DECLINED_GROUP: u8 = 0x1F;
+
 /// Set (to anything) to print each compiled kernel's IR and machine code on stderr.
 pub const DUMP_VARIABLE: &str = "PICAJIT_DUMP_SOA";
 
@@ -534,31 +571,6 @@ impl SoaJit {
                     .map(Box::new)
             })
             .as_deref()
-    }
-
-    /// Runs one flagged group again, in place, on the more exact kernels in turn until one
-    /// does not flag it (the exact one flags only what diverges).
-    #[allow(clippy::too_many_arguments)]
-    fn rerun_flagged(
-        &self,
-        inputs: *const f32,
-        in_stride: usize,
-        outputs: *mut f32,
-        out_stride: usize,
-        group: usize,
-        byte: &mut [u8],
-        table: &UniformTable,
-        flow: &mut FlowPlanes,
-    ) {
-        let mut kernel = self;
-        while byte[0] != 0
-            && let Some(next) = kernel.fallback_kernel()
-        {
-            next.call(
-                inputs, in_stride, outputs, out_stride, group, 1, byte, table, flow,
-            );
-            kernel = next;
-        }
     }
 }
 
@@ -610,38 +622,17 @@ impl GroupKernel for SoaJit {
         let out_stride = io.outputs.stride();
         let out_base = io.outputs.base_ptr();
         if groups > 0 {
-            self.call(
-                in_data.as_ptr(),
+            let planes = Planes {
+                inputs: in_data.as_ptr(),
                 in_stride,
-                out_base,
+                outputs: out_base,
                 out_stride,
-                0,
-                groups,
-                &mut bytes,
-                &table,
-                &mut flow,
-            );
-            // Flagged groups (a NaN, say) run again, in place, on the more exact kernels.
-            let flagged = bytes[..groups].iter().filter(|&&b| b != 0).count();
+                table: &table,
+            };
+            let flagged = self.run_groups(planes, groups, &mut bytes, &mut flow);
             if flagged * PREFER_FALLBACK_RATIO > groups {
                 self.prefer_fallback
                     .store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-            if flagged > 0 {
-                for g in 0..groups {
-                    if bytes[g] != 0 {
-                        self.rerun_flagged(
-                            in_data.as_ptr(),
-                            in_stride,
-                            out_base,
-                            out_stride,
-                            g,
-                            &mut bytes[g..g + 1],
-                            &table,
-                            &mut flow,
-                        );
-                    }
-                }
             }
         }
         if tail > 0 {
@@ -662,27 +653,14 @@ impl GroupKernel for SoaJit {
             let mut scratch_out = vec![0f32; out_planes.max(1) * GROUP];
             let mut tail_flow = FlowPlanes::new(io.flow.is_some().then_some(GROUP));
             let mut tail_byte = [0u8; 1];
-            self.call(
-                scratch_in.as_ptr(),
-                GROUP,
-                scratch_out.as_mut_ptr(),
-                GROUP,
-                0,
-                1,
-                &mut tail_byte,
-                &table,
-                &mut tail_flow,
-            );
-            self.rerun_flagged(
-                scratch_in.as_ptr(),
-                GROUP,
-                scratch_out.as_mut_ptr(),
-                GROUP,
-                0,
-                &mut tail_byte,
-                &table,
-                &mut tail_flow,
-            );
+            let planes = Planes {
+                inputs: scratch_in.as_ptr(),
+                in_stride: GROUP,
+                outputs: scratch_out.as_mut_ptr(),
+                out_stride: GROUP,
+                table: &table,
+            };
+            self.run_groups(planes, 1, &mut tail_byte, &mut tail_flow);
             bytes[groups] = tail_byte[0];
             for k in 0..out_planes {
                 let plane = io.outputs.plane_mut(k);
