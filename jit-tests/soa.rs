@@ -11,7 +11,7 @@ use picajit::document::input::parse_input;
 use picajit::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel, SoaBuffer};
 use picajit::float24::Precision;
 use picajit::interp::Interpreter;
-use picajit::jit::{SoaCompileError, SoaJit};
+use picajit::jit::{SoaArithmetic, SoaCompileError, SoaJit};
 use picajit::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms};
 
 fn corpus_dir() -> PathBuf {
@@ -355,6 +355,80 @@ fn compile_size_is_bounded_by_the_traced_instructions() {
         Err(e @ SoaCompileError::TooLarge { .. }) => assert!(e.to_string().contains("longer")),
         other => panic!("{other:?}"),
     }
+}
+
+/// A program whose flow follows the vertex: `ifc` on x < 0.
+fn diverging_program() -> (ShaderProgram, Uniforms) {
+    let source = "\
+.constf zero(0.0, 0.0, 0.0, 0.0)
+.constf one(1.0, 1.0, 1.0, 1.0)
+.in pos v0
+.out opos position
+.proc main
+\tcmp zero.xx, gt, gt, pos.xx
+\tifc cmp.x
+\t\tmul opos, pos, pos
+\t.else
+\t\tadd opos, one, pos
+\t.end
+\tend
+.end
+";
+    let sources = [SourceFile {
+        name: "diverging.v.pica".to_string(),
+        text: source.to_string(),
+    }];
+    let assembly = assemble(&sources, AsmOptions::default()).unwrap();
+    let uniforms = Uniforms::from_constants(&assembly.shbin.dvles[0]);
+    (
+        ShaderProgram::from_shbin(&assembly.shbin, 0).unwrap(),
+        uniforms,
+    )
+}
+
+fn vertex(x: f32) -> InputRegisters {
+    let mut v = InputRegisters::default();
+    v[0] = [x, 2.0, 3.0, 1.0];
+    v
+}
+
+/// Declining for diverging flow is not flagging: the batch stays on the fast arithmetic, and
+/// only the diverging groups are declined. Infinities in every group are flagged: the kernel
+/// moves to the next form, and every result stays exact.
+#[test]
+fn flow_declines_do_not_switch_the_arithmetic_but_flags_do() {
+    let (program, uniforms) = diverging_program();
+    let config = config(Precision::F24Truncate);
+    // Groups of four: [-1, 1, -1, 1] diverges, [1, 1, 1, 1] does not; 16 groups, half diverge.
+    let vertices: Vec<InputRegisters> = (0..64)
+        .map(|i| {
+            vertex(if (i / 4) % 2 == 0 && i % 2 == 0 {
+                -1.0
+            } else {
+                1.0
+            })
+        })
+        .collect();
+    let kernel = SoaJit::compile(&program, config, uniforms.bools, uniforms.int).unwrap();
+    let layout = kernel.layout();
+    let inputs = SoaBuffer::from_vertices(layout.inputs, &vertices);
+    let mut outputs = SoaBuffer::zeroed(layout.outputs, vertices.len());
+    let mut declined = Vec::new();
+    let mut io = BatchIo::new(inputs.inputs(), outputs.outputs(), None).unwrap();
+    kernel.run(&uniforms, &mut io, &mut declined);
+    let diverging: Vec<usize> = (0..64).filter(|i| (i / 4) % 2 == 0).collect();
+    assert_eq!(declined, diverging);
+    assert_eq!(kernel.arithmetic_in_use(), SoaArithmetic::FlagUnusual);
+
+    let infinite: Vec<InputRegisters> = (0..64).map(|_| vertex(f32::INFINITY)).collect();
+    check_batch("infinities", &program, config, &uniforms, &infinite).unwrap();
+    let kernel = SoaJit::compile(&program, config, uniforms.bools, uniforms.int).unwrap();
+    let inputs = SoaBuffer::from_vertices(layout.inputs, &infinite);
+    let mut io = BatchIo::new(inputs.inputs(), outputs.outputs(), None).unwrap();
+    declined.clear();
+    kernel.run(&uniforms, &mut io, &mut declined);
+    assert!(declined.is_empty());
+    assert_ne!(kernel.arithmetic_in_use(), SoaArithmetic::FlagUnusual);
 }
 
 fn ns_per_vertex(mut f: impl FnMut(), vertices: usize) -> f64 {

@@ -419,6 +419,19 @@ impl SoaJit {
         self.stats
     }
 
+    /// The arithmetic batches run with now: this kernel's, or a more exact form's once batches
+    /// flagged too many groups here (see [`SoaArithmetic`]).
+    pub fn arithmetic_in_use(&self) -> SoaArithmetic {
+        if self
+            .prefer_fallback
+            .load(std::sync::atomic::Ordering::Relaxed)
+            && let Some(fallback) = self.fallback.get().and_then(|f| f.as_deref())
+        {
+            return fallback.arithmetic_in_use();
+        }
+        self.codegen.arithmetic
+    }
+
     /// Runs the compiled function over `groups` groups from group `first`. `declined` gets
     /// one byte per group.
     fn call(
