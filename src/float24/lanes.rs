@@ -342,7 +342,7 @@ impl<L: Elements> Finish<L> for Flagging<L::Mask> {
 }
 
 /// The finish of a fast path that leaves only NaNs to an exact one (the structure-of-arrays
-/// JIT's): [`round_flagging_nan`] (infinities and the range rules exact), accumulating its flags
+/// JIT's second form, for groups its `Flagging` form flagged): [`round_flagging_nan`] (infinities and the range rules exact), accumulating its flags
 /// in `unusual`, and the plain IEEE product (a product [`sanitized_mul`] would change is a NaN,
 /// which is flagged).
 #[derive(Clone, Copy, Debug, Default)]

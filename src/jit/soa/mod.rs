@@ -100,7 +100,8 @@ pub struct SoaCodegen {
 }
 
 /// How a kernel finishes its arithmetic (docs/batches.md). The fast forms flag the groups whose
-/// results they cannot vouch for; those groups run again, in place, on the exact form.
+/// results they cannot vouch for; those groups run again, in place, on the next form
+/// ([`SoaArithmetic::more_exact`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SoaArithmetic {
     /// The exact rules everywhere ([`crate::float24::lanes::Exactly`]): a kernel that declines
@@ -559,7 +560,7 @@ fn copy_planes(
 /// A group's byte when its control flow declined it (diverging lanes, the budget): every lane,
 /// and a bit that says so. A byte with only lane bits has lanes flagged by the arithmetic,
 /// which a more exact kernel may finish; a declined group would decline there too.
-pub(crate) const DECLINED_GROUP: u8 = 0x1F;
+const DECLINED_GROUP: u8 = 0x1F;
 
 /// Set (to anything) to print each compiled kernel's IR and machine code on stderr.
 pub const DUMP_VARIABLE: &str = "PICAJIT_DUMP_SOA";
