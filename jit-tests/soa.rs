@@ -143,13 +143,18 @@ fn varied(vertices: &[InputRegisters], count: usize) -> Vec<InputRegisters> {
         .collect()
 }
 
-/// Programs whose flow is uniform: a batch of ordinary values ([`ordinary`]) declines nothing.
+/// Programs whose flow is uniform, or follows the vertex with no loop: a batch of ordinary
+/// values ([`ordinary`]) declines nothing.
 const ORDINARY: &[&str] = &[
     "simple-transform/dvle0",
     "skinning/dvle0",
     "terrain-noise-512/dvle0",
     "multi-light/dvle0",
     "texgen/dvle0",
+    "float-edges/dvle0",
+    "normal-quat/dvle0",
+    "spot-light/dvle0",
+    "ui-atlas/dvle0",
 ];
 
 /// `count` vertices of ordinary values (multiples of 1/16 in -4..4, w = 1), from a seed.
@@ -357,25 +362,9 @@ fn compile_size_is_bounded_by_the_traced_instructions() {
     }
 }
 
-/// A program whose flow follows the vertex: `ifc` on x < 0.
-fn diverging_program() -> (ShaderProgram, Uniforms) {
-    let source = "\
-.constf zero(0.0, 0.0, 0.0, 0.0)
-.constf one(1.0, 1.0, 1.0, 1.0)
-.in pos v0
-.out opos position
-.proc main
-\tcmp zero.xx, gt, gt, pos.xx
-\tifc cmp.x
-\t\tmul opos, pos, pos
-\t.else
-\t\tadd opos, one, pos
-\t.end
-\tend
-.end
-";
+fn assembled(name: &str, source: &str) -> (ShaderProgram, Uniforms) {
     let sources = [SourceFile {
-        name: "diverging.v.pica".to_string(),
+        name: name.to_string(),
         text: source.to_string(),
     }];
     let assembly = assemble(&sources, AsmOptions::default()).unwrap();
@@ -386,29 +375,225 @@ fn diverging_program() -> (ShaderProgram, Uniforms) {
     )
 }
 
+/// A program whose flow follows the vertex everywhere: nested `ifc`/`.else`, a `callc`, a
+/// `breakc` that leaves a loop at a per-vertex aL (read relative after the loop), an `ifc` whose
+/// body ENDs, and a0 set under one branch and read relative after the branches meet.
+fn masked_program() -> (ShaderProgram, Uniforms) {
+    let source = "\
+.constf zero(0.0, 0.0, 0.0, 0.0)
+.constf one(1.0, 1.0, 1.0, 1.0)
+.constf two(2.0, 2.0, 2.0, 2.0)
+.constf table0(0.5, 0.25, 0.125, 3.0)
+.constf table1(-1.5, 7.0, 1e30, 0.75)
+.constf table2(4.0, -0.5, 9.0, 1.0)
+.ivec count
+.in pos v0
+.out opos position
+.out ocol color
+.out otex texcoord0
+.out oview view
+.proc main
+\tmov r0, one
+\tmova a0.x, zero.x
+\tcmp zero.xy, gt, gt, pos.xy
+\tifc cmp.x
+\t\tmul r0, pos, pos
+\t\tifc cmp.y
+\t\t\tadd r0, two, r0
+\t\t.else
+\t\t\tmova a0.x, two.x
+\t\t.end
+\t.else
+\t\tadd r0, one, pos
+\t\tcallc cmp.y, double
+\t.end
+\tmov otex, table0[a0.x]
+\tfor count
+\t\tadd r0, one, r0
+\t\tcmp r0.xx, gt, gt, pos.ww
+\t\tbreakc cmp.x
+\t\tmul r1, table0[aL], r0
+\t.end
+\tmov ocol, r0
+\tmov oview, table0[aL]
+\tcmp zero.xy, gt, gt, pos.zz
+\tifc cmp.y
+\t\tmov opos, r1
+\t\tend
+\t.end
+\tmov opos, pos
+\tend
+.end
+.proc double
+\tmul r0, two, r0
+.end
+";
+    let (program, mut uniforms) = assembled("masked.v.pica", source);
+    // i0: 4 iterations from aL = 0, step 1.
+    uniforms.int[0] = [3, 0, 1, 0];
+    (program, uniforms)
+}
+
+/// Groups whose vertices take different paths run each path under a mask, round loops too:
+/// nothing is declined, and every output and flow register equals the interpreter's.
+#[test]
+fn diverging_groups_run_masked_and_exact() {
+    let (program, uniforms) = masked_program();
+    // Every combination of the signs of x, y and z, and w from 0 to 6 (where the loop breaks).
+    let vertices: Vec<InputRegisters> = (0..112)
+        .map(|i| {
+            let sign = |bit: usize| if i & (1 << bit) != 0 { -1.0 } else { 1.0 };
+            let mut v = InputRegisters::default();
+            v[0] = [
+                sign(0) * (1.0 + i as f32 / 64.0),
+                sign(1) * 0.75,
+                sign(2) * 2.5,
+                (i / 8 % 7) as f32,
+            ];
+            v
+        })
+        .collect();
+    let (looping, looping_uniforms) = looping_program();
+    // Round the loop from 0 to 9 times.
+    let counts: Vec<InputRegisters> = (0..40).map(|i| vertex((i * 7 % 10) as f32)).collect();
+    for precision in Precision::ALL {
+        let declined =
+            check_batch("masked", &program, config(precision), &uniforms, &vertices).unwrap();
+        assert_eq!(declined, 0, "{precision:?}");
+        let declined = check_batch(
+            "looping",
+            &looping,
+            config(precision),
+            &looping_uniforms,
+            &counts,
+        )
+        .unwrap();
+        assert_eq!(declined, 0, "{precision:?}");
+    }
+}
+
+/// A program whose flow follows the vertex round a loop: a backward `jmpc` while x > 0.
+fn looping_program() -> (ShaderProgram, Uniforms) {
+    let source = "\
+.constf zero(0.0, 0.0, 0.0, 0.0)
+.constf one(1.0, 1.0, 1.0, 1.0)
+.in pos v0
+.out opos position
+.proc main
+\tmov r0, pos
+again:
+\tadd r0.x, -one.x, r0.x
+\tcmp zero.xx, lt, lt, r0.xx
+\tjmpc cmp.x, again
+\tmov opos, r0
+\tend
+.end
+";
+    assembled("looping.v.pica", source)
+}
+
+/// EX2 and LG2, emitted inline on f64x2 vectors, give the interpreter's bits (which come from
+/// `float24::transcendental` on one f64) on a fine sweep of their whole range, at the range
+/// edges and special values, and on pseudo-random bit patterns, in every precision.
+#[test]
+fn ex2_and_lg2_are_exact_on_every_kind_of_input() {
+    let (program, uniforms) = assembled(
+        "transcendental.v.pica",
+        "\
+.in pos v0
+.out opos position
+.out ocol color
+.proc main
+\tex2 opos, pos.x
+\tlg2 ocol, pos.y
+\tend
+.end
+",
+    );
+    let mut values: Vec<f32> = (0..12_000).map(|i| -165.0 + i as f32 * 0.02473).collect();
+    values.extend([
+        -152.0,
+        -151.99,
+        -150.0,
+        -149.5,
+        -149.0,
+        -126.5,
+        -126.0,
+        -0.0,
+        0.0,
+        1e-45,
+        1e-30,
+        0.5,
+        1.0,
+        2.0,
+        127.0,
+        127.99998,
+        128.0,
+        1e30,
+        f32::MAX,
+        f32::MIN,
+        -1.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -f32::NAN,
+    ]);
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    values.extend((0..4000).map(|_| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        f32::from_bits(state as u32)
+    }));
+    // x for EX2 and y for LG2; LG2 also sees the values' magnitudes and powers of two.
+    let vertices: Vec<InputRegisters> = values
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let mut v = InputRegisters::default();
+            let y = if i % 2 == 0 { x.abs() } else { x.exp2() };
+            v[0] = [x, y, 0.0, 1.0];
+            v
+        })
+        .collect();
+    for precision in Precision::ALL {
+        let declined =
+            check_batch("ex2/lg2", &program, config(precision), &uniforms, &vertices).unwrap();
+        assert_eq!(declined, 0, "{precision:?}");
+    }
+}
+
 fn vertex(x: f32) -> InputRegisters {
     let mut v = InputRegisters::default();
     v[0] = [x, 2.0, 3.0, 1.0];
     v
 }
 
-/// Declining for diverging flow is not flagging: the batch stays on the fast arithmetic, and
-/// only the diverging groups are declined. Infinities in every group are flagged: the kernel
-/// moves to the next form, and every result stays exact.
+/// Declining for flow is not flagging: the batch stays on the fast arithmetic, and only the
+/// groups with a vertex that runs out of its budget (1e30 - 1 = 1e30 in float24: it never leaves
+/// the loop) are declined. Infinities in every group are flagged: the kernel moves to the next
+/// form, and every result stays exact.
 #[test]
 fn flow_declines_do_not_switch_the_arithmetic_but_flags_do() {
-    let (program, uniforms) = diverging_program();
-    let config = config(Precision::F24Truncate);
-    // Groups of four: [-1, 1, -1, 1] diverges, [1, 1, 1, 1] does not; 16 groups, half diverge.
+    let (program, uniforms) = looping_program();
+    let config = ExecConfig {
+        instruction_budget: 1000,
+        ..config(Precision::F24Truncate)
+    };
+    // Groups of four: [1e30, 1, 1e30, 1] is declined, [1, 1, 1, 1] is not; 16 groups.
     let vertices: Vec<InputRegisters> = (0..64)
         .map(|i| {
             vertex(if (i / 4) % 2 == 0 && i % 2 == 0 {
-                -1.0
+                1e30
             } else {
                 1.0
             })
         })
         .collect();
+    assert_eq!(
+        check_batch("looping", &program, config, &uniforms, &vertices),
+        Ok(32)
+    );
     let kernel = SoaJit::compile(&program, config, uniforms.bools, uniforms.int).unwrap();
     let layout = kernel.layout();
     let inputs = SoaBuffer::from_vertices(layout.inputs, &vertices);
@@ -420,7 +605,8 @@ fn flow_declines_do_not_switch_the_arithmetic_but_flags_do() {
     assert_eq!(declined, diverging);
     assert_eq!(kernel.arithmetic_in_use(), SoaArithmetic::FlagUnusual);
 
-    let infinite: Vec<InputRegisters> = (0..64).map(|_| vertex(f32::INFINITY)).collect();
+    // -inf leaves the loop at once, with an infinite result in every group.
+    let infinite: Vec<InputRegisters> = (0..64).map(|_| vertex(f32::NEG_INFINITY)).collect();
     check_batch("infinities", &program, config, &uniforms, &infinite).unwrap();
     let kernel = SoaJit::compile(&program, config, uniforms.bools, uniforms.int).unwrap();
     let inputs = SoaBuffer::from_vertices(layout.inputs, &infinite);

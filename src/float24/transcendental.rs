@@ -1,16 +1,213 @@
-//! Deterministic EX2 and LG2: pure Rust, no platform libm, so both engines and every host give
+//! Deterministic EX2 and LG2: pure Rust, no platform libm, so every engine and every host give
 //! the same bits.
 //!
 //! Each function evaluates in f64 using only `+ - * /` (IEEE-exact operations, never contracted
-//! into FMA by rustc) and a polynomial whose truncation error is far below f64 precision, then
-//! rounds once to f32. The result is the correctly rounded f32 except, possibly, when the exact
-//! value lies within about 2^-50 (relative) of an f32 rounding boundary; it is exact at
-//! integers (ex2) and powers of two (lg2). The JIT calls these same functions.
+//! into FMA) and a polynomial whose truncation error is far below f64 precision, then rounds
+//! once to f32. The result is the correctly rounded f32 except, possibly, when the exact value
+//! lies within about 2^-50 (relative) of an f32 rounding boundary; it is exact at integers
+//! (ex2) and powers of two (lg2).
+//!
+//! The f64 part is written once, over [`WideOps`]: [`exp2`] and [`log2`] run it on one `f64`,
+//! and the structure-of-arrays JIT emits the same operations in the same order on `f64x2`
+//! vectors, so the two agree bit for bit.
 
 /// ln 2 as f64.
 const LN_2: f64 = std::f64::consts::LN_2;
 /// 1 / ln 2 as f64.
 const LOG2_E: f64 = std::f64::consts::LOG2_E;
+/// 2^52: an integer below it added to it lands in the mantissa bits.
+const TWO_52: f64 = 4_503_599_627_370_496.0;
+/// 1.5 · 2^52: a small signed integer added to it lands in the low mantissa bits.
+const SIGNED_MAGIC: f64 = 6_755_399_441_055_744.0;
+/// Below this EX2 is +0 (2^-152 rounds to 0 in f32).
+pub const EXP2_UNDERFLOW: f32 = -152.0;
+/// At and above this EX2 is +inf.
+pub const EXP2_OVERFLOW: f32 = 128.0;
+
+/// e^t's Taylor coefficients 1/k!, k = 0..=14: for |t| <= ln2 / 2 the t^15 term is below 2^-63.
+pub const EXP_TERMS: [f64; 15] = {
+    let mut terms = [1.0; 15];
+    let mut k = 1;
+    while k < terms.len() {
+        terms[k] = terms[k - 1] / k as f64;
+        k += 1;
+    }
+    terms
+};
+
+/// 1 / (2k + 1), k = 0..=15: atanh(s) / s as a series in s²; for |s| <= 0.172 the s^32 term is
+/// below 2^-80.
+pub const ATANH_TERMS: [f64; 16] = {
+    let mut terms = [1.0; 16];
+    let mut k = 0;
+    while k < terms.len() {
+        terms[k] = 1.0 / (2 * k + 1) as f64;
+        k += 1;
+    }
+    terms
+};
+
+/// The f64 operations EX2 and LG2 are made of, on one value ([`exp2`], [`log2`]) or on a vector
+/// of them (the JIT). `Bits` is the value's bit pattern as an integer, `Mask` a comparison's
+/// result.
+pub trait WideOps {
+    /// An f64 value (or a vector of them).
+    type Float: Copy;
+    /// A value's bit pattern as a u64 (or a vector of them).
+    type Bits: Copy;
+    /// A comparison's result.
+    type Mask: Copy;
+    /// The constant `value`.
+    fn splat(&mut self, value: f64) -> Self::Float;
+    /// IEEE `a + b`.
+    fn add(&mut self, a: Self::Float, b: Self::Float) -> Self::Float;
+    /// IEEE `a - b`.
+    fn sub(&mut self, a: Self::Float, b: Self::Float) -> Self::Float;
+    /// IEEE `a * b`, never fused with an addition.
+    fn mul(&mut self, a: Self::Float, b: Self::Float) -> Self::Float;
+    /// IEEE `a / b`.
+    fn div(&mut self, a: Self::Float, b: Self::Float) -> Self::Float;
+    /// Round to the nearest integer, ties to even.
+    fn nearest(&mut self, a: Self::Float) -> Self::Float;
+    /// `a > b`.
+    fn greater(&mut self, a: Self::Float, b: Self::Float) -> Self::Mask;
+    /// `mask ? a : b`.
+    fn select(&mut self, mask: Self::Mask, a: Self::Float, b: Self::Float) -> Self::Float;
+    /// The bit pattern of `a`.
+    fn float_to_bits(&mut self, a: Self::Float) -> Self::Bits;
+    /// The value with bit pattern `a`.
+    fn bits_to_float(&mut self, a: Self::Bits) -> Self::Float;
+    /// Wrapping addition of a constant.
+    fn bits_add(&mut self, a: Self::Bits, k: u64) -> Self::Bits;
+    /// `a & k`.
+    fn bits_and(&mut self, a: Self::Bits, k: u64) -> Self::Bits;
+    /// `a | k`.
+    fn bits_or(&mut self, a: Self::Bits, k: u64) -> Self::Bits;
+    /// `a << amount`.
+    fn bits_shl(&mut self, a: Self::Bits, amount: u32) -> Self::Bits;
+    /// `a >> amount`, logical.
+    fn bits_shr(&mut self, a: Self::Bits, amount: u32) -> Self::Bits;
+}
+
+/// 2^x in f64 for x in [-152, 128]: n = nearest(x), e^t with t = (x − n)·ln2 by its Taylor
+/// series in Horner form, times 2^n built from bits (n + 1.5·2^52 holds n in its low bits).
+pub fn exp2_core<O: WideOps>(o: &mut O, x: O::Float) -> O::Float {
+    let n = o.nearest(x);
+    let fraction = o.sub(x, n);
+    let ln2 = o.splat(LN_2);
+    let t = o.mul(fraction, ln2);
+    let (last, rest) = EXP_TERMS.split_last().expect("terms");
+    let mut poly = o.splat(*last);
+    for &term in rest.iter().rev() {
+        let product = o.mul(poly, t);
+        let term = o.splat(term);
+        poly = o.add(product, term);
+    }
+    let magic = o.splat(SIGNED_MAGIC);
+    let shifted = o.add(n, magic);
+    let bits = o.float_to_bits(shifted);
+    let biased = o.bits_add(bits, 1023u64.wrapping_sub(SIGNED_MAGIC.to_bits()));
+    let power_bits = o.bits_shl(biased, 52);
+    let power = o.bits_to_float(power_bits);
+    o.mul(poly, power)
+}
+
+/// log2(x) in f64 for positive, finite, nonzero x (a normal f64: every f32 is one): x = m·2^e
+/// with m in (√2/2, √2], ln m = 2·atanh(s) with s = (m − 1)/(m + 1).
+pub fn log2_core<O: WideOps>(o: &mut O, x: O::Float) -> O::Float {
+    let bits = o.float_to_bits(x);
+    let biased = o.bits_shr(bits, 52);
+    let biased = o.bits_and(biased, 0x7FF);
+    // The biased exponent as an f64, exactly: 2^52 + e − 2^52.
+    let plus = o.bits_or(biased, TWO_52.to_bits());
+    let plus = o.bits_to_float(plus);
+    let two_52 = o.splat(TWO_52);
+    let biased = o.sub(plus, two_52);
+    let bias = o.splat(1023.0);
+    let exponent = o.sub(biased, bias);
+    let mantissa = o.bits_and(bits, 0x000F_FFFF_FFFF_FFFF);
+    let mantissa = o.bits_or(mantissa, 1023 << 52);
+    let m = o.bits_to_float(mantissa); // [1, 2)
+    let sqrt2 = o.splat(std::f64::consts::SQRT_2);
+    let above = o.greater(m, sqrt2);
+    let half = o.splat(0.5);
+    let halved = o.mul(m, half);
+    let m = o.select(above, halved, m);
+    let one = o.splat(1.0);
+    let next = o.add(exponent, one);
+    let exponent = o.select(above, next, exponent);
+    let numerator = o.sub(m, one);
+    let denominator = o.add(m, one);
+    let s = o.div(numerator, denominator);
+    let s2 = o.mul(s, s);
+    let (last, rest) = ATANH_TERMS.split_last().expect("terms");
+    let mut series = o.splat(*last);
+    for &term in rest.iter().rev() {
+        let product = o.mul(s2, series);
+        let term = o.splat(term);
+        series = o.add(term, product);
+    }
+    let two = o.splat(2.0);
+    let twice = o.mul(two, s);
+    let ln_m = o.mul(twice, series);
+    let log2_e = o.splat(LOG2_E);
+    let scaled = o.mul(ln_m, log2_e);
+    o.add(exponent, scaled)
+}
+
+/// [`WideOps`] on one f64.
+struct Scalar;
+
+impl WideOps for Scalar {
+    type Float = f64;
+    type Bits = u64;
+    type Mask = bool;
+    fn splat(&mut self, value: f64) -> f64 {
+        value
+    }
+    fn add(&mut self, a: f64, b: f64) -> f64 {
+        a + b
+    }
+    fn sub(&mut self, a: f64, b: f64) -> f64 {
+        a - b
+    }
+    fn mul(&mut self, a: f64, b: f64) -> f64 {
+        a * b
+    }
+    fn div(&mut self, a: f64, b: f64) -> f64 {
+        a / b
+    }
+    fn nearest(&mut self, a: f64) -> f64 {
+        a.round_ties_even()
+    }
+    fn greater(&mut self, a: f64, b: f64) -> bool {
+        a > b
+    }
+    fn select(&mut self, mask: bool, a: f64, b: f64) -> f64 {
+        if mask { a } else { b }
+    }
+    fn float_to_bits(&mut self, a: f64) -> u64 {
+        a.to_bits()
+    }
+    fn bits_to_float(&mut self, a: u64) -> f64 {
+        f64::from_bits(a)
+    }
+    fn bits_add(&mut self, a: u64, k: u64) -> u64 {
+        a.wrapping_add(k)
+    }
+    fn bits_and(&mut self, a: u64, k: u64) -> u64 {
+        a & k
+    }
+    fn bits_or(&mut self, a: u64, k: u64) -> u64 {
+        a | k
+    }
+    fn bits_shl(&mut self, a: u64, amount: u32) -> u64 {
+        a << amount
+    }
+    fn bits_shr(&mut self, a: u64, amount: u32) -> u64 {
+        a >> amount
+    }
+}
 
 /// 2^x as f32. ex2(−inf) = 0, ex2(+inf) = +inf, ex2(NaN) = NaN; overflow gives +inf and
 /// underflow rounds into the f32 subnormals or to +0 (the range rules then flush).
@@ -18,21 +215,13 @@ pub fn exp2(x: f32) -> f32 {
     if x.is_nan() {
         return x;
     }
-    if x >= 128.0 {
+    if x >= EXP2_OVERFLOW {
         return f32::INFINITY;
     }
-    if x < -152.0 {
+    if x < EXP2_UNDERFLOW {
         return 0.0;
     }
-    let x = f64::from(x);
-    let n = x.round_ties_even();
-    let t = (x - n) * LN_2; // |t| <= ln2 / 2
-    // e^t by its Taylor series, Horner form; the t^18 term is below 2^-80 for |t| <= 0.35.
-    let mut poly = 1.0;
-    for k in (1..=17).rev() {
-        poly = 1.0 + poly * t / f64::from(k);
-    }
-    (poly * pow2(n as i32)) as f32
+    exp2_core(&mut Scalar, f64::from(x)) as f32
 }
 
 /// log2(x) as f32. lg2(±0) = −inf, lg2(x < 0) = NaN, lg2(+inf) = +inf, lg2(NaN) = NaN.
@@ -49,30 +238,7 @@ pub fn log2(x: f32) -> f32 {
     if x == f32::INFINITY {
         return f32::INFINITY;
     }
-    // f32 subnormals are normal f64 values, so the exponent split below is always exact.
-    let bits = f64::from(x).to_bits();
-    let mut exponent = ((bits >> 52) & 0x7FF) as i32 - 1023;
-    let mut m = f64::from_bits((bits & 0x000F_FFFF_FFFF_FFFF) | (1023 << 52)); // [1, 2)
-    if m > std::f64::consts::SQRT_2 {
-        m *= 0.5;
-        exponent += 1;
-    }
-    // ln m = 2·atanh(s) with s = (m − 1)/(m + 1), |s| <= 0.172: the series in s² converges fast;
-    // the s^31 term is below 2^-80.
-    let s = (m - 1.0) / (m + 1.0);
-    let s2 = s * s;
-    let mut series = 0.0;
-    for k in (0..=15).rev() {
-        series = 1.0 / f64::from(2 * k + 1) + s2 * series;
-    }
-    let ln_m = 2.0 * s * series;
-    (f64::from(exponent) + ln_m * LOG2_E) as f32
-}
-
-/// 2^n as f64 for -1074 <= n <= 1023 by building the bits (n here is always within -152..128).
-fn pow2(n: i32) -> f64 {
-    debug_assert!((-1022..=1023).contains(&n));
-    f64::from_bits(((n + 1023) as u64) << 52)
+    log2_core(&mut Scalar, f64::from(x)) as f32
 }
 
 #[cfg(test)]

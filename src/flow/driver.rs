@@ -107,6 +107,11 @@ impl FlowDriver {
         self.state.pc
     }
 
+    /// Whether a loop is running (its counter is on the stack).
+    pub fn in_loop(&self) -> bool {
+        !self.counters.is_empty()
+    }
+
     /// Moves past `count` instructions at consecutive addresses from [`pc`](Self::pc) whose
     /// control part does nothing: none is a flow instruction, END or BREAK, and no scope can end
     /// at the address after any of them (no address [`super::pushed_scope`] names as an IF's

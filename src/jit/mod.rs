@@ -105,6 +105,7 @@ mod context;
 mod control;
 mod lower;
 pub mod soa;
+mod wide;
 
 pub use soa::{SoaArithmetic, SoaCodegen, SoaCompileError, SoaCompileStats, SoaJit};
 

@@ -2,10 +2,11 @@
 //! and the data path on f32x4 values that each hold one register component of four vertices.
 
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    Block, ConstantData, FuncRef, Function, InstBuilder, MemFlagsData, Type, Value, types,
+    Block, ConstantData, Function, InstBuilder, MemFlagsData, Type, Value, types,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
@@ -17,8 +18,8 @@ use crate::float24::{MIN_NORMAL_BITS, Precision};
 use crate::flow::rules::{self, FlowOps};
 use crate::flow::{FlowDriver, FlowInputs, Stop};
 use crate::isa::{
-    BinaryOp, CondFlowOp, DstReg, Instruction, OperandDescriptor, RegisterFile, RelIndex, SrcReg,
-    UnaryOp, split_rel,
+    BinaryOp, CondFlowOp, Condition, DstReg, Instruction, OperandDescriptor, RegisterFile,
+    RelIndex, SrcReg, UnaryOp, split_rel,
 };
 use crate::program::{DEFAULT_INPUT, ExactIndex, IndexOps, ShaderProgram, relative_uniform_slot};
 
@@ -34,30 +35,229 @@ pub struct Setup<'a> {
     pub ints: [[u8; 4]; 4],
     pub layout: BatchLayout,
     pub limit: usize,
-    pub exp2: FuncRef,
-    pub log2: FuncRef,
     pub pointer: Type,
     pub frontend: cranelift_codegen::isa::TargetFrontendConfig,
     pub arithmetic: SoaArithmetic,
 }
 
+/// Masked regions may hold at most this fraction of the traced-instruction limit, all together.
+/// A divergent BREAKC in an unrolled loop starts a region per pass, each holding the passes
+/// after it; without this share their code grows with the square of the loop's length, and
+/// Cranelift's register allocator with it (measured: 200 generated programs compiled in 12.8 s
+/// with the whole limit, 3.7 s with a quarter, 1.7 s with no regions). Real shaders' regions
+/// are far smaller (the corpus's largest: 76 instructions).
+const REGION_SHARE: usize = 4;
+
 /// The control state the rest of an invocation depends on, besides register values: the flow
 /// driver (PC, stacks, loop counters), aL and what is known at compile time of the flags.
+///
+/// aL is known at compile time until a loop is left; from there until the next LOOP it is
+/// `None`, held per vertex in the aL variable, so the states after a loop meet whatever pass
+/// each vertex left it on.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct FlowKey {
     driver: FlowDriver,
-    al: i32,
+    al: Option<i32>,
     cmp_known: [Option<bool>; 2],
 }
 
 /// Where a segment of traced code goes on.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Next {
     /// The code for a flow state (a memoised block).
     State(FlowKey),
     /// END: store the results.
-    End { al: i32 },
+    End,
     /// Decline the group.
     Decline,
+}
+
+/// The instructions of a flow state up to where it goes on, found at compile time.
+struct Segment {
+    steps: Vec<Step>,
+    end: SegmentEnd,
+}
+
+/// One traced instruction.
+#[derive(Clone, Copy)]
+struct Step {
+    inst: Instruction,
+    /// aL while it runs, where known at compile time.
+    al: Option<i32>,
+    /// The value its control part leaves in aL, where it sets one.
+    sets_al: Option<i32>,
+}
+
+enum SegmentEnd {
+    /// On to END, a decline or another flow state.
+    Go(Next),
+    /// A test of the flags, decided per vertex (with what each way leaves in aL, where it
+    /// sets it).
+    Branch {
+        cond: Condition,
+        on_true: Next,
+        on_false: Next,
+        sets_al: [Option<i32>; 2],
+    },
+}
+
+/// What is known at compile time of the flags after `inst`: CMP sets them (its two
+/// always-true codes to true), LITP sets them from data.
+fn cmp_known_after(inst: &Instruction, mut known: [Option<bool>; 2]) -> [Option<bool>; 2] {
+    match *inst {
+        Instruction::Cmp { cmp_x, cmp_y, .. } => {
+            for (lane, op) in [cmp_x, cmp_y].into_iter().enumerate() {
+                known[lane] = if op.bits() <= 5 { None } else { Some(true) };
+            }
+        }
+        Instruction::Unary {
+            op: UnaryOp::Litp, ..
+        } => known = [None, None],
+        _ => {}
+    }
+    known
+}
+
+/// The graph of flow states that masked regions are cut from. Node [`FlowGraph::EXIT`] comes
+/// after every END and decline.
+struct FlowGraph {
+    nodes: Vec<Option<Next>>,
+    index: HashMap<Next, usize>,
+    succs: Vec<Vec<usize>>,
+}
+
+impl FlowGraph {
+    const EXIT: usize = 0;
+
+    fn new() -> Self {
+        FlowGraph {
+            nodes: vec![None],
+            index: HashMap::new(),
+            succs: vec![Vec::new()],
+        }
+    }
+
+    fn node(&mut self, next: &Next) -> usize {
+        if let Some(&n) = self.index.get(next) {
+            return n;
+        }
+        let n = self.nodes.len();
+        self.nodes.push(Some(next.clone()));
+        self.succs.push(Vec::new());
+        self.index.insert(next.clone(), n);
+        n
+    }
+
+    /// The nearest node on every path from `a` and from `b` to the exit (their common
+    /// post-dominator, by Cooper, Harvey and Kennedy's iterative dominance algorithm on the
+    /// reversed graph); `None` where either cannot reach the exit.
+    fn meeting_point(&self, a: usize, b: usize) -> Option<usize> {
+        const UNKNOWN: usize = usize::MAX;
+        let n = self.nodes.len();
+        let mut preds = vec![Vec::new(); n];
+        for (m, succs) in self.succs.iter().enumerate() {
+            for &s in succs {
+                preds[s].push(m);
+            }
+        }
+        // Postorder numbers on the reversed graph, from the exit (which gets the highest).
+        let mut order = vec![UNKNOWN; n];
+        let mut postorder = Vec::with_capacity(n);
+        let mut visited = vec![false; n];
+        visited[Self::EXIT] = true;
+        let mut stack = vec![(Self::EXIT, 0usize)];
+        while let Some(top) = stack.last_mut() {
+            let m = top.0;
+            if let Some(&p) = preds[m].get(top.1) {
+                top.1 += 1;
+                if !visited[p] {
+                    visited[p] = true;
+                    stack.push((p, 0));
+                }
+            } else {
+                order[m] = postorder.len();
+                postorder.push(m);
+                stack.pop();
+            }
+        }
+        let intersect = |ipdom: &[usize], mut x: usize, mut y: usize| {
+            while x != y {
+                while order[x] < order[y] {
+                    x = ipdom[x];
+                }
+                while order[y] < order[x] {
+                    y = ipdom[y];
+                }
+            }
+            x
+        };
+        let mut ipdom = vec![UNKNOWN; n];
+        ipdom[Self::EXIT] = Self::EXIT;
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &m in postorder.iter().rev().skip(1) {
+                let mut new = UNKNOWN;
+                for &s in &self.succs[m] {
+                    if ipdom[s] != UNKNOWN {
+                        new = if new == UNKNOWN {
+                            s
+                        } else {
+                            intersect(&ipdom, new, s)
+                        };
+                    }
+                }
+                if ipdom[m] != new {
+                    ipdom[m] = new;
+                    changed = true;
+                }
+            }
+        }
+        if ipdom[a] == UNKNOWN || ipdom[b] == UNKNOWN {
+            return None;
+        }
+        Some(intersect(&ipdom, a, b))
+    }
+
+    /// The nodes reachable from `starts` without passing `join`, in reverse postorder (a
+    /// topological order where they form no loop), and whether they form one.
+    fn between(&self, starts: [usize; 2], join: usize) -> (Vec<usize>, bool) {
+        const ON_STACK: u8 = 1;
+        const DONE: u8 = 2;
+        let mut colour = vec![0u8; self.nodes.len()];
+        let mut postorder = Vec::new();
+        let mut looped = false;
+        for s in starts {
+            if s == join || colour[s] != 0 {
+                continue;
+            }
+            colour[s] = ON_STACK;
+            let mut stack = vec![(s, 0usize)];
+            while let Some(top) = stack.last_mut() {
+                let m = top.0;
+                if let Some(&next) = self.succs[m].get(top.1) {
+                    top.1 += 1;
+                    if next == join {
+                        continue;
+                    }
+                    match colour[next] {
+                        0 => {
+                            colour[next] = ON_STACK;
+                            stack.push((next, 0));
+                        }
+                        ON_STACK => looped = true,
+                        _ => {}
+                    }
+                } else {
+                    colour[m] = DONE;
+                    postorder.push(m);
+                    stack.pop();
+                }
+            }
+        }
+        postorder.reverse();
+        (postorder, looped)
+    }
 }
 
 /// Where a uniform component value came from, so that the input flush can read a flushed copy.
@@ -115,15 +315,25 @@ struct Emitter<'a, 'b> {
     unusual: Option<Value>,
     /// Exact rules everywhere (nothing is flagged), instead of the fast path's.
     arithmetic: SoaArithmetic,
-    /// The end, decline and latch blocks.
+    /// While a masked region's node is emitted: the vertices that run it (an i32x4 mask);
+    /// register writes keep the other lanes' values.
+    lane_mask: Option<Value>,
+    /// The end and latch blocks; the shared decline block, created on first use and filled
+    /// last.
     end_block: Block,
     latch: Block,
+    decline: Option<Block>,
+    /// Instructions traced into unmasked code and into masked regions (each bounded by the
+    /// limit).
     traced: usize,
+    region_traced: usize,
+    /// The segments found so far, by flow state (what masked regions are cut from).
+    segments: HashMap<FlowKey, Rc<Segment>>,
     /// The blocks of flow states, and those still to trace.
     memo: HashMap<FlowKey, Block>,
     work: Vec<(FlowKey, Block)>,
-    /// aL while tracing (a compile-time constant).
-    current_al: i32,
+    /// aL while tracing, where known at compile time.
+    current_al: Option<i32>,
 }
 
 /// Lowers the whole compiled function into `func`; returns the traced instruction count.
@@ -195,7 +405,7 @@ pub fn lower(
     let cmp = [b.declare_var(I32X4), b.declare_var(I32X4)];
     let flags = b.declare_var(I32X4);
     let steps = b.declare_var(types::I64);
-    let al = b.declare_var(types::I32);
+    let al = b.declare_var(I32X4);
 
     let mut e = Emitter {
         b,
@@ -225,19 +435,24 @@ pub fn lower(
         uniform_origin: HashMap::new(),
         unusual: None,
         arithmetic: setup.arithmetic,
+        lane_mask: None,
         end_block,
         latch,
+        decline: None,
         traced: 0,
+        region_traced: 0,
+        segments: HashMap::new(),
         memo: HashMap::new(),
         work: Vec::new(),
-        current_al: 0,
+        current_al: Some(0),
     };
     e.group_start();
     let result = e.trace_all();
     e.emit_end();
+    e.fill_exits();
     e.b.seal_all_blocks();
     e.b.finalize(setup.frontend);
-    result.map(|()| e.traced)
+    result.map(|()| e.traced + e.region_traced)
 }
 
 impl Emitter<'_, '_> {
@@ -303,7 +518,12 @@ impl Emitter<'_, '_> {
                 self.b.def_var(self.output[n][c], zero);
             }
         }
-        for v in self.a0.into_iter().chain(self.cmp).chain([self.flags]) {
+        for v in self
+            .a0
+            .into_iter()
+            .chain(self.cmp)
+            .chain([self.flags, self.al])
+        {
             self.b.def_var(v, zero_bits);
         }
         let no_steps = self.b.ins().iconst(types::I64, 0);
@@ -330,7 +550,7 @@ impl Emitter<'_, '_> {
     fn trace_all(&mut self) -> Result<(), SoaCompileError> {
         let initial = FlowKey {
             driver: FlowDriver::new(self.s.program.entry),
-            al: 0,
+            al: Some(0),
             cmp_known: [Some(false), Some(false)],
         };
         self.trace_segment(initial, Some(0))?;
@@ -356,43 +576,45 @@ impl Emitter<'_, '_> {
     fn target(&mut self, next: Next) -> Block {
         match next {
             Next::State(key) => self.state_block(key),
-            Next::End { al } => {
-                let block = self.b.create_block();
-                let here = self.b.current_block();
-                self.b.switch_to_block(block);
-                let al = self.b.ins().iconst(types::I32, al as i64);
-                self.b.def_var(self.al, al);
-                self.b.ins().jump(self.end_block, &[]);
-                if let Some(here) = here {
-                    self.b.switch_to_block(here);
-                }
-                block
-            }
+            Next::End => self.end_block,
             Next::Decline => self.decline_block(),
         }
     }
 
     fn decline_block(&mut self) -> Block {
+        if let Some(block) = self.decline {
+            return block;
+        }
         let block = self.b.create_block();
         self.b.set_cold_block(block);
-        let here = self.b.current_block();
-        self.b.switch_to_block(block);
-        let all = self
-            .b
-            .ins()
-            .iconst(types::I32, i64::from(super::DECLINED_GROUP));
-        self.b.ins().jump(self.latch, &[all.into()]);
-        if let Some(here) = here {
-            self.b.switch_to_block(here);
-        }
+        self.decline = Some(block);
         block
+    }
+
+    /// Fills the decline block, where [`Self::target`] handed one out.
+    fn fill_exits(&mut self) {
+        if let Some(block) = self.decline {
+            self.switch_to(block);
+            let all = self
+                .b
+                .ins()
+                .iconst(types::I32, i64::from(super::DECLINED_GROUP));
+            self.b.ins().jump(self.latch, &[all.into()]);
+        }
     }
 
     /// Ends a segment of `pending` instructions: the flags go to their variable, and the step
     /// count is either known (`static_steps`) or counted at run time and checked against the
-    /// budget.
+    /// budget. In a masked region the count is that of every state some vertex ran, at least
+    /// each vertex's own: a group it puts over the budget is declined, and the per-vertex path
+    /// decides exactly.
     fn close_segment(&mut self, static_steps: Option<u64>, pending: u64) {
         if let Some(unusual) = self.unusual.take() {
+            // Lanes outside a masked node compute what they like and flag nothing.
+            let unusual = match self.lane_mask {
+                Some(mask) => self.b.ins().band(unusual, mask),
+                None => unusual,
+            };
             let flags = self.b.use_var(self.flags);
             let merged = self.b.ins().bor(flags, unusual);
             self.b.def_var(self.flags, merged);
@@ -421,20 +643,36 @@ impl Emitter<'_, '_> {
         }
     }
 
-    /// Runs the flow driver over `inst` with flags `cmp`.
+    /// Runs the flow driver over `inst` with flags `cmp` and aL as known at compile time.
+    /// Returns the outcome, aL as known after (forgotten when a loop is left: see [`FlowKey`])
+    /// and the value the instruction leaves in aL, where it sets one.
     fn advance(
         &self,
         driver: &mut FlowDriver,
         inst: &Instruction,
         cmp: [bool; 2],
-        al: &mut i32,
-    ) -> Result<(), Stop> {
+        al: Option<i32>,
+    ) -> (Result<(), Stop>, Option<i32>, Option<i32>) {
         let inputs = FlowInputs {
             cmp,
             bools: self.s.bools,
             ints: &self.s.ints,
         };
-        driver.advance(inst, inputs, al)
+        let was_in_loop = driver.in_loop();
+        // Only LOOP sets aL from nothing; the value an unknown aL stands in for reaches nothing
+        // else (a LOOP saves it, to restore only inside an outer loop, where aL is known).
+        let mut value = al.unwrap_or(0);
+        let outcome = driver.advance(inst, inputs, &mut value);
+        let known = al.is_some() || matches!(inst, Instruction::Loop { .. });
+        let sets_al = (known && al != Some(value)).then_some(value);
+        let after = if driver.in_loop() {
+            Some(value)
+        } else if was_in_loop {
+            None
+        } else {
+            al
+        };
+        (outcome, after, sets_al)
     }
 
     /// The flag values consistent with what is known, with the instruction's test under each.
@@ -457,22 +695,25 @@ impl Emitter<'_, '_> {
         out
     }
 
-    /// Traces from flow state `key` in the current block until END, a decline or a branch on
-    /// the flags.
-    fn trace_segment(
-        &mut self,
+    /// Follows the flow from state `key` without emitting code, up to END, a decline or a test
+    /// of the flags that the vertices decide. `static_steps` is the step count before the
+    /// segment where it is known at compile time; a segment longer than `cap` instructions is
+    /// an error.
+    fn explore(
+        &self,
         key: FlowKey,
         static_steps: Option<u64>,
-    ) -> Result<(), SoaCompileError> {
+        cap: usize,
+    ) -> Result<Segment, SoaCompileError> {
         let FlowKey {
             mut driver,
             mut al,
             mut cmp_known,
         } = key;
         let budget = self.s.config.instruction_budget;
-        let mut pending = 0u64;
+        let mut steps = Vec::new();
         let mut seen: HashSet<FlowKey> = HashSet::new();
-        loop {
+        let end = loop {
             let here = FlowKey {
                 driver: driver.clone(),
                 al,
@@ -481,22 +722,23 @@ impl Emitter<'_, '_> {
             if !seen.insert(here) {
                 // The same state again with no test of the flags in between: the invocation
                 // never ends, so it runs out of its budget (docs/execution-model.md §5.6).
-                return self.finish(static_steps, pending, Next::Decline);
+                break SegmentEnd::Go(Next::Decline);
             }
-            self.traced += 1;
-            if self.traced > self.s.limit {
+            if steps.len() >= cap {
                 return Err(SoaCompileError::TooLarge {
                     limit: self.s.limit,
                 });
             }
-            if static_steps.is_some_and(|n| n + pending + 1 > budget) {
-                return self.finish(static_steps, pending, Next::Decline);
+            if static_steps.is_some_and(|n| n + steps.len() as u64 + 1 > budget) {
+                break SegmentEnd::Go(Next::Decline);
             }
-            pending += 1;
-            let pc = driver.pc();
-            let inst = self.s.decoded[pc as usize];
-            self.current_al = al;
-            self.data(&inst, &mut cmp_known);
+            let inst = self.s.decoded[driver.pc() as usize];
+            let mut step = Step {
+                inst,
+                al,
+                sets_al: None,
+            };
+            cmp_known = cmp_known_after(&inst, cmp_known);
             let tests_flags =
                 matches!(inst, Instruction::CondFlow { op, .. } if op != CondFlowOp::Call);
             let outcomes = if tests_flags {
@@ -504,76 +746,306 @@ impl Emitter<'_, '_> {
             } else {
                 vec![([false, false], false)]
             };
-            let decided = outcomes.iter().all(|o| o.1 == outcomes[0].1);
-            if decided {
-                match self.advance(&mut driver, &inst, outcomes[0].0, &mut al) {
+            if outcomes.iter().all(|o| o.1 == outcomes[0].1) {
+                let (outcome, after, sets_al) = self.advance(&mut driver, &inst, outcomes[0].0, al);
+                step.sets_al = sets_al;
+                steps.push(step);
+                al = after;
+                match outcome {
                     Ok(()) => continue,
-                    Err(Stop::End) => {
-                        return self.finish(static_steps, pending, Next::End { al });
-                    }
-                    Err(Stop::BreakOutsideLoop) => {
-                        return self.finish(static_steps, pending, Next::Decline);
-                    }
+                    Err(Stop::End) => break SegmentEnd::Go(Next::End),
+                    Err(Stop::BreakOutsideLoop) => break SegmentEnd::Go(Next::Decline),
                 }
             }
-            // The flags decide: every vertex of the group must agree.
+            steps.push(step);
+            // The flags decide, per vertex.
             let Instruction::CondFlow { cond, .. } = inst else {
                 unreachable!("only flag tests are undecided");
             };
-            self.close_segment(static_steps, pending);
-            let mask = rules::condition(&mut MaskOps(self), cond);
-            let mut next = Vec::new();
-            for wanted in [true, false] {
+            let [(on_true, sets_true), (on_false, sets_false)] = [true, false].map(|wanted| {
                 let &(cmp, _) = outcomes
                     .iter()
                     .find(|o| o.1 == wanted)
                     .expect("both outcomes are possible");
                 let mut d = driver.clone();
-                let mut a = al;
-                next.push(match self.advance(&mut d, &inst, cmp, &mut a) {
+                let (outcome, after, sets_al) = self.advance(&mut d, &inst, cmp, al);
+                let next = match outcome {
                     Ok(()) => Next::State(FlowKey {
                         driver: d,
-                        al: a,
+                        al: after,
                         cmp_known,
                     }),
-                    Err(Stop::End) => Next::End { al: a },
+                    Err(Stop::End) => Next::End,
                     Err(Stop::BreakOutsideLoop) => Next::Decline,
-                });
+                };
+                (next, sets_al)
+            });
+            break SegmentEnd::Branch {
+                cond,
+                on_true,
+                on_false,
+                sets_al: [sets_true, sets_false],
+            };
+        };
+        Ok(Segment { steps, end })
+    }
+
+    /// The segment of flow state `key` with an unknown step count (explored once).
+    fn segment(&mut self, key: &FlowKey, cap: usize) -> Result<Rc<Segment>, SoaCompileError> {
+        if let Some(segment) = self.segments.get(key) {
+            return if segment.steps.len() <= cap {
+                Ok(segment.clone())
+            } else {
+                Err(SoaCompileError::TooLarge {
+                    limit: self.s.limit,
+                })
+            };
+        }
+        let segment = Rc::new(self.explore(key.clone(), None, cap)?);
+        self.segments.insert(key.clone(), segment.clone());
+        Ok(segment)
+    }
+
+    fn emit_steps(&mut self, segment: &Segment) {
+        for step in &segment.steps {
+            self.current_al = step.al;
+            self.data(&step.inst);
+            if let Some(value) = step.sets_al {
+                let value = self.bits_const(value as u32);
+                self.assign(self.al, value);
             }
-            let on_false = next.pop().expect("two outcomes");
-            let on_true = next.pop().expect("two outcomes");
-            let true_block = self.target(on_true);
-            let false_block = self.target(on_false);
-            let all = self.b.ins().vall_true(mask);
-            let not_all = self.b.create_block();
-            self.b.ins().brif(all, true_block, &[], not_all, &[]);
-            self.switch_to(not_all);
-            let any = self.b.ins().vany_true(mask);
-            let decline = self.decline_block();
-            self.b.ins().brif(any, decline, &[], false_block, &[]);
-            return Ok(());
         }
     }
 
-    fn finish(
-        &mut self,
-        static_steps: Option<u64>,
-        pending: u64,
-        next: Next,
-    ) -> Result<(), SoaCompileError> {
-        if matches!(next, Next::Decline) {
-            let all = self
-                .b
-                .ins()
-                .iconst(types::I32, i64::from(super::DECLINED_GROUP));
-            self.b.ins().jump(self.latch, &[all.into()]);
-            self.unusual = None;
-            return Ok(());
+    /// The test of the flags that ends a segment: the lanes that take the true way (an i32x4
+    /// mask), with aL set as each way sets it.
+    fn branch_mask(&mut self, cond: Condition, sets_al: [Option<i32>; 2]) -> Value {
+        let taken = rules::condition(&mut MaskOps(self), cond);
+        if sets_al != [None, None] {
+            let mut al = self.b.use_var(self.al);
+            if let Some(value) = sets_al[0] {
+                let value = self.bits_const(value as u32);
+                al = self.b.ins().bitselect(taken, value, al);
+            }
+            if let Some(value) = sets_al[1] {
+                let value = self.bits_const(value as u32);
+                al = self.b.ins().bitselect(taken, al, value);
+            }
+            self.assign(self.al, al);
         }
-        self.close_segment(static_steps, pending);
-        let block = self.target(next);
-        self.b.ins().jump(block, &[]);
+        taken
+    }
+
+    /// Emits the code of flow state `key` in the current block: its segment, then where it
+    /// goes. At a test of the flags, a group whose vertices agree goes on as one; one whose
+    /// vertices diverge runs a masked region, or is declined where none can be built.
+    fn trace_segment(
+        &mut self,
+        key: FlowKey,
+        static_steps: Option<u64>,
+    ) -> Result<(), SoaCompileError> {
+        let cap = self.s.limit.saturating_sub(self.traced);
+        let segment = match static_steps {
+            None => self.segment(&key, cap)?,
+            Some(_) => Rc::new(self.explore(key, static_steps, cap)?),
+        };
+        self.traced += segment.steps.len();
+        self.emit_steps(&segment);
+        let pending = segment.steps.len() as u64;
+        match &segment.end {
+            SegmentEnd::Go(Next::Decline) => {
+                self.unusual = None;
+                let decline = self.decline_block();
+                self.b.ins().jump(decline, &[]);
+            }
+            SegmentEnd::Go(next) => {
+                self.close_segment(static_steps, pending);
+                let block = self.target(next.clone());
+                self.b.ins().jump(block, &[]);
+            }
+            SegmentEnd::Branch {
+                cond,
+                on_true,
+                on_false,
+                sets_al,
+            } => {
+                self.close_segment(static_steps, pending);
+                let mask = self.branch_mask(*cond, *sets_al);
+                let true_block = self.target(on_true.clone());
+                let false_block = self.target(on_false.clone());
+                let not_all = self.b.create_block();
+                let all = self.b.ins().vall_true(mask);
+                self.b.ins().brif(all, true_block, &[], not_all, &[]);
+                let diverged = match self.masked_region([on_true, on_false], mask) {
+                    Some(block) => block,
+                    None => self.decline_block(),
+                };
+                self.switch_to(not_all);
+                let any = self.b.ins().vany_true(mask);
+                self.b.ins().brif(any, diverged, &[], false_block, &[]);
+            }
+        }
         Ok(())
+    }
+
+    // ------------------------------------------------------------------ masked regions
+
+    /// The flow-state graph from `starts` to the end, explored within the limit.
+    fn flow_graph(&mut self, starts: [&Next; 2]) -> Option<FlowGraph> {
+        let mut graph = FlowGraph::new();
+        let mut left = self.s.limit;
+        let mut expanded = vec![true];
+        let mut queue: Vec<usize> = starts.iter().map(|&s| graph.node(s)).collect();
+        while let Some(n) = queue.pop() {
+            if expanded.len() <= n {
+                expanded.resize(graph.nodes.len(), false);
+            }
+            if expanded[n] {
+                continue;
+            }
+            expanded[n] = true;
+            let succs = match graph.nodes[n].clone() {
+                Some(Next::State(key)) => {
+                    let segment = self.segment(&key, left).ok()?;
+                    left -= segment.steps.len();
+                    match &segment.end {
+                        SegmentEnd::Go(next) => vec![graph.node(next)],
+                        SegmentEnd::Branch {
+                            on_true, on_false, ..
+                        } => vec![graph.node(on_true), graph.node(on_false)],
+                    }
+                }
+                _ => vec![FlowGraph::EXIT],
+            };
+            queue.extend(succs.iter().copied());
+            graph.succs[n] = succs;
+        }
+        Some(graph)
+    }
+
+    /// The code for a group whose vertices diverge at a test of the flags (`mask`: the lanes
+    /// that go to the first of `starts`). The flow states up to where every vertex meets again
+    /// (the nearest common post-dominator of the starts in the flow-state graph, or the end)
+    /// run in order, each under the mask of the vertices that are there, which then move on to
+    /// the states that follow; where the states form a loop, the sweep repeats while any
+    /// vertex has not arrived. Then the group goes on as one. `None` where the states between
+    /// pass the limit (or loop with no budget): the group is declined.
+    fn masked_region(&mut self, starts: [&Next; 2], mask: Value) -> Option<Block> {
+        let graph = self.flow_graph(starts)?;
+        let [t, f] = starts.map(|s| graph.index[s]);
+        let join = graph.meeting_point(t, f)?;
+        let (region, looped) = graph.between([t, f], join);
+        if looped && self.s.config.instruction_budget >= i64::MAX as u64 {
+            // Only the budget ends a sweep that a vertex never leaves.
+            return None;
+        }
+        let size: usize = region
+            .iter()
+            .filter_map(|&n| match &graph.nodes[n] {
+                Some(Next::State(key)) => Some(self.segments[key].steps.len()),
+                _ => None,
+            })
+            .sum();
+        if self.region_traced + size > self.s.limit / REGION_SHARE {
+            return None;
+        }
+        self.region_traced += size;
+
+        let entry = self.b.create_block();
+        self.switch_to(entry);
+        let zero = self.bits_const(0);
+        let masks: HashMap<usize, Variable> = region
+            .iter()
+            .map(|&n| {
+                let var = self.b.declare_var(I32X4);
+                self.b.def_var(var, zero);
+                (n, var)
+            })
+            .collect();
+        let reach = |e: &mut Self, n: usize, lanes: Value| {
+            if let Some(&var) = masks.get(&n) {
+                let before = e.b.use_var(var);
+                let after = e.b.ins().bor(before, lanes);
+                e.b.def_var(var, after);
+            }
+        };
+        let others = self.b.ins().bnot(mask);
+        reach(self, t, mask);
+        reach(self, f, others);
+        let sweep = self.b.create_block();
+        self.b.ins().jump(sweep, &[]);
+        self.switch_to(sweep);
+        let states: Vec<usize> = region
+            .iter()
+            .copied()
+            .filter(|&n| matches!(graph.nodes[n], Some(Next::State(_))))
+            .collect();
+        for &n in &states {
+            let Some(Next::State(key)) = &graph.nodes[n] else {
+                unreachable!("states only");
+            };
+            let lanes = self.b.use_var(masks[&n]);
+            let any = self.b.ins().vany_true(lanes);
+            let body = self.b.create_block();
+            let after = self.b.create_block();
+            self.b.ins().brif(any, body, &[], after, &[]);
+            self.switch_to(body);
+            // The vertices here leave (round a loop, some come back).
+            let none = self.bits_const(0);
+            self.b.def_var(masks[&n], none);
+            let segment = self.segments[key].clone();
+            self.lane_mask = Some(lanes);
+            self.emit_steps(&segment);
+            self.close_segment(None, segment.steps.len() as u64);
+            match &segment.end {
+                SegmentEnd::Go(next) => reach(self, graph.index[next], lanes),
+                SegmentEnd::Branch {
+                    cond,
+                    on_true,
+                    on_false,
+                    sets_al,
+                } => {
+                    let taken = self.branch_mask(*cond, *sets_al);
+                    let to_true = self.b.ins().band(lanes, taken);
+                    let to_false = self.b.ins().band_not(lanes, taken);
+                    reach(self, graph.index[on_true], to_true);
+                    reach(self, graph.index[on_false], to_false);
+                }
+            }
+            self.lane_mask = None;
+            self.b.ins().jump(after, &[]);
+            self.switch_to(after);
+        }
+        if looped {
+            let mut waiting = self.bits_const(0);
+            for &n in &states {
+                let lanes = self.b.use_var(masks[&n]);
+                waiting = self.b.ins().bor(waiting, lanes);
+            }
+            let any = self.b.ins().vany_true(waiting);
+            let done = self.b.create_block();
+            self.b.ins().brif(any, sweep, &[], done, &[]);
+            self.switch_to(done);
+        }
+        if let Some(&var) = graph.index.get(&Next::Decline).and_then(|d| masks.get(d)) {
+            let declined = self.b.use_var(var);
+            let any = self.b.ins().vany_true(declined);
+            let decline = self.decline_block();
+            let go_on = self.b.create_block();
+            self.b.ins().brif(any, decline, &[], go_on, &[]);
+            self.switch_to(go_on);
+        }
+        match &graph.nodes[join] {
+            Some(next) => {
+                let block = self.target(next.clone());
+                self.b.ins().jump(block, &[]);
+            }
+            None => {
+                // Every vertex reached an END.
+                self.b.ins().jump(self.end_block, &[]);
+            }
+        }
+        Some(entry)
     }
 
     /// The shared end: stores the outputs and flow registers, and reports the flagged vertices.
@@ -592,7 +1064,6 @@ impl Emitter<'_, '_> {
             }
         }
         let al = self.b.use_var(self.al);
-        let al = self.b.ins().splat(I32X4, al);
         let one = self.bits_const(1);
         let cmp_x = self.b.use_var(self.cmp[0]);
         let cmp_x = self.b.ins().band(cmp_x, one);
@@ -616,13 +1087,18 @@ impl Emitter<'_, '_> {
     fn uniform(&mut self, base: u8, rel: RelIndex, comp: usize, negate: bool) -> Value {
         let address = match rel {
             RelIndex::None => UniformAddress::Slot(base),
-            RelIndex::AL => {
-                let slot = relative_uniform_slot(&mut ExactIndex, base, self.current_al);
+            RelIndex::AL if self.current_al.is_some() => {
+                let al = self.current_al.unwrap_or_default();
+                let slot = relative_uniform_slot(&mut ExactIndex, base, al);
                 UniformAddress::Slot(slot as u8)
             }
-            RelIndex::A0X | RelIndex::A0Y => {
-                let which = usize::from(rel == RelIndex::A0Y);
-                let offset = self.b.use_var(self.a0[which]);
+            RelIndex::A0X | RelIndex::A0Y | RelIndex::AL => {
+                // Per vertex: a0, or aL after a loop was left.
+                let offset = match rel {
+                    RelIndex::A0X => self.b.use_var(self.a0[0]),
+                    RelIndex::A0Y => self.b.use_var(self.a0[1]),
+                    _ => self.b.use_var(self.al),
+                };
                 let slots = match self.lane_slots.get(&(offset, base)) {
                     Some(&slots) => slots,
                     None => {
@@ -726,9 +1202,28 @@ impl Emitter<'_, '_> {
         };
         for (var, value) in vars.into_iter().zip(values) {
             if let Some(value) = value {
-                self.b.def_var(var, value);
+                self.assign(var, value);
             }
         }
+    }
+
+    /// Sets a register variable; in a masked region's node, only in the lanes that run it.
+    fn assign(&mut self, var: Variable, value: Value) {
+        let Some(mask) = self.lane_mask else {
+            self.b.def_var(var, value);
+            return;
+        };
+        let old = self.b.use_var(var);
+        let merged = if self.b.func.dfg.value_type(value) == F32X4 {
+            let merged = self.select_float(mask, value, old);
+            if self.flushed.contains(&value) && self.flushed.contains(&old) {
+                self.flushed.insert(merged);
+            }
+            merged
+        } else {
+            self.b.ins().bitselect(mask, value, old)
+        };
+        self.b.def_var(var, merged);
     }
 
     // ------------------------------------------------------------------ operations
@@ -757,7 +1252,7 @@ impl Emitter<'_, '_> {
         self.arith(|e, fin| lanes::mul_by(e, fin, a, b, p))
     }
 
-    fn data(&mut self, inst: &Instruction, cmp_known: &mut [Option<bool>; 2]) {
+    fn data(&mut self, inst: &Instruction) {
         let p = self.precision;
         match *inst {
             Instruction::Binary {
@@ -923,9 +1418,8 @@ impl Emitter<'_, '_> {
                         }
                         let fx = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, x, zero);
                         let fw = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, w, zero);
-                        self.b.def_var(self.cmp[0], fx);
-                        self.b.def_var(self.cmp[1], fw);
-                        *cmp_known = [None, None];
+                        self.assign(self.cmp[0], fx);
+                        self.assign(self.cmp[1], fw);
                     }
                 }
                 self.write(dst, out);
@@ -944,7 +1438,7 @@ impl Emitter<'_, '_> {
                 }
                 for (var, value) in self.a0.into_iter().zip(values) {
                     if let Some(value) = value {
-                        self.b.def_var(var, value);
+                        self.assign(var, value);
                     }
                 }
             }
@@ -970,15 +1464,11 @@ impl Emitter<'_, '_> {
                             ][op.bits() as usize];
                             let x = self.source(src1, rel, d, 0, lane);
                             let y = self.source(src2, RelIndex::None, d, 1, lane);
-                            cmp_known[lane] = None;
                             self.b.ins().fcmp(cc, x, y)
                         }
-                        _ => {
-                            cmp_known[lane] = Some(true);
-                            self.bits_const(u32::MAX)
-                        }
+                        _ => self.bits_const(u32::MAX),
                     };
-                    self.b.def_var(self.cmp[lane], flag);
+                    self.assign(self.cmp[lane], flag);
                 }
             }
             Instruction::Mad {
@@ -1016,17 +1506,6 @@ impl Emitter<'_, '_> {
             | Instruction::Unknown { .. } => {}
         }
     }
-
-    fn call_each(&mut self, f: FuncRef, x: Value) -> Value {
-        let mut r = x;
-        for lane in 0..4u8 {
-            let element = self.b.ins().extractlane(x, lane);
-            let call = self.b.ins().call(f, &[element]);
-            let y = self.b.inst_results(call)[0];
-            r = self.b.ins().insertlane(r, y, lane);
-        }
-        r
-    }
 }
 
 /// The float24 rules on f32x4 values holding one component of four vertices.
@@ -1047,12 +1526,10 @@ impl Elements for Emitter<'_, '_> {
         self.bits_const(bits)
     }
     fn exp2_each(&mut self, a: Value) -> Value {
-        let f = self.s.exp2;
-        self.call_each(f, a)
+        crate::jit::wide::exp2_f32x4(&mut self.b, a)
     }
     fn log2_each(&mut self, a: Value) -> Value {
-        let f = self.s.log2;
-        self.call_each(f, a)
+        crate::jit::wide::log2_f32x4(&mut self.b, a)
     }
     fn flushed_already(&mut self, v: Value) -> Option<Value> {
         if self.flushed.contains(&v) {

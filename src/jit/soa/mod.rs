@@ -6,15 +6,17 @@
 //! compiler runs the flow model ([`crate::flow::FlowDriver`]) at compile time and emits
 //! straight-line code for the executed instruction sequence: uniform loops are unrolled and aL
 //! is a constant. At a flow instruction that tests cmp (IFC, CALLC, JMPC, BREAKC) the code checks
-//! that the four vertices of a group agree; if they do it branches to the code of that outcome
-//! (compiled once per complete flow state, so a cmp-dependent loop becomes a real loop), and if
-//! they do not the group is declined.
+//! whether the four vertices of a group agree; if they do it branches to the code of that
+//! outcome (compiled once per complete flow state, so a cmp-dependent loop becomes a real loop),
+//! and if they do not the group runs a masked region: every flow state up to where the vertices
+//! meet again, each under the mask of the vertices that are in it.
 //!
 //! Each register component of a group of four vertices is one f32x4 value; the arithmetic is
 //! the rules of [`crate::float24::lanes`] with a fast finish that flags the groups it cannot
 //! vouch for ([`SoaArithmetic`]); a flagged group runs again in place on the kernel compiled
-//! with the next, more exact, finish. What diverges is declined and rerun by the caller on an
-//! exact engine ([`GroupKernel`]). One compiled function loops over the groups of a batch.
+//! with the next, more exact, finish. What runs out of its budget, or diverges past the code
+//! share of masked regions, is declined and rerun by the caller on an exact engine
+//! ([`GroupKernel`]). One compiled function loops over the groups of a batch.
 
 mod emit;
 
@@ -27,7 +29,7 @@ use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module, default_libcall_names};
 
-use super::{JitError, c_call_conv, code_generator, context, verify_ir};
+use super::{JitError, c_call_conv, code_generator, verify_ir};
 use crate::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel};
 use crate::float24::{Precision, lanes};
 use crate::isa::{Instruction, decode};
@@ -292,9 +294,7 @@ impl SoaJit {
 
         let isa = soa_isa(codegen)?;
         let pointer = isa.pointer_type();
-        let mut jit_builder = JITBuilder::with_isa(isa, default_libcall_names());
-        jit_builder.symbol("picajit_exp2", context::picajit_exp2 as *const u8);
-        jit_builder.symbol("picajit_log2", context::picajit_log2 as *const u8);
+        let jit_builder = JITBuilder::with_isa(isa, default_libcall_names());
         let mut module = JITModule::new(jit_builder);
         let declaration = |function: &'static str| {
             move |e: cranelift_module::ModuleError| JitError::Declaration {
@@ -302,15 +302,6 @@ impl SoaJit {
                 detail: e.to_string(),
             }
         };
-        let mut unary = Signature::new(c_call_conv());
-        unary.params.push(AbiParam::new(types::F32));
-        unary.returns.push(AbiParam::new(types::F32));
-        let exp2 = module
-            .declare_function("picajit_exp2", Linkage::Import, &unary)
-            .map_err(declaration("picajit_exp2"))?;
-        let log2 = module
-            .declare_function("picajit_log2", Linkage::Import, &unary)
-            .map_err(declaration("picajit_log2"))?;
         let mut signature = Signature::new(c_call_conv());
         signature.params.push(AbiParam::new(pointer));
         signature.returns.push(AbiParam::new(types::I32));
@@ -321,8 +312,6 @@ impl SoaJit {
         let mut ctx = module.make_context();
         ctx.func.signature = signature;
         let mut builder_context = FunctionBuilderContext::new();
-        let exp2_ref = module.declare_func_in_func(exp2, &mut ctx.func);
-        let log2_ref = module.declare_func_in_func(log2, &mut ctx.func);
         let traced = emit::lower(
             &mut ctx.func,
             &mut builder_context,
@@ -334,8 +323,6 @@ impl SoaJit {
                 ints,
                 layout,
                 limit,
-                exp2: exp2_ref,
-                log2: log2_ref,
                 pointer,
                 frontend: module.target_config(),
                 arithmetic: codegen.arithmetic,
