@@ -14,6 +14,8 @@ use picajit::interp::Interpreter;
 use picajit::jit::{SoaArithmetic, SoaCompileError, SoaJit};
 use picajit::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms};
 
+mod common;
+
 fn corpus_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/programs")
 }
@@ -375,62 +377,10 @@ fn assembled(name: &str, source: &str) -> (ShaderProgram, Uniforms) {
     )
 }
 
-/// A program whose flow follows the vertex everywhere: nested `ifc`/`.else`, a `callc`, a
-/// `breakc` that leaves a loop at a per-vertex aL (read relative after the loop), an `ifc` whose
-/// body ENDs, and a0 set under one branch and read relative after the branches meet.
+/// [`common::DIVERGENT_FLOW`] with its int uniform.
 fn masked_program() -> (ShaderProgram, Uniforms) {
-    let source = "\
-.constf zero(0.0, 0.0, 0.0, 0.0)
-.constf one(1.0, 1.0, 1.0, 1.0)
-.constf two(2.0, 2.0, 2.0, 2.0)
-.constf table0(0.5, 0.25, 0.125, 3.0)
-.constf table1(-1.5, 7.0, 1e30, 0.75)
-.constf table2(4.0, -0.5, 9.0, 1.0)
-.ivec count
-.in pos v0
-.out opos position
-.out ocol color
-.out otex texcoord0
-.out oview view
-.proc main
-\tmov r0, one
-\tmova a0.x, zero.x
-\tcmp zero.xy, gt, gt, pos.xy
-\tifc cmp.x
-\t\tmul r0, pos, pos
-\t\tifc cmp.y
-\t\t\tadd r0, two, r0
-\t\t.else
-\t\t\tmova a0.x, two.x
-\t\t.end
-\t.else
-\t\tadd r0, one, pos
-\t\tcallc cmp.y, double
-\t.end
-\tmov otex, table0[a0.x]
-\tfor count
-\t\tadd r0, one, r0
-\t\tcmp r0.xx, gt, gt, pos.ww
-\t\tbreakc cmp.x
-\t\tmul r1, table0[aL], r0
-\t.end
-\tmov ocol, r0
-\tmov oview, table0[aL]
-\tcmp zero.xy, gt, gt, pos.zz
-\tifc cmp.y
-\t\tmov opos, r1
-\t\tend
-\t.end
-\tmov opos, pos
-\tend
-.end
-.proc double
-\tmul r0, two, r0
-.end
-";
-    let (program, mut uniforms) = assembled("masked.v.pica", source);
-    // i0: 4 iterations from aL = 0, step 1.
-    uniforms.int[0] = [3, 0, 1, 0];
+    let (program, mut uniforms) = assembled("masked.v.pica", common::DIVERGENT_FLOW);
+    uniforms.int[0] = common::DIVERGENT_FLOW_I0;
     (program, uniforms)
 }
 
@@ -439,20 +389,7 @@ fn masked_program() -> (ShaderProgram, Uniforms) {
 #[test]
 fn diverging_groups_run_masked_and_exact() {
     let (program, uniforms) = masked_program();
-    // Every combination of the signs of x, y and z, and w from 0 to 6 (where the loop breaks).
-    let vertices: Vec<InputRegisters> = (0..112)
-        .map(|i| {
-            let sign = |bit: usize| if i & (1 << bit) != 0 { -1.0 } else { 1.0 };
-            let mut v = InputRegisters::default();
-            v[0] = [
-                sign(0) * (1.0 + i as f32 / 64.0),
-                sign(1) * 0.75,
-                sign(2) * 2.5,
-                (i / 8 % 7) as f32,
-            ];
-            v
-        })
-        .collect();
+    let vertices = common::divergent_flow_vertices();
     let (looping, looping_uniforms) = looping_program();
     // Round the loop from 0 to 9 times.
     let counts: Vec<InputRegisters> = (0..40).map(|i| vertex((i * 7 % 10) as f32)).collect();

@@ -650,3 +650,78 @@ pub fn lit_transform_example() -> picajit::shbin::Shbin {
         dvles: vec![dvle],
     }
 }
+
+/// A vertex program whose flow follows the vertex everywhere: nested `ifc`/`.else`, a `callc`,
+/// a `breakc` that leaves a loop at a per-vertex aL (read relative after the loop), an `ifc`
+/// whose body ENDs, and a0 set under one branch and read relative after the branches meet.
+/// Run it with i0 = [`DIVERGENT_FLOW_I0`] on [`divergent_flow_vertices`].
+pub const DIVERGENT_FLOW: &str = "\
+.constf zero(0.0, 0.0, 0.0, 0.0)
+.constf one(1.0, 1.0, 1.0, 1.0)
+.constf two(2.0, 2.0, 2.0, 2.0)
+.constf table0(0.5, 0.25, 0.125, 3.0)
+.constf table1(-1.5, 7.0, 1e30, 0.75)
+.constf table2(4.0, -0.5, 9.0, 1.0)
+.ivec count
+.in pos v0
+.out opos position
+.out ocol color
+.out otex texcoord0
+.out oview view
+.proc main
+\tmov r0, one
+\tmova a0.x, zero.x
+\tcmp zero.xy, gt, gt, pos.xy
+\tifc cmp.x
+\t\tmul r0, pos, pos
+\t\tifc cmp.y
+\t\t\tadd r0, two, r0
+\t\t.else
+\t\t\tmova a0.x, two.x
+\t\t.end
+\t.else
+\t\tadd r0, one, pos
+\t\tcallc cmp.y, double
+\t.end
+\tmov otex, table0[a0.x]
+\tfor count
+\t\tadd r0, one, r0
+\t\tcmp r0.xx, gt, gt, pos.ww
+\t\tbreakc cmp.x
+\t\tmul r1, table0[aL], r0
+\t.end
+\tmov ocol, r0
+\tmov oview, table0[aL]
+\tcmp zero.xy, gt, gt, pos.zz
+\tifc cmp.y
+\t\tmov opos, r1
+\t\tend
+\t.end
+\tmov opos, pos
+\tend
+.end
+.proc double
+\tmul r0, two, r0
+.end
+";
+
+/// i0 of [`DIVERGENT_FLOW`]: 4 passes from aL = 0, step 1.
+pub const DIVERGENT_FLOW_I0: [u8; 4] = [3, 0, 1, 0];
+
+/// Vertices for [`DIVERGENT_FLOW`]: every combination of the signs of x, y and z, and w from 0
+/// to 6 (where the loop breaks).
+pub fn divergent_flow_vertices() -> Vec<InputRegisters> {
+    (0..112)
+        .map(|i| {
+            let sign = |bit: usize| if i & (1 << bit) != 0 { -1.0 } else { 1.0 };
+            let mut v = InputRegisters::default();
+            v[0] = [
+                sign(0) * (1.0 + i as f32 / 64.0),
+                sign(1) * 0.75,
+                sign(2) * 2.5,
+                (i / 8 % 7) as f32,
+            ];
+            v
+        })
+        .collect()
+}

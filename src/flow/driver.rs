@@ -107,6 +107,11 @@ impl FlowDriver {
         self.state.pc
     }
 
+    /// How many IF, CALL and LOOP scopes are open (each stack's depth, at most its size).
+    pub fn depth(&self) -> usize {
+        self.state.ifs.len() + self.state.calls.len() + self.state.loops.len()
+    }
+
     /// Whether a loop is running (its counter is on the stack).
     pub fn in_loop(&self) -> bool {
         !self.counters.is_empty()

@@ -56,7 +56,10 @@ struct State<const N: usize> {
     a0: [[i32; N]; 2],
     /// cmp.x and cmp.y as masks (all ones: true).
     cmp: [[u32; N]; 2],
+    /// aL of the way being run (one per group, or per path where the vertices diverged).
     al: i32,
+    /// aL of each vertex at its END.
+    final_al: [i32; N],
 }
 
 /// What one batch run did.
@@ -72,7 +75,7 @@ pub struct RunStats {
 
 /// Why a group did not finish.
 enum Stopped {
-    /// Left to the exact engine (diverging flow, the budget, BREAK outside a loop).
+    /// Left to the exact engine (the budget, BREAK outside a loop).
     Decline,
     /// The flagging rules met an unusual value: run the group again with the exact rules.
     Unusual,
@@ -132,6 +135,7 @@ pub(super) fn run_batch<const N: usize, const P: u8>(
         a0: [[0; N]; 2],
         cmp: [[0; N]; 2],
         al: 0,
+        final_al: [0; N],
     });
     // Input registers the batch does not carry read (0, 0, 0, 1).
     for n in 0..16 {
@@ -197,7 +201,7 @@ pub(super) fn run_batch<const N: usize, const P: u8>(
                 for (i, entry) in flow[start..start + valid].iter_mut().enumerate() {
                     *entry = FlowRegisters {
                         a0: [state.a0[0][i], state.a0[1][i]],
-                        al: state.al,
+                        al: state.final_al[i],
                         cmp: [state.cmp[0][i] != 0, state.cmp[1][i] != 0],
                     };
                 }
@@ -247,18 +251,139 @@ fn run_group<const N: usize, const P: u8, F: GroupFinish<N>>(
                 return Err(Decline);
             };
             state.exec::<P>(context, fin, op);
-            let cmp = state.uniform_condition(context, fin, inst)?;
+            let taken = state.taken(context, fin, inst, all_lanes::<N>())?;
+            if taken != 0 && taken != all_lanes::<N>() {
+                return run_paths::<N, P, F>(context, state, fin, driver, executed, inst, taken);
+            }
             let inputs = FlowInputs {
-                cmp,
+                cmp: state.flags(0),
                 bools: context.uniforms.bools,
                 ints: &context.uniforms.int,
             };
             match driver.advance(inst, inputs, &mut state.al) {
                 Ok(()) => {}
-                Err(Stop::End) => return Ok(()),
+                Err(Stop::End) => {
+                    state.final_al = [state.al; N];
+                    return Ok(());
+                }
                 Err(Stop::BreakOutsideLoop) => return Err(Decline),
             }
         }
+    }
+}
+
+/// Every vertex of a group of `N`, as a lane mask.
+#[inline(always)]
+const fn all_lanes<const N: usize>() -> u32 {
+    if N >= 32 { u32::MAX } else { (1 << N) - 1 }
+}
+
+/// One way through a group whose vertices diverged: its control state and its vertices.
+struct Path {
+    driver: FlowDriver,
+    al: i32,
+    lanes: u32,
+}
+
+/// Runs a group whose vertices disagree at flow instruction `inst` (the lanes in `taken` pass
+/// its test) to the end, under lane masks: each way is a [`Path`] whose instructions write only
+/// its vertices' lanes. The deepest path (most IF, CALL and LOOP scopes open), then the one at
+/// the lowest address, steps first, so that paths that meet again (the same driver state and
+/// aL: where an IF/ELSE closes, a CALLC returns, a loop's last vertex leaves) merge and run as
+/// one. Each vertex counts its own steps against the budget. Out of line: diverging groups
+/// are the rare case, and their loop need not be copied into every fast loop.
+#[inline(never)]
+fn run_paths<const N: usize, const P: u8, F: GroupFinish<N>>(
+    context: &Context<'_>,
+    state: &mut State<N>,
+    fin: &mut F,
+    driver: FlowDriver,
+    executed: u64,
+    inst: &Instruction,
+    taken: u32,
+) -> Result<(), Stopped> {
+    let program = context.program;
+    let mut executed = [executed; N];
+    let mut paths: Vec<Path> = Vec::with_capacity(N);
+    for lanes in [taken, all_lanes::<N>() & !taken] {
+        let mut path = Path {
+            driver: driver.clone(),
+            al: state.al,
+            lanes,
+        };
+        if state.advance_path(context, &mut path, inst)? {
+            join(&mut paths, path);
+        }
+    }
+    while !paths.is_empty() {
+        let index = (0..paths.len())
+            .min_by_key(|&i| {
+                let d = &paths[i].driver;
+                (std::cmp::Reverse(d.depth()), d.pc())
+            })
+            .unwrap_or(0);
+        let mut path = paths.swap_remove(index);
+        state.al = path.al;
+        let pc = path.driver.pc();
+        let entry = program.at.get(pc as usize).ok_or(Decline)?;
+        if entry.op == Entry::UNREACHABLE {
+            return Err(Decline);
+        }
+        let first = entry.op as usize;
+        let steps = u64::from(entry.run.max(1));
+        for (e, count) in executed.iter_mut().enumerate() {
+            if path.lanes & (1 << e) != 0 {
+                *count += steps;
+                if *count > context.budget {
+                    return Err(Decline);
+                }
+            }
+        }
+        let going = if entry.run > 0 {
+            let ops = program
+                .ops
+                .get(first..first + entry.run as usize)
+                .ok_or(Decline)?;
+            for op in ops {
+                state.exec_masked::<P>(context, fin, op, path.lanes);
+            }
+            path.driver.advance_plain(entry.run);
+            true
+        } else {
+            let (Some(op), Some(inst)) = (program.ops.get(first), program.insts.get(first)) else {
+                return Err(Decline);
+            };
+            state.exec_masked::<P>(context, fin, op, path.lanes);
+            let taken = state.taken(context, fin, inst, path.lanes)?;
+            if taken != 0 && taken != path.lanes {
+                let mut other = Path {
+                    driver: path.driver.clone(),
+                    al: path.al,
+                    lanes: path.lanes & !taken,
+                };
+                path.lanes = taken;
+                if state.advance_path(context, &mut other, inst)? {
+                    join(&mut paths, other);
+                }
+            }
+            state.advance_path(context, &mut path, inst)?
+        };
+        if going {
+            join(&mut paths, path);
+        }
+    }
+    Ok(())
+}
+
+/// Adds `path` to `paths`, merged into one in the same control state (its vertices then run
+/// as one way).
+fn join(paths: &mut Vec<Path>, path: Path) {
+    match paths
+        .iter_mut()
+        .find(|p| p.al == path.al && p.driver == path.driver)
+    {
+        Some(same) => same.lanes |= path.lanes,
+        None => paths.push(path),
     }
 }
 
@@ -275,36 +400,98 @@ impl<const N: usize> State<N> {
         self.al = 0;
     }
 
-    /// The condition flags to drive `inst`'s control part with: the first vertex's, when every
-    /// vertex's test of `inst` agrees with it. A group whose test diverges, or that already
-    /// holds an unusual value (whose flags are meaningless), is declined.
+    /// Vertex `e`'s condition flags.
     #[inline(always)]
-    fn uniform_condition(
+    fn flags(&self, e: usize) -> [bool; 2] {
+        [self.cmp[0][e] != 0, self.cmp[1][e] != 0]
+    }
+
+    /// The vertices of `lanes` whose test of `inst` passes: all of `lanes` when `inst` tests no
+    /// flags (its way is the same for every vertex). A group that already holds an unusual
+    /// value (whose flags are meaningless) runs again exactly.
+    #[inline(always)]
+    fn taken(
         &self,
         context: &Context<'_>,
         fin: &impl GroupFinish<N>,
         inst: &Instruction,
-    ) -> Result<[bool; 2], Stopped> {
-        let flags = |e: usize| [self.cmp[0][e] != 0, self.cmp[1][e] != 0];
+        lanes: u32,
+    ) -> Result<u32, Stopped> {
         if !matches!(inst, Instruction::CondFlow { .. }) {
-            return Ok(flags(0));
+            return Ok(lanes);
         }
         if fin.flagged() {
             return Err(Stopped::Unusual);
         }
-        let test = |e: usize| {
+        let mut taken = 0;
+        for e in 0..N {
             let mut inputs = FlowInputs {
-                cmp: flags(e),
+                cmp: self.flags(e),
                 bools: context.uniforms.bools,
                 ints: &context.uniforms.int,
             };
-            rules::test(&mut inputs, inst)
+            if rules::test(&mut inputs, inst) == Some(true) {
+                taken |= 1 << e;
+            }
+        }
+        Ok(taken & lanes)
+    }
+
+    /// Moves `path` past flow instruction `inst` (its vertices agree on the test). Returns
+    /// whether it goes on; at END its vertices' aL is recorded.
+    fn advance_path(
+        &mut self,
+        context: &Context<'_>,
+        path: &mut Path,
+        inst: &Instruction,
+    ) -> Result<bool, Stopped> {
+        let first = path.lanes.trailing_zeros() as usize;
+        let inputs = FlowInputs {
+            cmp: self.flags(first % N),
+            bools: context.uniforms.bools,
+            ints: &context.uniforms.int,
         };
-        let first = test(0);
-        if (1..N).all(|e| test(e) == first) {
-            Ok(flags(0))
-        } else {
-            Err(Decline)
+        match path.driver.advance(inst, inputs, &mut path.al) {
+            Ok(()) => Ok(true),
+            Err(Stop::End) => {
+                for (e, al) in self.final_al.iter_mut().enumerate() {
+                    if path.lanes & (1 << e) != 0 {
+                        *al = path.al;
+                    }
+                }
+                Ok(false)
+            }
+            Err(Stop::BreakOutsideLoop) => Err(Decline),
+        }
+    }
+
+    /// [`State::exec`] for the vertices of `lanes` only: the other vertices keep their
+    /// destination, a0 and cmp.
+    fn exec_masked<const P: u8>(
+        &mut self,
+        context: &Context<'_>,
+        fin: &mut impl Finish<Wide<N>>,
+        op: &Op,
+        lanes: u32,
+    ) {
+        if lanes == all_lanes::<N>() {
+            self.exec::<P>(context, fin, op);
+            return;
+        }
+        let plane = |lane: usize| (op.dst as usize + lane) % PLANES;
+        let kept: [[f32; N]; 4] = std::array::from_fn(|lane| self.planes[plane(lane)]);
+        let (a0, cmp) = (self.a0, self.cmp);
+        self.exec::<P>(context, fin, op);
+        for e in (0..N).filter(|e| lanes & (1 << e) == 0) {
+            for (lane, kept) in kept.iter().enumerate() {
+                if op.mask & (1 << lane) != 0 {
+                    self.planes[plane(lane)][e] = kept[e];
+                }
+            }
+            for i in 0..2 {
+                self.a0[i][e] = a0[i][e];
+                self.cmp[i][e] = cmp[i][e];
+            }
         }
     }
 
