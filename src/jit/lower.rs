@@ -15,8 +15,7 @@ use std::mem::offset_of;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    AbiParam, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData, Signature, Type, Value,
-    types,
+    AbiParam, ConstantData, FuncRef, InstBuilder, MemFlagsData, Signature, Type, Value, types,
 };
 use cranelift_frontend::{FunctionBuilder, Variable};
 
@@ -279,16 +278,7 @@ impl Lowering<'_, '_> {
                 mask[i * 4 + byte] = (lane * 4 + byte) as u8;
             }
         }
-        let little = MemFlagsData::new().with_endianness(Endianness::Little);
-        let bytes = self.b.ins().bitcast(types::I8X16, little, v);
-        let immediate = self
-            .b
-            .func
-            .dfg
-            .immediates
-            .push(ConstantData::from(mask.to_vec()));
-        let shuffled = self.b.ins().shuffle(bytes, bytes, immediate);
-        self.b.ins().bitcast(F32X4, little, shuffled)
+        super::wide::shuffle(self.b, v, v, mask)
     }
 
     // ------------------------------------------------------------------ operands

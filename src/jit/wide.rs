@@ -108,8 +108,9 @@ fn select_f32(b: &mut FunctionBuilder, mask: Value, a: Value, other: Value) -> V
     b.ins().bitcast(F32X4, MemFlagsData::new(), r)
 }
 
-/// Bytes `from_a` of `a` then `from_b` of `b` (lane indices of i8x16; `b`'s start at 16).
-fn shuffle(b: &mut FunctionBuilder, a: Value, other: Value, mask: [u8; 16]) -> Value {
+/// The bytes of two f32x4 values `a` and `other` that `mask` picks (`other`'s from 16), as an
+/// f32x4: the one lane shuffle of both JIT lowerings.
+pub(crate) fn shuffle(b: &mut FunctionBuilder, a: Value, other: Value, mask: [u8; 16]) -> Value {
     // Bitcasts that change the lane count need a byte order.
     let little = MemFlagsData::new().with_endianness(Endianness::Little);
     let a = b.ins().bitcast(types::I8X16, little, a);

@@ -474,24 +474,48 @@ impl<const N: usize> State<N> {
         op: &Op,
         lanes: u32,
     ) {
-        if lanes == all_lanes::<N>() {
+        if lanes == all_lanes::<N>() || op.kind == Kind::Nop {
             self.exec::<P>(context, fin, op);
             return;
         }
         let plane = |lane: usize| (op.dst as usize + lane) % PLANES;
-        let kept: [[f32; N]; 4] = std::array::from_fn(|lane| self.planes[plane(lane)]);
+        let active: [bool; N] = std::array::from_fn(|e| lanes & (1 << e) != 0);
+        fn blend<T: Copy, const N: usize>(new: &mut [T; N], old: &[T; N], active: &[bool; N]) {
+            for e in 0..N {
+                new[e] = if active[e] { new[e] } else { old[e] };
+            }
+        }
+        // Only what the operation writes is kept and put back.
+        let written = match op.kind {
+            Kind::Mova | Kind::Cmp => 0,
+            _ => op.mask & 0xF,
+        };
+        let kept: [[f32; N]; 4] = std::array::from_fn(|lane| {
+            if written & (1 << lane) != 0 {
+                self.planes[plane(lane)]
+            } else {
+                [0.0; N]
+            }
+        });
         let (a0, cmp) = (self.a0, self.cmp);
         self.exec::<P>(context, fin, op);
-        for e in (0..N).filter(|e| lanes & (1 << e) == 0) {
-            for (lane, kept) in kept.iter().enumerate() {
-                if op.mask & (1 << lane) != 0 {
-                    self.planes[plane(lane)][e] = kept[e];
+        for (lane, kept) in kept.iter().enumerate() {
+            if written & (1 << lane) != 0 {
+                blend(&mut self.planes[plane(lane)], kept, &active);
+            }
+        }
+        match op.kind {
+            Kind::Mova => {
+                for (new, old) in self.a0.iter_mut().zip(&a0) {
+                    blend(new, old, &active);
                 }
             }
-            for i in 0..2 {
-                self.a0[i][e] = a0[i][e];
-                self.cmp[i][e] = cmp[i][e];
+            Kind::Cmp | Kind::Litp => {
+                for (new, old) in self.cmp.iter_mut().zip(&cmp) {
+                    blend(new, old, &active);
+                }
             }
+            _ => {}
         }
     }
 

@@ -310,6 +310,9 @@ struct Emitter<'a, 'b> {
     /// slot vector's four entry addresses, shared by every component and table read through them.
     lane_slots: HashMap<(Value, u8), Value>,
     lane_addresses: HashMap<Value, [Value; 4]>,
+    /// The four components of the uniform each vertex reads at per-vertex slots, by table and
+    /// slots: one 16-byte load per vertex, transposed.
+    lane_registers: HashMap<(usize, Value), [Value; 4]>,
     uniform_origin: HashMap<Value, (UniformAddress, usize, bool)>,
     /// Flags gathered in the current segment.
     unusual: Option<Value>,
@@ -432,6 +435,7 @@ pub fn lower(
         uniform_loads: HashMap::new(),
         lane_slots: HashMap::new(),
         lane_addresses: HashMap::new(),
+        lane_registers: HashMap::new(),
         uniform_origin: HashMap::new(),
         unusual: None,
         arithmetic: setup.arithmetic,
@@ -465,6 +469,12 @@ impl Emitter<'_, '_> {
         self.uniform_loads.clear();
         self.lane_slots.clear();
         self.lane_addresses.clear();
+        self.lane_registers.clear();
+    }
+
+    /// Bytes of `a` and `b` (f32x4) picked by `mask` (`b`'s from 16).
+    fn shuffle(&mut self, a: Value, b: Value, mask: [u8; 16]) -> Value {
+        crate::jit::wide::shuffle(&mut self.b, a, b, mask)
     }
 
     fn bits_const(&mut self, bits: u32) -> Value {
@@ -1134,6 +1144,9 @@ impl Emitter<'_, '_> {
                 v
             }
             UniformAddress::Lanes(slots) => {
+                if let Some(components) = self.lane_registers.get(&(table, slots)) {
+                    return components[comp];
+                }
                 let addresses = match self.lane_addresses.get(&slots) {
                     Some(&addresses) => addresses,
                     None => {
@@ -1147,19 +1160,32 @@ impl Emitter<'_, '_> {
                         addresses
                     }
                 };
-                let mut v = None;
-                for (lane, &address) in addresses.iter().enumerate() {
-                    let lane = lane as u8;
-                    let scalar =
-                        self.b
-                            .ins()
-                            .load(types::F32, read_only(), address, table_offset as i32);
-                    v = Some(match v {
-                        None => self.b.ins().scalar_to_vector(F32X4, scalar),
-                        Some(vector) => self.b.ins().insertlane(vector, scalar, lane),
-                    });
-                }
-                v.expect("four lanes")
+                // Each vertex's whole register (x, y, z, w), then a 4x4 transpose into one
+                // vector per component: 4 loads and 8 shuffles for every component, where
+                // gathering each component costs 4 loads and 3 inserts.
+                let rows = addresses.map(|address| {
+                    self.b
+                        .ins()
+                        .load(F32X4, read_only(), address, (table * 2048) as i32)
+                });
+                const LOW_32: [u8; 16] = [0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23];
+                const HIGH_32: [u8; 16] =
+                    [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31];
+                const LOW_64: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
+                const HIGH_64: [u8; 16] =
+                    [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31];
+                let xy01 = self.shuffle(rows[0], rows[1], LOW_32);
+                let xy23 = self.shuffle(rows[2], rows[3], LOW_32);
+                let zw01 = self.shuffle(rows[0], rows[1], HIGH_32);
+                let zw23 = self.shuffle(rows[2], rows[3], HIGH_32);
+                let components = [
+                    self.shuffle(xy01, xy23, LOW_64),
+                    self.shuffle(xy01, xy23, HIGH_64),
+                    self.shuffle(zw01, zw23, LOW_64),
+                    self.shuffle(zw01, zw23, HIGH_64),
+                ];
+                self.lane_registers.insert((table, slots), components);
+                components[comp]
             }
         }
     }
