@@ -48,6 +48,22 @@ pub struct Setup<'a> {
 /// are far smaller (the corpus's largest: 76 instructions).
 const REGION_SHARE: usize = 4;
 
+/// A masked region larger than this many instructions is run by every group that reaches its
+/// test, agreeing or not, instead of beside code for each way (see [`Emitter::plan_region`]).
+/// Small regions (an IF/ELSE of a few instructions) keep the unmasked code for agreeing groups.
+const REGION_ALONE: usize = 48;
+
+/// What [`Emitter::plan_region`] found: the flow-state graph, the nodes of the two ways, where
+/// they meet, the nodes between in order, whether they loop, and their instructions.
+struct RegionPlan {
+    graph: FlowGraph,
+    starts: [usize; 2],
+    join: usize,
+    region: Vec<usize>,
+    looped: bool,
+    size: usize,
+}
+
 /// The control state the rest of an invocation depends on, besides register values: the flow
 /// driver (PC, stacks, loop counters), aL and what is known at compile time of the flags.
 ///
@@ -881,13 +897,26 @@ impl Emitter<'_, '_> {
             } => {
                 self.close_segment(static_steps, pending);
                 let mask = self.branch_mask(*cond, *sets_al);
+                let plan = self.plan_region([on_true, on_false]);
+                if let Some(plan) = plan.as_ref().filter(|p| p.size > REGION_ALONE) {
+                    // Every group runs the region, agreeing or not: tracing each way apart too
+                    // would copy the region's states again at every divergence inside it.
+                    let entry = self.b.create_block();
+                    self.b.ins().jump(entry, &[]);
+                    self.emit_region(plan, entry, mask);
+                    return Ok(());
+                }
                 let true_block = self.target(on_true.clone());
                 let false_block = self.target(on_false.clone());
                 let not_all = self.b.create_block();
                 let all = self.b.ins().vall_true(mask);
                 self.b.ins().brif(all, true_block, &[], not_all, &[]);
-                let diverged = match self.masked_region([on_true, on_false], mask) {
-                    Some(block) => block,
+                let diverged = match plan {
+                    Some(plan) => {
+                        let entry = self.b.create_block();
+                        self.emit_region(&plan, entry, mask);
+                        entry
+                    }
                     None => self.decline_block(),
                 };
                 self.switch_to(not_all);
@@ -933,14 +962,11 @@ impl Emitter<'_, '_> {
         Some(graph)
     }
 
-    /// The code for a group whose vertices diverge at a test of the flags (`mask`: the lanes
-    /// that go to the first of `starts`). The flow states up to where every vertex meets again
-    /// (the nearest common post-dominator of the starts in the flow-state graph, or the end)
-    /// run in order, each under the mask of the vertices that are there, which then move on to
-    /// the states that follow; where the states form a loop, the sweep repeats while any
-    /// vertex has not arrived. Then the group goes on as one. `None` where the states between
-    /// pass the limit (or loop with no budget): the group is declined.
-    fn masked_region(&mut self, starts: [&Next; 2], mask: Value) -> Option<Block> {
+    /// The masked region for a group whose vertices diverge at a test of the flags, the ways
+    /// being `starts`: the flow states up to where every vertex meets again (the nearest common
+    /// post-dominator of the starts in the flow-state graph, or the end). `None` where they
+    /// pass the region share of the limit (or loop with no budget): the group is declined.
+    fn plan_region(&mut self, starts: [&Next; 2]) -> Option<RegionPlan> {
         let graph = self.flow_graph(starts)?;
         let [t, f] = starts.map(|s| graph.index[s]);
         let join = graph.meeting_point(t, f)?;
@@ -960,8 +986,30 @@ impl Emitter<'_, '_> {
             return None;
         }
         self.region_traced += size;
+        Some(RegionPlan {
+            graph,
+            starts: [t, f],
+            join,
+            region,
+            looped,
+            size,
+        })
+    }
 
-        let entry = self.b.create_block();
+    /// Emits `plan` from block `entry`, `mask` being the lanes that take its first start: the
+    /// region's states run in order, each under the mask of the vertices that are there, which
+    /// then move on to the states that follow; where the states form a loop, the sweep repeats
+    /// while any vertex has not arrived. Then the group goes on as one.
+    fn emit_region(&mut self, plan: &RegionPlan, entry: Block, mask: Value) {
+        let RegionPlan {
+            graph,
+            starts: [t, f],
+            join,
+            region,
+            looped,
+            ..
+        } = plan;
+        let (t, f, join, looped) = (*t, *f, *join, *looped);
         self.switch_to(entry);
         let zero = self.bits_const(0);
         let masks: HashMap<usize, Variable> = region
@@ -1055,7 +1103,6 @@ impl Emitter<'_, '_> {
                 self.b.ins().jump(self.end_block, &[]);
             }
         }
-        Some(entry)
     }
 
     /// The shared end: stores the outputs and flow registers, and reports the flagged vertices.
