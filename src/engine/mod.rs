@@ -180,7 +180,7 @@ pub fn prepare(
             }
             let vinterp: Arc<dyn ShaderEngine> =
                 Arc::new(vector_interpreter(program.clone(), config));
-            // What the kernels decline (groups whose control flow diverges) and single vertices
+            // What the kernels decline (groups that run out of their budget) and single vertices
             // run on the interpreter until the JIT has compiled in the background too.
             let jit_program = program.clone();
             let compile_jit = move || -> Result<Box<dyn ShaderEngine>, EngineError> {

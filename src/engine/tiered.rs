@@ -33,7 +33,7 @@ impl KernelEngine {
 }
 
 /// A kernel, and whether it has proved not worth running: when most vertices of a batch are
-/// declined (a program whose control flow diverges between neighbouring vertices, say),
+/// declined (a program whose vertices run out of their budget, say),
 /// running the kernel first only adds to what the exact engine does anyway, so later batches go
 /// straight to the exact engine's own batch path (trying the kernel again now and then).
 pub struct AdaptiveKernel {

@@ -10,8 +10,8 @@
 //! are written only when the caller asks for them.
 //!
 //! Engines that run several vertices at once implement a [`GroupKernel`]: a fast path that may
-//! decline vertices (a group whose control flow diverges, an unusual value it does not handle
-//! exactly), which the caller then runs on an exact per-vertex engine (`crate::engine` composes
+//! decline vertices (a group that runs out of its budget or, in a kernel that does not mask
+//! them, whose control flow diverges), which the caller then runs on an exact per-vertex engine (`crate::engine` composes
 //! the two). Results are the same bits as the reference interpreter's whichever path ran them
 //! (docs/execution-model.md §8).
 
@@ -584,8 +584,8 @@ impl SoaBuffer {
 /// vectorised interpreter).
 ///
 /// It runs every vertex of a batch and declines the ones it cannot finish exactly: a group of
-/// vertices whose control flow diverges, a value it does not handle on its fast path (a NaN or
-/// infinity, say), a failed invocation, the instruction budget. A declined vertex's outputs and
+/// vertices whose control flow diverges where it does not run them under masks, a value it
+/// does not handle on its fast path, a failed invocation, the instruction budget. A declined vertex's outputs and
 /// flow entry are unspecified; the caller runs it again on an exact per-vertex engine, so the
 /// batch's results are exact whatever the kernel declines.
 pub trait GroupKernel: Send + Sync {

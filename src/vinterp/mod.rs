@@ -12,9 +12,10 @@
 //! It is a [`GroupKernel`]. A group first runs with the flagging rules; when one of its values
 //! is unusual (a NaN or, in the float24 modes, an infinity or a result beyond the largest finite
 //! float24, where those rules are not exact) it runs again with the exact rules, so values never
-//! cause a decline. A group is declined (left to an exact per-vertex engine) when its vertices'
-//! control flow diverges (a test of the condition flags that they disagree on), when it exceeds
-//! the instruction budget, or when it would fail (BREAK outside a loop). Every vertex it does
+//! cause a decline. Vertices whose control flow diverges (a test of the condition flags that
+//! they disagree on) run each way as a masked path until the paths meet again. A group is
+//! declined (left to an exact per-vertex engine) when a vertex exceeds the instruction budget,
+//! or when it would fail (BREAK outside a loop). Every vertex it does
 //! not decline has exactly the reference interpreter's outputs and final a0/aL/cmp
 //! (docs/execution-model.md §8).
 

@@ -107,7 +107,7 @@ pub struct SoaCodegen {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SoaArithmetic {
     /// The exact rules everywhere ([`crate::float24::lanes::Exactly`]): a kernel that declines
-    /// only what diverges, for rerunning the groups a fast kernel flagged.
+    /// only what its control flow declines, for rerunning the groups a fast kernel flagged.
     Exact,
     /// Exact infinities and range rules; only NaN results flagged
     /// ([`crate::float24::lanes::FlaggingNan`]).
@@ -544,7 +544,8 @@ fn copy_planes(
     }
 }
 
-/// A group's byte when its control flow declined it (diverging lanes, the budget): every lane,
+/// A group's byte when its control flow declined it (the budget, a BREAK outside a loop, lanes
+/// diverging past the masked regions' share of the code): every lane,
 /// and a bit that says so. A byte with only lane bits has lanes flagged by the arithmetic,
 /// which a more exact kernel may finish; a declined group would decline there too.
 const DECLINED_GROUP: u8 = 0x1F;
