@@ -48,6 +48,18 @@ pub struct Setup<'a> {
 /// are far smaller (the corpus's largest: 76 instructions).
 const REGION_SHARE: usize = 4;
 
+/// Planning masked regions may expand at most this many flow states per instruction of the
+/// trace limit, all regions together; past that a divergence declines the group. Each plan
+/// explores the flow-state graph from its test to the end, so without a bound a program with a
+/// test in every pass of long unrolled loops took minutes to compile (a generated program of
+/// the differential tester, seed 2027).
+const REGION_EXPLORATION: usize = 4;
+
+/// A masked region whose states form a loop may hold at most this many instructions: every
+/// register is live round its sweep, and Cranelift's register allocator took about a minute on
+/// a generated program's 500-instruction one. The corpus's largest is 62.
+const LOOPED_REGION_MAX: usize = 128;
+
 /// A masked region larger than this many instructions is run by every group that reaches its
 /// test, agreeing or not, instead of beside code for each way (see [`Emitter::plan_region`]).
 /// Small regions (an IF/ELSE of a few instructions) keep the unmasked code for agreeing groups.
@@ -346,6 +358,8 @@ struct Emitter<'a, 'b> {
     /// limit).
     traced: usize,
     region_traced: usize,
+    /// Flow states expanded while planning masked regions, over all of them.
+    region_explored: usize,
     /// The segments found so far, by flow state (what masked regions are cut from).
     segments: HashMap<FlowKey, Rc<Segment>>,
     /// The blocks of flow states, and those still to trace.
@@ -461,6 +475,7 @@ pub fn lower(
         decline: None,
         traced: 0,
         region_traced: 0,
+        region_explored: 0,
         segments: HashMap::new(),
         memo: HashMap::new(),
         work: Vec::new(),
@@ -943,6 +958,12 @@ impl Emitter<'_, '_> {
                 continue;
             }
             expanded[n] = true;
+            // Every region's graph is explored from its test to the end, so the work of all
+            // of them together is bounded apart from their code.
+            self.region_explored += 1;
+            if self.region_explored > REGION_EXPLORATION * self.s.limit {
+                return None;
+            }
             let succs = match graph.nodes[n].clone() {
                 Some(Next::State(key)) => {
                     let segment = self.segment(&key, left).ok()?;
@@ -982,7 +1003,9 @@ impl Emitter<'_, '_> {
                 _ => None,
             })
             .sum();
-        if self.region_traced + size > self.s.limit / REGION_SHARE {
+        if self.region_traced + size > self.s.limit / REGION_SHARE
+            || (looped && size > LOOPED_REGION_MAX)
+        {
             return None;
         }
         self.region_traced += size;
