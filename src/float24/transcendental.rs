@@ -89,6 +89,18 @@ pub trait WideOps {
     fn bits_shr(&mut self, a: Self::Bits, amount: u32) -> Self::Bits;
 }
 
+/// The polynomial with coefficients `terms` (lowest power first) at `x`, in Horner form.
+fn horner<O: WideOps>(o: &mut O, terms: &[f64], x: O::Float) -> O::Float {
+    let (last, rest) = terms.split_last().expect("terms");
+    let mut sum = o.splat(*last);
+    for &term in rest.iter().rev() {
+        let product = o.mul(sum, x);
+        let term = o.splat(term);
+        sum = o.add(product, term);
+    }
+    sum
+}
+
 /// 2^x in f64 for x in [-152, 128]: n = nearest(x), e^t with t = (x − n)·ln2 by its Taylor
 /// series in Horner form, times 2^n built from bits (n + 1.5·2^52 holds n in its low bits).
 pub fn exp2_core<O: WideOps>(o: &mut O, x: O::Float) -> O::Float {
@@ -96,13 +108,7 @@ pub fn exp2_core<O: WideOps>(o: &mut O, x: O::Float) -> O::Float {
     let fraction = o.sub(x, n);
     let ln2 = o.splat(LN_2);
     let t = o.mul(fraction, ln2);
-    let (last, rest) = EXP_TERMS.split_last().expect("terms");
-    let mut poly = o.splat(*last);
-    for &term in rest.iter().rev() {
-        let product = o.mul(poly, t);
-        let term = o.splat(term);
-        poly = o.add(product, term);
-    }
+    let poly = horner(o, &EXP_TERMS, t);
     let magic = o.splat(SIGNED_MAGIC);
     let shifted = o.add(n, magic);
     let bits = o.float_to_bits(shifted);
@@ -140,13 +146,7 @@ pub fn log2_core<O: WideOps>(o: &mut O, x: O::Float) -> O::Float {
     let denominator = o.add(m, one);
     let s = o.div(numerator, denominator);
     let s2 = o.mul(s, s);
-    let (last, rest) = ATANH_TERMS.split_last().expect("terms");
-    let mut series = o.splat(*last);
-    for &term in rest.iter().rev() {
-        let product = o.mul(s2, series);
-        let term = o.splat(term);
-        series = o.add(term, product);
-    }
+    let series = horner(o, &ATANH_TERMS, s2);
     let two = o.splat(2.0);
     let twice = o.mul(two, s);
     let ln_m = o.mul(twice, series);
