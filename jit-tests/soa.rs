@@ -11,7 +11,7 @@ use picajit::document::input::parse_input;
 use picajit::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel, SoaBuffer};
 use picajit::float24::Precision;
 use picajit::interp::Interpreter;
-use picajit::jit::{SoaArithmetic, SoaCompileError, SoaJit};
+use picajit::jit::{ConstantLanes, SoaArithmetic, SoaCompileError, SoaJit};
 use picajit::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms};
 
 mod common;
@@ -74,7 +74,10 @@ fn corpus_cases(precision: Precision) -> Vec<CorpusCase> {
 }
 
 /// Runs `vertices` through the tier (declined ones through the interpreter) and checks every
-/// vertex against the interpreter. Returns how many were declined, or the compile error.
+/// vertex against the interpreter, with a kernel specialised on the bool and int uniforms and,
+/// when the program multiplies by zeros or ones of the float uniforms, with one specialised on
+/// those too (as the engine layer compiles it). Returns how many the first kernel declined, or
+/// the compile error.
 fn check_batch(
     what: &str,
     program: &ShaderProgram,
@@ -83,6 +86,30 @@ fn check_batch(
     vertices: &[InputRegisters],
 ) -> Result<usize, SoaCompileError> {
     let kernel = SoaJit::compile(program, config, uniforms.bools, uniforms.int)?;
+    let declined = check_kernel(what, &kernel, program, config, uniforms, vertices);
+    let constants =
+        ConstantLanes::of(uniforms, config.precision).within(&ConstantLanes::candidates(program));
+    if !constants.is_empty() {
+        let kernel =
+            SoaJit::compile_specialised(program, config, uniforms.bools, uniforms.int, constants)?;
+        let what = format!(
+            "{what} (specialised on {} constant lanes)",
+            constants.count()
+        );
+        check_kernel(&what, &kernel, program, config, uniforms, vertices);
+    }
+    Ok(declined)
+}
+
+/// [`check_batch`] with one kernel; returns how many vertices it declined.
+fn check_kernel(
+    what: &str,
+    kernel: &SoaJit,
+    program: &ShaderProgram,
+    config: ExecConfig,
+    uniforms: &Uniforms,
+    vertices: &[InputRegisters],
+) -> usize {
     let interp = Interpreter::new(program.clone(), config);
     let layout = BatchLayout::of(program);
     let inputs = SoaBuffer::from_vertices(layout.inputs, vertices);
@@ -119,7 +146,7 @@ fn check_batch(
             ),
         }
     }
-    Ok(declined.len())
+    declined.len()
 }
 
 fn config(precision: Precision) -> ExecConfig {
@@ -605,6 +632,7 @@ fn measure_codegen() {
                     config(precision),
                     case.uniforms.bools,
                     case.uniforms.int,
+                    ConstantLanes::NONE,
                     codegen,
                 )
                 .unwrap();
@@ -628,5 +656,127 @@ fn measure_codegen() {
                 );
             }
         }
+    }
+}
+
+/// Products by zeros and ones of the float uniforms, in every form the kernel skips work for:
+/// DP4 and DP3 rows of a matrix with zeros and a one, DPH, MUL and MAD by a zero and a one, a
+/// one copied into a temporary (`w = 1` of a point), negated operands, and a relative read of
+/// the same uniforms (not specialised).
+const CONSTANT_LANES: &str = "
+.fvec m[4], k
+.constf ones(1.0, 1.0, 1.0, 1.0)
+.in pos v0
+.in other v1
+.out o0 position
+.out o1 color
+.out o2 texcoord0
+.proc main
+    mov r1.xyz, pos
+    mov r1.w, ones.w
+    dp4 r0.x, m[0], r1
+    dp4 r0.y, m[1], r1
+    dp4 r0.z, m[2], r1
+    dp3 r0.w, m[3], other
+    mov o0, r0
+    dph r2.x, other, m[1]
+    mul r2.y, k.x, other.y
+    mul r2.z, -k.y, other.z
+    mad r2.w, other.w, k.x, r1.x
+    mov o1, r2
+    mad r3, other, k.yyyy, r1
+    mova a0.x, ones.x
+    dp4 r3.x, m[a0.x], other
+    mov o2, r3
+    end
+.end
+";
+
+/// Inputs with every kind of value a skipped product could hide: NaNs (which a product by zero
+/// keeps), infinities (inf·0 = 0), signed zeros, float24 subnormals, the range's ends.
+fn constant_lane_vertices(count: usize) -> Vec<InputRegisters> {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    (0..count)
+        .map(|i| {
+            let mut v = [[0.0f32; 4]; 16];
+            for reg in v.iter_mut().take(2) {
+                for x in reg.iter_mut() {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    *x = if i % 3 == 0 {
+                        f32::from_bits(SPECIALS[(state >> 8) as usize % SPECIALS.len()])
+                    } else {
+                        ((state >> 40) as i32 - (1 << 23)) as f32 / 65536.0
+                    };
+                }
+            }
+            v
+        })
+        .collect()
+}
+
+/// A kernel specialised on the zeros and ones of the uniforms gives the interpreter's bits on
+/// every input, does measurably less (fewer IR instructions than the kernel that knows no
+/// uniform), and declines a batch whose uniforms have another pattern rather than give it
+/// wrong results.
+#[test]
+fn constant_lanes_skip_work_and_stay_exact() {
+    let (program, mut uniforms) = assembled("constants.v.pica", CONSTANT_LANES);
+    // A perspective-like matrix: zeros, a one, ordinary values; k = (0, 1, 3, 0).
+    uniforms.float[0] = [1.5, 0.0, 0.0, 0.0];
+    uniforms.float[1] = [0.0, 2.0, -0.0, 1.0];
+    uniforms.float[2] = [0.0, 0.0, -1.0002, f32::from_bits(0x0000_0100)];
+    uniforms.float[3] = [0.0, 0.0, -1.0, 0.0];
+    uniforms.float[4] = [0.0, 1.0, 3.0, 0.0];
+    let vertices = constant_lane_vertices(61);
+    for precision in Precision::ALL {
+        let config = config(precision);
+        let candidates = ConstantLanes::candidates(&program);
+        let constants = ConstantLanes::of(&uniforms, precision).within(&candidates);
+        // Read as factors: m[0].yzw zero; m[1].xz zero and .w one; m[2].xy zero and .w, a
+        // float24 subnormal, zero in the float24 modes only; m[3].xy zero (DP3 reads xyz);
+        // k.x zero, k.y one; ones.w one (moved into a temporary). ones.x feeds MOVA only.
+        let expected = if precision.is_f24() { 14 } else { 13 };
+        assert_eq!(constants.count(), expected, "{precision:?}");
+        let general = SoaJit::compile(&program, config, uniforms.bools, uniforms.int).unwrap();
+        let special =
+            SoaJit::compile_specialised(&program, config, uniforms.bools, uniforms.int, constants)
+                .unwrap();
+        for (name, kernel) in [("general", &general), ("specialised", &special)] {
+            let declined = check_kernel(name, kernel, &program, config, &uniforms, &vertices);
+            assert_eq!(declined, 0, "{name} {precision:?}");
+        }
+        let (g, s) = (general.compile_stats(), special.compile_stats());
+        // In f32 mode the rounding is cheap and a product by zero is kept outside dot
+        // products (its sign matters), so less vanishes.
+        let at_most_tenths = if precision.is_f24() { 8 } else { 9 };
+        assert!(
+            s.ir_instructions * 10 < g.ir_instructions * at_most_tenths,
+            "{precision:?}: specialised {} IR instructions, general {}",
+            s.ir_instructions,
+            g.ir_instructions
+        );
+        // Another pattern (a zero became 0.5): the specialised kernel declines every vertex,
+        // and the engine's exact fallback gives the right bits.
+        let mut moved = uniforms.clone();
+        moved.float[0][1] = 0.5;
+        assert!(!constants.hold_for(&moved, precision));
+        let declined = check_kernel("moved", &special, &program, config, &moved, &vertices);
+        assert_eq!(declined, vertices.len(), "{precision:?}");
+        // The same pattern with other values elsewhere runs on the specialised kernel.
+        let mut other_values = uniforms.clone();
+        other_values.float[0][0] = -7.25;
+        other_values.float[4][2] = f32::NAN;
+        assert!(constants.hold_for(&other_values, precision));
+        let declined = check_kernel(
+            "other values",
+            &special,
+            &program,
+            config,
+            &other_values,
+            &vertices,
+        );
+        assert_eq!(declined, 0, "{precision:?}");
     }
 }

@@ -236,3 +236,49 @@ fn a_kernel_that_declines_most_vertices_steps_aside_and_is_retried() {
     assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
     assert_eq!(runs.load(Ordering::SeqCst), 3);
 }
+
+/// Kernels are specialised on where the float uniforms a program multiplies by are zero or
+/// one, but at most `MAX_CONSTANT_PATTERNS` such patterns per program: uniforms whose zeros
+/// keep moving get kernels that know none, instead of a compile per draw.
+#[test]
+fn constant_lane_patterns_are_bounded() {
+    use picajit::asm::{AsmOptions, SourceFile, assemble};
+    use picajit::engine::specialized::MAX_CONSTANT_PATTERNS;
+    use picajit::jit::ConstantLanes;
+    let source = SourceFile {
+        name: "dp4.v.pica".to_string(),
+        text: ".fvec m\n.in p v0\n.out o position\n.proc main\n dp4 o.x, m, p\n mov o.yzw, p\n end\n.end\n"
+            .to_string(),
+    };
+    let assembly = assemble(&[source], AsmOptions::default()).unwrap();
+    let multiplying = ShaderProgram::from_shbin(&assembly.shbin, 0).unwrap();
+    let candidates = ConstantLanes::candidates(&multiplying);
+    assert_eq!(candidates.count(), 8, "c0.xyzw as zeros and as ones");
+    let compiles = Arc::new(AtomicUsize::new(0));
+    let engine = specializing(CompileMode::Blocking, compiles.clone(), 0xFFFF)
+        .with_constant_lanes(candidates);
+    let inputs = vertices(6);
+    let mut specialised = Vec::new();
+    for pattern in 1..16u32 {
+        let mut uniforms = Uniforms::default();
+        uniforms.float[0] =
+            std::array::from_fn(|c| if pattern & (1 << c) != 0 { 0.0 } else { 0.5 });
+        let key = engine.variant_key(&uniforms);
+        if !key.constants.is_empty() {
+            assert_eq!(key.constants.count(), pattern.count_ones() as usize);
+            specialised.push(pattern);
+        }
+        assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+    }
+    assert_eq!(
+        specialised,
+        (1..=MAX_CONSTANT_PATTERNS as u32).collect::<Vec<_>>()
+    );
+    // The admitted patterns, then one kernel that knows no constant for all the others.
+    assert_eq!(compiles.load(Ordering::SeqCst), MAX_CONSTANT_PATTERNS + 1);
+    // Values other than zero and one, and other uniforms, do not make a new pattern.
+    let mut uniforms = Uniforms::default();
+    uniforms.float[0] = [0.0, 7.0, 0.5, -3.0];
+    uniforms.float[9] = [0.0, 1.0, 0.0, 1.0];
+    assert_eq!(engine.variant_key(&uniforms).constants.count(), 1);
+}

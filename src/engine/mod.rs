@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use crate::exec::{ExecConfig, GroupKernel, ShaderEngine};
 use crate::interp::Interpreter;
-use crate::jit::{JitError, JitShader, SoaJit};
+use crate::jit::{ConstantLanes, JitError, JitShader, SoaJit};
 use crate::program::{ShaderKind, ShaderProgram};
 use crate::vinterp::VectorInterpreter;
 use background::Background;
@@ -32,8 +32,9 @@ pub enum EngineKind {
     Interpreter,
     /// The Cranelift JIT, one vertex at a time.
     Jit,
-    /// The structure-of-arrays JIT for batches, specialised on the bool and int uniforms, with
-    /// the JIT for what it declines.
+    /// The structure-of-arrays JIT for batches, specialised on the bool and int uniforms and on
+    /// the zeros and ones of the float uniforms it multiplies by, with the JIT for what it
+    /// declines.
     SoaJit,
     /// The vectorised interpreter for batches (nothing to compile), with the interpreter for
     /// what it declines.
@@ -71,7 +72,7 @@ impl EngineKind {
             EngineKind::Interpreter => "the reference interpreter",
             EngineKind::Jit => "the Cranelift JIT, one vertex at a time",
             EngineKind::SoaJit => {
-                "the structure-of-arrays JIT for batches (4 vertices per vector), specialised on the bool and int uniforms"
+                "the structure-of-arrays JIT for batches (4 vertices per vector), specialised on the bool and int uniforms and on the zeros and ones of the float uniforms it multiplies by"
             }
             EngineKind::VectorInterpreter => {
                 "the vectorised interpreter for batches: nothing to compile"
@@ -159,11 +160,10 @@ pub fn prepare(
                     inner: jit,
                 }));
             }
-            Ok(Box::new(Specializing::new(
-                kind.name(),
+            Ok(Box::new(soa_kernels(
+                kind,
                 program,
                 config,
-                Box::new(compile_soa),
                 CompileMode::Blocking,
                 jit.clone(),
                 jit,
@@ -188,11 +188,10 @@ pub fn prepare(
             };
             let exact: Arc<dyn ShaderEngine> =
                 Arc::new(Background::start(kind.name(), interp, compile_jit));
-            Ok(Box::new(Specializing::new(
-                kind.name(),
+            Ok(Box::new(soa_kernels(
+                kind,
                 program,
                 config,
-                Box::new(compile_soa),
                 CompileMode::Background,
                 exact,
                 vinterp,
@@ -210,13 +209,36 @@ fn vector_interpreter(program: ShaderProgram, config: ExecConfig) -> KernelEngin
     )
 }
 
+/// Structure-of-arrays kernels for `program`, specialised per batch on its bool and int uniforms
+/// and the zeros and ones of the float uniforms it multiplies by, compiled in `mode`.
+fn soa_kernels(
+    kind: EngineKind,
+    program: ShaderProgram,
+    config: ExecConfig,
+    mode: CompileMode,
+    exact: Arc<dyn ShaderEngine>,
+    meanwhile: Arc<dyn ShaderEngine>,
+) -> Specializing {
+    let candidates = ConstantLanes::candidates(&program);
+    Specializing::new(
+        kind.name(),
+        program,
+        config,
+        Box::new(compile_soa),
+        mode,
+        exact,
+        meanwhile,
+    )
+    .with_constant_lanes(candidates)
+}
+
 /// Compiles the structure-of-arrays kernel of one specialisation.
 fn compile_soa(
     program: &ShaderProgram,
     config: ExecConfig,
     key: VariantKey,
 ) -> Result<Box<dyn GroupKernel>, String> {
-    match SoaJit::compile(program, config, key.bools, key.ints) {
+    match SoaJit::compile_specialised(program, config, key.bools, key.ints, key.constants) {
         Ok(kernel) => Ok(Box::new(kernel)),
         Err(e) => Err(e.to_string()),
     }

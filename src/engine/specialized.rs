@@ -3,8 +3,11 @@
 //!
 //! A compiled batch kernel (the structure-of-arrays JIT) is specialised on the bool and int
 //! uniforms: with them fixed, the control flow that does not depend on per-vertex values is
-//! known when compiling. [`Specializing`] keeps one kernel per [`VariantKey`] (at most
-//! [`MAX_VARIANTS`] per program, least recently used evicted), compiles a missing one when a
+//! known when compiling. It may also be specialised on the float uniform components that are
+//! zero or +1.0 where the program multiplies by them ([`ConstantLanes`]; at most
+//! [`MAX_CONSTANT_PATTERNS`] such patterns per program). [`Specializing`] keeps one kernel per
+//! [`VariantKey`] (at most [`MAX_VARIANTS`] per program, least recently used evicted), compiles
+//! a missing one when a
 //! batch needs it, and, in the background mode, runs batches on a zero-compile engine until the
 //! compiled kernel is ready on a background thread, then switches: the first draw never waits for
 //! the compiler. A variant that cannot be compiled (a program too large to specialise) runs on
@@ -18,29 +21,40 @@ use crate::exec::{
     BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel, ShaderEngine,
     VertexResult,
 };
+use crate::jit::ConstantLanes;
 use crate::program::{InputRegisters, ShaderProgram, Uniforms};
 
-/// What a kernel is specialised on: the bool uniforms and the int uniforms.
+/// What a kernel is specialised on: the bool uniforms, the int uniforms and the float uniform
+/// components known to be zero or +1.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct VariantKey {
     /// b0-b15.
     pub bools: u16,
     /// i0-i3.
     pub ints: [[u8; 4]; 4],
+    /// The float uniform components the kernel takes as zero or +1.0 ([`ConstantLanes::NONE`]
+    /// for a kernel that runs with any float uniforms).
+    pub constants: ConstantLanes,
 }
 
 impl VariantKey {
-    /// The key for a batch run with `uniforms`.
+    /// The key for a batch run with `uniforms`, with no float uniform component known.
     pub fn of(uniforms: &Uniforms) -> VariantKey {
         VariantKey {
             bools: uniforms.bools,
             ints: uniforms.int,
+            constants: ConstantLanes::NONE,
         }
     }
 }
 
 /// The most specialised kernels kept per program.
 pub const MAX_VARIANTS: usize = 8;
+
+/// The most distinct patterns of known float uniform components a program's kernels are
+/// specialised on; batches with a pattern beyond them run on kernels that know none (so uniforms
+/// whose zeros keep moving cannot make a program compile without end).
+pub const MAX_CONSTANT_PATTERNS: usize = 4;
 
 /// Compiles the kernel for one variant; `Err` says why it cannot be (the batch then runs on the
 /// fallback engine).
@@ -73,11 +87,37 @@ struct Shared {
     variants: Mutex<VecDeque<(VariantKey, Variant)>>,
     /// Signalled whenever a variant is published, for callers waiting on a compile in flight.
     published: Condvar,
+    /// The float uniform components kernels may be specialised on (none: the compiler does not
+    /// specialise on float uniforms).
+    candidates: ConstantLanes,
+    /// The patterns of known components admitted so far (at most [`MAX_CONSTANT_PATTERNS`]).
+    patterns: Mutex<Vec<ConstantLanes>>,
 }
 
 impl Shared {
     fn variants(&self) -> MutexGuard<'_, VecDeque<(VariantKey, Variant)>> {
         self.variants.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The key for a batch run with `uniforms`: its bool and int uniforms, and its zeros and
+    /// ones among the candidate components when the pattern is admitted.
+    fn key(&self, uniforms: &Uniforms) -> VariantKey {
+        let mut key = VariantKey::of(uniforms);
+        if self.candidates.is_empty() {
+            return key;
+        }
+        let pattern = ConstantLanes::of(uniforms, self.config.precision).within(&self.candidates);
+        if pattern.is_empty() {
+            return key;
+        }
+        let mut patterns = self.patterns.lock().unwrap_or_else(|e| e.into_inner());
+        if patterns.contains(&pattern) {
+            key.constants = pattern;
+        } else if patterns.len() < MAX_CONSTANT_PATTERNS {
+            patterns.push(pattern);
+            key.constants = pattern;
+        }
+        key
     }
 
     fn publish(&self, key: VariantKey, variant: Variant) {
@@ -158,6 +198,8 @@ impl Specializing {
                 compiler,
                 variants: Mutex::new(VecDeque::new()),
                 published: Condvar::new(),
+                candidates: ConstantLanes::NONE,
+                patterns: Mutex::new(Vec::new()),
             }),
             mode,
             exact,
@@ -165,9 +207,25 @@ impl Specializing {
         }
     }
 
+    /// Lets the compiler specialise kernels on the float uniform components of `candidates`
+    /// that are zero or +1.0 in a batch's uniforms (its keys then carry them; see
+    /// [`ConstantLanes::candidates`]).
+    pub fn with_constant_lanes(mut self, candidates: ConstantLanes) -> Specializing {
+        match Arc::get_mut(&mut self.shared) {
+            Some(shared) => shared.candidates = candidates,
+            None => unreachable!("the engine is not shared before it is returned"),
+        }
+        self
+    }
+
+    /// The key of the kernel a batch run with `uniforms` gets.
+    pub fn variant_key(&self, uniforms: &Uniforms) -> VariantKey {
+        self.shared.key(uniforms)
+    }
+
     /// The state of the variant for `uniforms`.
     pub fn variant_state(&self, uniforms: &Uniforms) -> VariantState {
-        state_of(&self.shared.variants(), VariantKey::of(uniforms))
+        state_of(&self.shared.variants(), self.shared.key(uniforms))
     }
 
     /// How many variants are kept (compiling ones included).
@@ -178,16 +236,15 @@ impl Specializing {
     /// Compiles the variant for `uniforms` now if it is missing, and waits for a compile of it
     /// in flight (on another thread) to finish.
     pub fn ensure_compiled(&self, uniforms: &Uniforms) -> VariantState {
-        let key = VariantKey::of(uniforms);
+        let key = self.shared.key(uniforms);
         if let Claim::Mine = self.claim(key) {
             self.shared.publish(key, self.shared.compile(key));
         }
-        self.wait_for(uniforms)
+        self.wait_for(key)
     }
 
     /// The variant's state once no compile of it is in flight.
-    fn wait_for(&self, uniforms: &Uniforms) -> VariantState {
-        let key = VariantKey::of(uniforms);
+    fn wait_for(&self, key: VariantKey) -> VariantState {
         let mut variants = self.shared.variants();
         loop {
             let state = state_of(&variants, key);
@@ -224,12 +281,12 @@ impl Specializing {
     /// The kernel to run `uniforms` with, if one is ready; starts (or, blocking, runs or waits
     /// for) its compile when it is not.
     fn kernel_for(&self, uniforms: &Uniforms) -> Option<Arc<AdaptiveKernel>> {
-        let key = VariantKey::of(uniforms);
+        let key = self.shared.key(uniforms);
         match (self.claim(key), self.mode) {
             (Claim::Ready(kernel), _) => Some(kernel),
             (Claim::Refused, _) | (Claim::InFlight, CompileMode::Background) => None,
             (Claim::InFlight, CompileMode::Blocking) => {
-                self.wait_for(uniforms);
+                self.wait_for(key);
                 match self.claim(key) {
                     Claim::Ready(kernel) => Some(kernel),
                     _ => None,

@@ -112,6 +112,35 @@ pub trait Elements {
     fn note_flushed(&mut self, v: Self::Float) {
         let _ = v;
     }
+    /// What `v` is known to be in every element when the code is generated (a uniform the
+    /// kernel is specialised on, a constant), for the rules that skip work such a factor makes
+    /// vanish ([`mul_by`], [`mad_by`], [`dot_by`]). The default knows nothing.
+    fn known_factor(&mut self, v: Self::Float) -> Option<KnownFactor> {
+        let _ = v;
+        None
+    }
+    /// Whether `v` is a result of [`round`] (or a fast path's rounding) in this precision, or a
+    /// constant the rounding leaves unchanged: rounding it again gives `v`. The default: no.
+    fn is_rounded(&mut self, v: Self::Float) -> bool {
+        let _ = v;
+        false
+    }
+    /// Called by [`round`], [`round_flagging`] and [`round_flagging_nan`] with each result, so
+    /// that an implementation can answer [`Elements::is_rounded`]. The default ignores it.
+    fn note_rounded(&mut self, v: Self::Float) {
+        let _ = v;
+    }
+}
+
+/// A factor known in every element when the code is generated (docs/batches.md, "Constant
+/// lanes").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KnownFactor {
+    /// Zero as the multiply reads it: +0 in the float24 modes (after the input flush), ±0 in
+    /// f32 mode.
+    Zero,
+    /// +1.0.
+    One,
 }
 
 /// Four f32 lanes of one register: [`Elements`] plus the moves between lanes that the
@@ -191,6 +220,7 @@ pub fn round<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Fl
     if precision.is_f24() {
         l.note_flushed(r);
     }
+    l.note_rounded(r);
     r
 }
 
@@ -220,15 +250,22 @@ pub fn round_flagging<L: Elements>(
             (big, l.clear_where(small, rounded))
         }
     };
-    *unusual = Some(match *unusual {
-        Some(earlier) => l.either(earlier, flag),
-        None => flag,
-    });
+    flag_elements(l, unusual, flag);
     let r = l.float_of(result);
     if precision.is_f24() {
         l.note_flushed(r);
     }
+    l.note_rounded(r);
     r
+}
+
+/// Adds the elements of `flag` to a fast path's flagged elements.
+#[inline(always)]
+fn flag_elements<L: Elements>(l: &mut L, unusual: &mut Option<L::Mask>, flag: L::Mask) {
+    *unusual = Some(match *unusual {
+        Some(earlier) => l.either(earlier, flag),
+        None => flag,
+    });
 }
 
 /// [`round`] for a fast path that leaves only NaNs to an exact engine: the result is exact in
@@ -243,14 +280,12 @@ pub fn round_flagging_nan<L: Elements>(
     let flag = l.is_nan(v);
     let bits = l.bits_of(v);
     let result = rounded_in_range(l, bits, precision);
-    *unusual = Some(match *unusual {
-        Some(earlier) => l.either(earlier, flag),
-        None => flag,
-    });
+    flag_elements(l, unusual, flag);
     let r = l.float_of(result);
     if precision.is_f24() {
         l.note_flushed(r);
     }
+    l.note_rounded(r);
     r
 }
 
@@ -303,6 +338,12 @@ pub trait Finish<L: Elements> {
     fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float;
     /// The product of two flushed factors, before rounding.
     fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float;
+    /// Whether a NaN result of [`Finish::round`] is flagged, so that a value this finish
+    /// rounded needs no NaN test later.
+    fn flags_nan_results(&self) -> bool;
+    /// `v` made a NaN result in the elements of `nan` (a product skipped as zero whose other
+    /// factor was a NaN): the canonical NaN there, or, for a fast path, those elements flagged.
+    fn poison(&mut self, l: &mut L, nan: L::Mask, v: L::Float) -> L::Float;
 }
 
 /// The exact finish: [`sanitized_mul`] and [`round`].
@@ -317,6 +358,15 @@ impl<L: Elements> Finish<L> for Exactly {
     #[inline]
     fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
         sanitized_mul(l, a, b)
+    }
+    fn flags_nan_results(&self) -> bool {
+        false
+    }
+    fn poison(&mut self, l: &mut L, nan: L::Mask, v: L::Float) -> L::Float {
+        let canonical = l.splat_bits(CANONICAL_NAN_BITS);
+        let bits = l.bits_of(v);
+        let r = l.select(nan, canonical, bits);
+        l.float_of(r)
     }
 }
 
@@ -339,6 +389,13 @@ impl<L: Elements> Finish<L> for Flagging<L::Mask> {
     fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
         l.fmul(a, b)
     }
+    fn flags_nan_results(&self) -> bool {
+        true
+    }
+    fn poison(&mut self, l: &mut L, nan: L::Mask, v: L::Float) -> L::Float {
+        flag_elements(l, &mut self.unusual, nan);
+        v
+    }
 }
 
 /// The finish of a fast path that leaves only NaNs to an exact one (the structure-of-arrays
@@ -359,6 +416,13 @@ impl<L: Elements> Finish<L> for FlaggingNan<L::Mask> {
     #[inline]
     fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
         l.fmul(a, b)
+    }
+    fn flags_nan_results(&self) -> bool {
+        true
+    }
+    fn poison(&mut self, l: &mut L, nan: L::Mask, v: L::Float) -> L::Float {
+        flag_elements(l, &mut self.unusual, nan);
+        v
     }
 }
 
@@ -398,8 +462,93 @@ pub fn mul_by<L: Elements, F: Finish<L>>(
 ) -> L::Float {
     let a = flush(l, a, p);
     let b = flush(l, b, p);
+    match product_term(l, fin, a, b, p, p.is_f24()) {
+        Term::Rounded(v) => v,
+        Term::Vanished(nan) => {
+            let zero = l.splat(0.0);
+            poisoned(l, fin, nan, zero)
+        }
+    }
+}
+
+/// A rounded product as the rules see it once known factors are taken into account.
+enum Term<F, M> {
+    /// The rounded product.
+    Rounded(F),
+    /// +0, except a NaN in the elements of the mask (`None`: nowhere): a factor is known to be
+    /// zero, and the other one was a NaN there.
+    Vanished(Option<M>),
+}
+
+/// `round(product(a, b))` of two flushed factors, skipping what a [`KnownFactor`] makes vanish
+/// (docs/batches.md, "Constant lanes"):
+/// - a factor of +1.0: the product is the other factor exactly (a NaN stays a NaN, which the
+///   rounding makes canonical), so only the rounding remains, and none when the other factor is
+///   rounded already (rounding is idempotent);
+/// - a factor of zero, where `zero_vanishes` (the caller adds the product to something, or the
+///   mode turns every zero product into +0): the product is +0 (the multiply's inf·0 = 0
+///   included), or a NaN where the other factor is one; that factor needs no NaN test when the
+///   finish flags NaN results and rounded it.
+#[inline(always)]
+fn product_term<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    a: L::Float,
+    b: L::Float,
+    p: Precision,
+    zero_vanishes: bool,
+) -> Term<L::Float, L::Mask> {
+    let known = [l.known_factor(a), l.known_factor(b)];
+    if known == [None, None] {
+        let product = fin.product(l, a, b);
+        return Term::Rounded(fin.round(l, product, p));
+    }
+    if zero_vanishes {
+        for (factor, other, other_known) in [(known[0], b, known[1]), (known[1], a, known[0])] {
+            if factor == Some(KnownFactor::Zero) {
+                let nan = if other_known.is_some() || fin.flags_nan_results() && l.is_rounded(other)
+                {
+                    None
+                } else {
+                    Some(l.is_nan(other))
+                };
+                return Term::Vanished(nan);
+            }
+        }
+    }
+    for (factor, other) in [(known[1], a), (known[0], b)] {
+        if factor == Some(KnownFactor::One) {
+            if l.is_rounded(other) {
+                return Term::Rounded(other);
+            }
+            return Term::Rounded(fin.round(l, other, p));
+        }
+    }
     let product = fin.product(l, a, b);
-    fin.round(l, product, p)
+    Term::Rounded(fin.round(l, product, p))
+}
+
+/// `v`, a NaN wherever `nan` says.
+#[inline(always)]
+fn poisoned<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    nan: Option<L::Mask>,
+    v: L::Float,
+) -> L::Float {
+    match nan {
+        Some(nan) => fin.poison(l, nan, v),
+        None => v,
+    }
+}
+
+/// Two NaN masks as one.
+fn either_nan<L: Elements>(l: &mut L, a: Option<L::Mask>, b: Option<L::Mask>) -> Option<L::Mask> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(l.either(a, b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
 }
 
 /// MAD: round(MUL(a, b) + flush c): the product is rounded before the addition.
@@ -423,10 +572,25 @@ pub fn mad_by<L: Elements, F: Finish<L>>(
     c: L::Float,
     p: Precision,
 ) -> L::Float {
-    let product = mul_by(l, fin, a, b, p);
+    let a = flush(l, a, p);
+    let b = flush(l, b, p);
     let c = flush(l, c, p);
-    let sum = l.fadd(product, c);
-    fin.round(l, sum, p)
+    // A product of +0 adds nothing in the float24 modes (c is flushed, so never -0); in f32
+    // mode a -0 product would turn a -0 addend into +0, so the product is kept there.
+    match product_term(l, fin, a, b, p, p.is_f24()) {
+        Term::Rounded(product) => {
+            let sum = l.fadd(product, c);
+            fin.round(l, sum, p)
+        }
+        Term::Vanished(nan) => {
+            let sum = if l.is_rounded(c) {
+                c
+            } else {
+                fin.round(l, c, p)
+            };
+            poisoned(l, fin, nan, sum)
+        }
+    }
 }
 
 /// The sum of a dot product's products (`products[i]` = MUL of lane i of both sources; three
@@ -445,25 +609,88 @@ pub fn dot_sum_by<L: Elements, F: Finish<L>>(
     products: &[L::Float],
     p: Precision,
 ) -> L::Float {
-    debug_assert!(products.len() == 3 || products.len() == 4);
+    let mut terms = [None; 4];
+    for (term, &product) in terms.iter_mut().zip(products) {
+        *term = Some(product);
+    }
+    sum_terms(l, fin, &terms[..products.len()], p)
+}
+
+/// The dot product's sum ([`dot_sum`]) of the products that did not vanish (`None`: a +0
+/// product). Adding +0 changes nothing it is skipped for: in the float24 modes a rounded term
+/// is never -0; in f32 mode the running sum starts at +0 and so is never -0 either.
+#[inline(always)]
+fn sum_terms<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    terms: &[Option<L::Float>],
+    p: Precision,
+) -> L::Float {
+    debug_assert!(terms.len() == 3 || terms.len() == 4);
     if p.is_f24() {
-        let first = l.fadd(products[0], products[1]);
-        let first = fin.round(l, first, p);
-        let second = if let [_, _, p2, p3] = *products {
-            let pair = l.fadd(p2, p3);
-            fin.round(l, pair, p)
+        let first = pair_sum(l, fin, terms[0], terms[1], p);
+        let second = if let [_, _, t2, t3] = *terms {
+            pair_sum(l, fin, t2, t3, p)
         } else {
-            products[2]
+            terms[2]
         };
-        let sum = l.fadd(first, second);
-        fin.round(l, sum, p)
+        match pair_sum(l, fin, first, second, p) {
+            Some(sum) => sum,
+            None => l.splat(0.0),
+        }
     } else {
         let mut sum = l.splat(0.0);
-        for &term in products {
+        for &term in terms.iter().flatten() {
             sum = l.fadd(sum, term);
         }
         fin.round(l, sum, p)
     }
+}
+
+/// One rounded step of the float24 modes' pairwise sum; a vanished (+0) term adds nothing.
+#[inline(always)]
+fn pair_sum<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    a: Option<L::Float>,
+    b: Option<L::Float>,
+    p: Precision,
+) -> Option<L::Float> {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            let sum = l.fadd(a, b);
+            Some(fin.round(l, sum, p))
+        }
+        (one, None) | (None, one) => one,
+    }
+}
+
+/// DP3 (`pairs.len()` = 3), DP4 and DPH (4) on one component of many vertices: `pairs[i]` are
+/// the two factors of product i (DPH's fourth first factor is the constant 1.0). The products
+/// are MULs, summed by [`dot_sum`], with what [`KnownFactor`]s make vanish skipped: a zero
+/// product drops out of the sum in every mode (adding +0 never changes the running sum).
+#[inline(always)]
+pub fn dot_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    pairs: &[(L::Float, L::Float)],
+    p: Precision,
+) -> L::Float {
+    let mut nan = None;
+    let mut terms = [None; 4];
+    for (term, &(a, b)) in terms.iter_mut().zip(pairs) {
+        let a = flush(l, a, p);
+        let b = flush(l, b, p);
+        *term = match product_term(l, fin, a, b, p, true) {
+            Term::Rounded(v) => Some(v),
+            Term::Vanished(poison) => {
+                nan = either_nan(l, nan, poison);
+                None
+            }
+        };
+    }
+    let sum = sum_terms(l, fin, &terms[..pairs.len()], p);
+    poisoned(l, fin, nan, sum)
 }
 
 /// DP3 (`lanes` = 3) and DP4 (4) of `a` and `b`, in every lane: the products are a lane-wise

@@ -494,3 +494,237 @@ fn flagging_rules_are_exact_where_unflagged() {
         }
     }
 }
+
+/// [`lanes::Exact`] that knows which of its values are zero or +1.0 in every element and which
+/// the rounding leaves unchanged, as a code generator specialised on uniforms knows them: the
+/// rules that skip vanishing work ([`lanes::KnownFactor`]) must give the plain rules' bits.
+struct Knowing {
+    precision: Precision,
+    /// Finishing by a fast path, whose rounded values are finite wherever they are not flagged
+    /// (elsewhere in the program): only finite values count as rounded by it.
+    fast: bool,
+}
+
+impl lanes::Elements for Knowing {
+    type Float = [f32; 4];
+    type Bits = [u32; 4];
+    type Mask = [bool; 4];
+
+    fn bits_of(&mut self, v: [f32; 4]) -> [u32; 4] {
+        lanes::Exact.bits_of(v)
+    }
+    fn float_of(&mut self, v: [u32; 4]) -> [f32; 4] {
+        lanes::Exact.float_of(v)
+    }
+    fn splat_bits(&mut self, bits: u32) -> [u32; 4] {
+        lanes::Exact.splat_bits(bits)
+    }
+    fn and(&mut self, a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+        lanes::Exact.and(a, b)
+    }
+    fn or(&mut self, a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+        lanes::Exact.or(a, b)
+    }
+    fn add_bits(&mut self, a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+        lanes::Exact.add_bits(a, b)
+    }
+    fn shift_right(&mut self, a: [u32; 4], amount: u32) -> [u32; 4] {
+        lanes::Exact.shift_right(a, amount)
+    }
+    fn below(&mut self, a: [u32; 4], b: [u32; 4]) -> [bool; 4] {
+        lanes::Exact.below(a, b)
+    }
+    fn above(&mut self, a: [u32; 4], b: [u32; 4]) -> [bool; 4] {
+        lanes::Exact.above(a, b)
+    }
+    fn is_nan(&mut self, a: [f32; 4]) -> [bool; 4] {
+        lanes::Exact.is_nan(a)
+    }
+    fn is_number(&mut self, a: [f32; 4]) -> [bool; 4] {
+        lanes::Exact.is_number(a)
+    }
+    fn both(&mut self, a: [bool; 4], b: [bool; 4]) -> [bool; 4] {
+        lanes::Exact.both(a, b)
+    }
+    fn either(&mut self, a: [bool; 4], b: [bool; 4]) -> [bool; 4] {
+        lanes::Exact.either(a, b)
+    }
+    fn select(&mut self, mask: [bool; 4], a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+        lanes::Exact.select(mask, a, b)
+    }
+    fn fadd(&mut self, a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
+        lanes::Exact.fadd(a, b)
+    }
+    fn fmul(&mut self, a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
+        lanes::Exact.fmul(a, b)
+    }
+    fn fdiv(&mut self, a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
+        lanes::Exact.fdiv(a, b)
+    }
+    fn sqrt(&mut self, a: [f32; 4]) -> [f32; 4] {
+        lanes::Exact.sqrt(a)
+    }
+    fn floor(&mut self, a: [f32; 4]) -> [f32; 4] {
+        lanes::Exact.floor(a)
+    }
+    fn exp2_each(&mut self, a: [f32; 4]) -> [f32; 4] {
+        lanes::Exact.exp2_each(a)
+    }
+    fn log2_each(&mut self, a: [f32; 4]) -> [f32; 4] {
+        lanes::Exact.log2_each(a)
+    }
+    fn known_factor(&mut self, v: [f32; 4]) -> Option<lanes::KnownFactor> {
+        // Factors reach the rules flushed: in the float24 modes a zero is +0 there.
+        if v.iter().all(|x| x.to_bits() & lanes::MAGNITUDE_BITS == 0) {
+            Some(lanes::KnownFactor::Zero)
+        } else if v.iter().all(|&x| x.to_bits() == 1.0f32.to_bits()) {
+            Some(lanes::KnownFactor::One)
+        } else {
+            None
+        }
+    }
+    fn is_rounded(&mut self, v: [f32; 4]) -> bool {
+        let rounded = lanes::round(&mut lanes::Exact, v, self.precision);
+        rounded.map(f32::to_bits) == v.map(f32::to_bits)
+            && !(self.fast && v.iter().any(|x| !x.is_finite()))
+    }
+}
+
+/// MUL, MAD and the dot products with a factor known to be zero or +1.0 skip the product (and
+/// the rounding of a rounded value) and still give the plain rules' bits: NaN, infinite, signed
+/// zero, subnormal and ordinary other factors, in every mode, finished exactly and by the fast
+/// path (exact where it does not flag, flagged where the exact result is a NaN or, in the float24
+/// modes, an infinity).
+#[test]
+fn known_factor_rules_are_the_plain_rules() {
+    use lanes::{Exact, Exactly, Flagging};
+    let values: Vec<f32> = [
+        0,
+        0x8000_0000,
+        1,
+        MIN_NORMAL_BITS,
+        MIN_NORMAL_BITS - 1,
+        MAX_FINITE_BITS,
+        MAX_FINITE_BITS | 0x8000_0000,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0000,
+        0xFFC0_1234,
+        0x3F80_0000,
+        0xBF80_0000,
+        0x3F80_0041,
+        0xC2F6_E979,
+        0x5F7F_FFC0,
+    ]
+    .into_iter()
+    .map(f)
+    .collect();
+    // Known factors as a specialised uniform reads them, and a value that is neither.
+    let factors = [0.0f32, -0.0, f(1), f(MIN_NORMAL_BITS - 1), 1.0, 2.0];
+    let mut skipped = 0;
+    for p in Precision::ALL {
+        for (i, &a0) in values.iter().enumerate() {
+            let a = [
+                a0,
+                values[(i + 3) % values.len()],
+                values[(i + 7) % values.len()],
+                1.0,
+            ];
+            let c = [values[(i + 5) % values.len()], a0, -0.0, 0.0];
+            for &k in &factors {
+                let k = lanes::flush(&mut Exact, [k; 4], p);
+                let mut knowing = Knowing {
+                    precision: p,
+                    fast: false,
+                };
+                let known = lanes::Elements::known_factor(&mut knowing, k).is_some();
+                skipped += usize::from(known);
+                let check =
+                    |name: &str, plain: [f32; 4], got: [f32; 4], flags: Option<[bool; 4]>| {
+                        // A fast path's unflagged elements are exact. (Its rule that NaN and
+                        // infinite results are flagged is kept where it computes; a product skipped
+                        // here passes on a value that was flagged where it was rounded.)
+                        let flags = flags.unwrap_or([false; 4]);
+                        for lane in 0..4 {
+                            if !flags[lane] {
+                                assert_eq!(
+                                    got[lane].to_bits(),
+                                    plain[lane].to_bits(),
+                                    "{name} {p:?} a {a:?} k {k:?} c {c:?} lane {lane}"
+                                );
+                            }
+                        }
+                    };
+                macro_rules! compare {
+                    ($name:literal, |$l:ident, $fin:ident| $body:expr) => {{
+                        let plain = {
+                            let $l = &mut Exact;
+                            let $fin = &mut Exactly;
+                            $body
+                        };
+                        let exact = {
+                            let $l = &mut Knowing {
+                                precision: p,
+                                fast: false,
+                            };
+                            let $fin = &mut Exactly;
+                            $body
+                        };
+                        check(concat!($name, " exact"), plain, exact, None);
+                        let mut flagging = Flagging::default();
+                        let fast = {
+                            let $l = &mut Knowing {
+                                precision: p,
+                                fast: true,
+                            };
+                            let $fin = &mut flagging;
+                            $body
+                        };
+                        let flags = Some(flagging.unusual.unwrap_or([false; 4]));
+                        check(concat!($name, " fast"), plain, fast, flags);
+                    }};
+                }
+                compare!("mul", |l, fin| lanes::mul_by(l, fin, a, k, p));
+                compare!("mul swapped", |l, fin| lanes::mul_by(l, fin, k, a, p));
+                compare!("mad", |l, fin| lanes::mad_by(l, fin, a, k, c, p));
+                compare!("mad swapped", |l, fin| lanes::mad_by(l, fin, k, a, c, p));
+                // The dot products of a transform: a known factor in one or several terms, the
+                // others ordinary or special.
+                let rounded_a = lanes::round(&mut Exact, a, p);
+                let shapes: [[([f32; 4], [f32; 4]); 4]; 4] = [
+                    [(a, k), (c, a), (a, c), (k, c)],
+                    [(k, a), (k, c), (a, a), (c, k)],
+                    [(a, k), (c, k), (k, a), (k, k)],
+                    [(rounded_a, k), (k, rounded_a), (c, c), (a, k)],
+                ];
+                for pairs in shapes {
+                    for n in [3, 4] {
+                        compare!("dot", |l, fin| lanes::dot_by(l, fin, &pairs[..n], p));
+                        // The plain rule spelt out: products, then the dot product's sum.
+                        let plain = {
+                            let products: Vec<[f32; 4]> = pairs[..n]
+                                .iter()
+                                .map(|&(x, y)| lanes::mul(&mut Exact, x, y, p))
+                                .collect();
+                            lanes::dot_sum(&mut Exact, &products, p)
+                        };
+                        let known = lanes::dot_by(
+                            &mut Knowing {
+                                precision: p,
+                                fast: false,
+                            },
+                            &mut Exactly,
+                            &pairs[..n],
+                            p,
+                        );
+                        check("dot against its definition", plain, known, None);
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        skipped > 0,
+        "no factor was known: the rules were not exercised"
+    );
+}

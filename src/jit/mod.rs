@@ -107,7 +107,7 @@ mod lower;
 pub mod soa;
 mod wide;
 
-pub use soa::{SoaArithmetic, SoaCodegen, SoaCompileError, SoaCompileStats, SoaJit};
+pub use soa::{ConstantLanes, SoaArithmetic, SoaCodegen, SoaCompileError, SoaCompileStats, SoaJit};
 
 use std::fmt;
 use std::sync::OnceLock;

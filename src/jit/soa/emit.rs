@@ -10,10 +10,12 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
-use super::{FLUSHED, NEGATED_FLUSHED, RAW, SoaArgs, SoaArithmetic, SoaCompileError};
+use super::{
+    ConstantLanes, FLUSHED, NEGATED_FLUSHED, RAW, SoaArgs, SoaArithmetic, SoaCompileError,
+};
 use crate::exec::{BatchLayout, ExecConfig};
 use crate::float24::arith::LITP_Y_LIMIT;
-use crate::float24::lanes::{self, Elements, Exactly, Finish, Flagging, FlaggingNan};
+use crate::float24::lanes::{self, Elements, Exactly, Finish, Flagging, FlaggingNan, KnownFactor};
 use crate::float24::{MIN_NORMAL_BITS, Precision};
 use crate::flow::rules::{self, FlowOps};
 use crate::flow::{FlowDriver, FlowInputs, Stop};
@@ -33,6 +35,8 @@ pub struct Setup<'a> {
     pub config: ExecConfig,
     pub bools: u16,
     pub ints: [[u8; 4]; 4],
+    /// The float uniform components known to be zero or +1.0 (docs/batches.md).
+    pub constant_lanes: &'a ConstantLanes,
     pub layout: BatchLayout,
     pub limit: usize,
     pub pointer: Type,
@@ -329,6 +333,11 @@ struct Emitter<'a, 'b> {
     inputs: [[Option<Value>; 4]; 16],
     /// Values the input flush leaves unchanged.
     flushed: HashSet<Value>,
+    /// Values the rounding leaves unchanged (results of a rounding, constants 0 and 1).
+    rounded: HashSet<Value>,
+    /// Values known to be zero or +1.0 in every element: specialised uniform components and
+    /// constants ([`lanes::KnownFactor`]).
+    known: HashMap<Value, KnownFactor>,
     /// Per block: flushed copies of values.
     flush_memo: HashMap<Value, Value>,
     /// Per block: constants and uniform loads.
@@ -460,6 +469,8 @@ pub fn lower(
         al,
         inputs: [[None; 4]; 16],
         flushed: HashSet::new(),
+        rounded: HashSet::new(),
+        known: HashMap::new(),
         flush_memo: HashMap::new(),
         constants: HashMap::new(),
         uniform_loads: HashMap::new(),
@@ -524,6 +535,18 @@ impl Emitter<'_, '_> {
         let v = self.as_float(bits);
         if value.to_bits() == 0 || value.abs() >= f32::from_bits(MIN_NORMAL_BITS) {
             self.flushed.insert(v);
+        }
+        let known = if value.to_bits() == 0 {
+            Some(KnownFactor::Zero)
+        } else if value == 1.0 {
+            Some(KnownFactor::One)
+        } else {
+            None
+        };
+        if let Some(known) = known {
+            // +0 and +1 are float24 values in every mode: the rounding keeps them.
+            self.known.insert(v, known);
+            self.rounded.insert(v);
         }
         v
     }
@@ -1193,6 +1216,21 @@ impl Emitter<'_, '_> {
         let raw = self.load_uniform(RAW, address, comp);
         let value = if negate { self.b.ins().fneg(raw) } else { raw };
         self.uniform_origin.insert(value, (address, comp, negate));
+        if let UniformAddress::Slot(slot) = address {
+            match self.s.constant_lanes.at(slot, comp) {
+                // Negated, a zero is still one the multiply reads as zero.
+                Some(KnownFactor::Zero) => {
+                    self.known.insert(value, KnownFactor::Zero);
+                }
+                Some(KnownFactor::One) if !negate => {
+                    // Exactly +1.0: the flush and the rounding keep it.
+                    self.known.insert(value, KnownFactor::One);
+                    self.flushed.insert(value);
+                    self.rounded.insert(value);
+                }
+                _ => {}
+            }
+        }
         value
     }
 
@@ -1371,7 +1409,7 @@ impl Emitter<'_, '_> {
                 match op.base() {
                     BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph => {
                         let n = if op.base() == BinaryOp::Dp3 { 3 } else { 4 };
-                        let mut products = Vec::with_capacity(4);
+                        let mut pairs = Vec::with_capacity(4);
                         for k in 0..n {
                             let x = if op.base() == BinaryOp::Dph && k == 3 {
                                 self.float_const(1.0)
@@ -1379,9 +1417,9 @@ impl Emitter<'_, '_> {
                                 a(self, k)
                             };
                             let y = b(self, k);
-                            products.push(self.mul(x, y));
+                            pairs.push((self.flushed(x), self.flushed(y)));
                         }
-                        let sum = self.arith(|e, fin| lanes::dot_sum_by(e, fin, &products, p));
+                        let sum = self.arith(|e, fin| lanes::dot_by(e, fin, &pairs, p));
                         for (lane, slot) in out.iter_mut().enumerate() {
                             if mask.lane(lane) {
                                 *slot = Some(sum);
@@ -1631,6 +1669,10 @@ impl Elements for Emitter<'_, '_> {
         if self.flushed.contains(&v) {
             return Some(v);
         }
+        if self.known.get(&v) == Some(&KnownFactor::Zero) {
+            // A uniform the multiply reads as zero: -0 and values below 2^-62 flush to +0.
+            return Some(self.float_const(0.0));
+        }
         if let Some(&r) = self.flush_memo.get(&v) {
             return Some(r);
         }
@@ -1647,6 +1689,15 @@ impl Elements for Emitter<'_, '_> {
     }
     fn note_flushed(&mut self, v: Value) {
         self.flushed.insert(v);
+    }
+    fn known_factor(&mut self, v: Value) -> Option<KnownFactor> {
+        self.known.get(&v).copied()
+    }
+    fn is_rounded(&mut self, v: Value) -> bool {
+        self.rounded.contains(&v)
+    }
+    fn note_rounded(&mut self, v: Value) {
+        self.rounded.insert(v);
     }
 }
 
@@ -1741,6 +1792,20 @@ impl<'a, 'b> Finish<Emitter<'a, 'b>> for SoaFinish {
             SoaFinish::Exact(exact) => exact.product(l, a, b),
             SoaFinish::FlagNaNs(fast) => fast.product(l, a, b),
             SoaFinish::FlagUnusual(fast) => fast.product(l, a, b),
+        }
+    }
+    fn flags_nan_results(&self) -> bool {
+        match self {
+            SoaFinish::Exact(exact) => Finish::<Emitter<'a, 'b>>::flags_nan_results(exact),
+            SoaFinish::FlagNaNs(fast) => Finish::<Emitter<'a, 'b>>::flags_nan_results(fast),
+            SoaFinish::FlagUnusual(fast) => Finish::<Emitter<'a, 'b>>::flags_nan_results(fast),
+        }
+    }
+    fn poison(&mut self, l: &mut Emitter<'a, 'b>, nan: Value, v: Value) -> Value {
+        match self {
+            SoaFinish::Exact(exact) => exact.poison(l, nan, v),
+            SoaFinish::FlagNaNs(fast) => fast.poison(l, nan, v),
+            SoaFinish::FlagUnusual(fast) => fast.poison(l, nan, v),
         }
     }
 }

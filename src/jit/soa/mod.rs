@@ -1,7 +1,9 @@
 //! The structure-of-arrays JIT tier: the fastest exact way to run a vertex shader over many
 //! vertices (docs/architecture.md, "The structure-of-arrays tier").
 //!
-//! [`SoaJit::compile`] specialises a program on its bool and int uniforms. With those fixed,
+//! [`SoaJit::compile`] specialises a program on its bool and int uniforms
+//! ([`SoaJit::compile_specialised`] also on the float uniform components that are zero or +1.0,
+//! [`ConstantLanes`]: the products they make vanish are not emitted). With those fixed,
 //! every control-flow decision except the ones that read the condition flags is known, so the
 //! compiler runs the flow model ([`crate::flow::FlowDriver`]) at compile time and emits
 //! straight-line code for the executed instruction sequence: uniform loops are unrolled and aL
@@ -18,6 +20,7 @@
 //! share of masked regions, is declined and rerun by the caller on an exact engine
 //! ([`GroupKernel`]). One compiled function loops over the groups of a batch.
 
+mod constants;
 mod emit;
 
 use std::fmt;
@@ -34,6 +37,7 @@ use crate::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel};
 use crate::float24::{Precision, lanes};
 use crate::isa::{Instruction, decode};
 use crate::program::{FlowRegisters, ShaderProgram, UNIFORM_INDEX_SLOTS, Uniforms};
+pub use constants::ConstantLanes;
 
 /// Vertices per group: one f32x4 holds a register component of four vertices.
 pub const GROUP: usize = 4;
@@ -200,6 +204,7 @@ pub struct SoaJit {
     config: ExecConfig,
     bools: u16,
     ints: [[u8; 4]; 4],
+    constants: ConstantLanes,
     layout: BatchLayout,
     stats: SoaCompileStats,
     codegen: SoaCodegen,
@@ -237,6 +242,7 @@ impl fmt::Debug for SoaJit {
             .field("config", &self.config)
             .field("bools", &self.bools)
             .field("ints", &self.ints)
+            .field("constants", &self.constants.count())
             .field("stats", &self.stats)
             .finish()
     }
@@ -273,15 +279,37 @@ impl SoaJit {
         bools: u16,
         ints: [[u8; 4]; 4],
     ) -> Result<SoaJit, SoaCompileError> {
-        Self::compile_with(program, config, bools, ints, SoaCodegen::default())
+        Self::compile_specialised(program, config, bools, ints, ConstantLanes::NONE)
     }
 
-    /// [`compile`](Self::compile) with explicit code-generator settings.
+    /// [`compile`](Self::compile), specialised also on the float uniform components `constants`
+    /// says are zero or +1.0 (docs/batches.md, "Constant lanes"): the kernel then runs only
+    /// batches whose uniforms have those values there ([`ConstantLanes::hold_for`]).
+    pub fn compile_specialised(
+        program: &ShaderProgram,
+        config: ExecConfig,
+        bools: u16,
+        ints: [[u8; 4]; 4],
+        constants: ConstantLanes,
+    ) -> Result<SoaJit, SoaCompileError> {
+        Self::compile_with(
+            program,
+            config,
+            bools,
+            ints,
+            constants,
+            SoaCodegen::default(),
+        )
+    }
+
+    /// [`compile_specialised`](Self::compile_specialised) with explicit code-generator
+    /// settings.
     pub fn compile_with(
         program: &ShaderProgram,
         config: ExecConfig,
         bools: u16,
         ints: [[u8; 4]; 4],
+        constants: ConstantLanes,
         codegen: SoaCodegen,
     ) -> Result<SoaJit, SoaCompileError> {
         let decoded: Vec<Instruction> = program.code.iter().map(|&w| decode(w)).collect();
@@ -321,6 +349,7 @@ impl SoaJit {
                 config,
                 bools,
                 ints,
+                constant_lanes: &constants,
                 layout,
                 limit,
                 pointer,
@@ -372,6 +401,7 @@ impl SoaJit {
             config,
             bools,
             ints,
+            constants,
             layout,
             stats,
             codegen,
@@ -395,6 +425,11 @@ impl SoaJit {
     /// The bool and int uniforms it is specialised on.
     pub fn specialisation(&self) -> (u16, [[u8; 4]; 4]) {
         (self.bools, self.ints)
+    }
+
+    /// The float uniform components it is specialised on.
+    pub fn constant_lanes(&self) -> ConstantLanes {
+        self.constants
     }
 
     /// The registers its batches carry.
@@ -568,9 +603,16 @@ impl SoaJit {
                     arithmetic,
                     ..self.codegen
                 };
-                SoaJit::compile_with(&self.program, self.config, self.bools, self.ints, codegen)
-                    .ok()
-                    .map(Box::new)
+                SoaJit::compile_with(
+                    &self.program,
+                    self.config,
+                    self.bools,
+                    self.ints,
+                    self.constants,
+                    codegen,
+                )
+                .ok()
+                .map(Box::new)
             })
             .as_deref()
     }
@@ -600,6 +642,7 @@ impl GroupKernel for SoaJit {
         if io.outputs.registers() != self.layout.outputs
             || uniforms.bools != self.bools
             || uniforms.int != self.ints
+            || !self.constants.hold_for(uniforms, self.config.precision)
         {
             declined.extend(0..count);
             return;
