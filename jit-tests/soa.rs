@@ -578,7 +578,133 @@ fn flow_declines_do_not_switch_the_arithmetic_but_flags_do() {
     declined.clear();
     kernel.run(&uniforms, &mut io, &mut declined);
     assert!(declined.is_empty());
+    // Too little code for sorting the unusual vertices apart to pay.
+    assert!(!kernel.sorting_pays());
     assert_ne!(kernel.arithmetic_in_use(), SoaArithmetic::FlagUnusual);
+}
+
+/// Once a batch flags many groups, a kernel whose exact form is much larger runs the vertices
+/// with an unusual input (NaN, infinite, 2^64 or more) apart on the exact form and the others
+/// on itself, in groups of their own (elsewhere every batch runs on the more exact form); once
+/// the vertices with ordinary inputs flag many groups too (squares beyond the float24 range),
+/// every batch runs on the more exact form. Every step is exact, flow registers
+/// and declines (a budget run out) included, with batches that are all unusual, all ordinary
+/// and mixed, whole groups and a tail.
+#[test]
+fn unusual_vertices_run_apart_and_stay_exact() {
+    let (program, uniforms) = assembled(
+        "squares.v.pica",
+        "\
+.constf zero(0.0, 0.0, 0.0, 0.0)
+.constf one(1.0, 1.0, 1.0, 1.0)
+.in pos v0
+.in count v1
+.out opos position
+.out ocol color
+.proc main
+\tmul r0, pos, pos
+\tdp4 r2.x, r0, pos
+\tdp4 r2.y, r0, r0
+\tdp3 r2.z, r0, pos
+\tmad r2.w, r0.x, pos.y, r0.z
+\tmul r3, r0, r2
+\tadd r3, r3, r0
+\tmul r3, r3, r2
+\tmad r3, r3, r0, pos
+\tdp4 r4.x, r3, r2
+\tdp4 r4.y, r3, r0
+\tdp4 r4.z, r3, pos
+\tmul r4.w, r3.x, r3.y
+\tadd r0, r4, r3
+\tcmp zero.xy, lt, le, pos.xy
+\tmova a0.x, pos.y
+\tmov r1, count
+again:
+\tadd r1.z, -one.z, r1.z
+\tcmp zero.xx, lt, lt, r1.zz
+\tjmpc cmp.x, again
+\tmov opos, r0
+\tmov ocol, r1
+\tend
+.end
+",
+    );
+    let special = [f32::INFINITY, f32::NAN, f32::NEG_INFINITY, 3e19, -1e38];
+    let at = |i: usize, x: f32| {
+        let mut v = InputRegisters::default();
+        v[0] = [x, 0.05 * i as f32 - 1.0, 0.5 * (i % 3) as f32, 1.0];
+        // The loop counts z down: 1e30 never gets there (1e30 - 1 = 1e30) and runs out of the
+        // budget.
+        v[1] = [
+            0.0,
+            0.0,
+            if i % 11 == 5 { 1e30 } else { (i % 3) as f32 },
+            1.0,
+        ];
+        v
+    };
+    let mixed: Vec<InputRegisters> = (0..61)
+        .map(|i| {
+            let x = if i % 6 == 1 || i % 6 == 4 {
+                special[i % special.len()]
+            } else {
+                i as f32 * 0.037 - 1.0
+            };
+            at(i, x)
+        })
+        .collect();
+    let ordinary: Vec<InputRegisters> = (0..46).map(|i| at(i, 0.05 * i as f32 - 1.0)).collect();
+    let unusual: Vec<InputRegisters> = (0..23).map(|i| at(i, special[i % 5])).collect();
+    // 1e19 is below 2^64 (an ordinary input) but its square is beyond the float24 range.
+    let overflowing: Vec<InputRegisters> = (0..64)
+        .map(|i| at(i, if i % 2 == 0 { 1e19 } else { 2.0 }))
+        .collect();
+    for precision in Precision::ALL {
+        let config = ExecConfig {
+            instruction_budget: 200,
+            ..config(precision)
+        };
+        let kernel = SoaJit::compile(&program, config, uniforms.bools, uniforms.int).unwrap();
+        let check = |what: &str, vertices: &[InputRegisters]| {
+            let what = format!("{what} {precision:?}");
+            check_kernel(&what, &kernel, &program, config, &uniforms, vertices)
+        };
+        let budget_runs_out =
+            |vertices: &[InputRegisters]| (0..vertices.len()).filter(|i| i % 11 == 5).count();
+        assert!(check("ordinary", &ordinary) >= budget_runs_out(&ordinary));
+        assert!(!kernel.sorts_unusual_vertices(), "{precision:?}");
+        // The float24 rounding makes the exact kernel much larger than the fast one: sorting
+        // pays for this many products.
+        let sorting = kernel.sorting_pays();
+        assert!(sorting || !precision.is_f24(), "{precision:?}");
+        check("mixed", &mixed);
+        // NaN inputs give NaN squares in every mode: flagged.
+        assert_eq!(kernel.sorts_unusual_vertices(), sorting, "{precision:?}");
+        assert_eq!(
+            kernel.arithmetic_in_use() == SoaArithmetic::FlagUnusual,
+            sorting,
+            "{precision:?}"
+        );
+        for (what, vertices) in [
+            ("mixed, again", &mixed),
+            ("ordinary, again", &ordinary),
+            ("unusual, again", &unusual),
+        ] {
+            assert!(check(what, vertices) >= budget_runs_out(vertices));
+            assert_eq!(
+                kernel.sorts_unusual_vertices(),
+                sorting,
+                "{what} {precision:?}"
+            );
+        }
+        check("overflowing", &overflowing);
+        if precision.is_f24() {
+            assert!(!kernel.sorts_unusual_vertices(), "{precision:?}");
+            assert_ne!(kernel.arithmetic_in_use(), SoaArithmetic::FlagUnusual);
+        }
+        check("mixed, after", &mixed);
+        check("overflowing, after", &overflowing);
+    }
 }
 
 fn ns_per_vertex(mut f: impl FnMut(), vertices: usize) -> f64 {

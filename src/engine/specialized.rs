@@ -21,7 +21,7 @@ use crate::exec::{
     BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel, ShaderEngine,
     VertexResult,
 };
-use crate::jit::ConstantLanes;
+use crate::jit::{ConstantLanes, UniformComponents};
 use crate::program::{InputRegisters, ShaderProgram, Uniforms};
 
 /// What a kernel is specialised on: the bool uniforms, the int uniforms and the float uniform
@@ -89,7 +89,7 @@ struct Shared {
     published: Condvar,
     /// The float uniform components kernels may be specialised on (none: the compiler does not
     /// specialise on float uniforms).
-    candidates: ConstantLanes,
+    candidates: UniformComponents,
     /// The patterns of known components admitted so far (at most [`MAX_CONSTANT_PATTERNS`]).
     patterns: Mutex<Vec<ConstantLanes>>,
 }
@@ -106,7 +106,7 @@ impl Shared {
         if self.candidates.is_empty() {
             return key;
         }
-        let pattern = ConstantLanes::of(uniforms, self.config.precision).within(&self.candidates);
+        let pattern = ConstantLanes::of_within(uniforms, self.config.precision, &self.candidates);
         if pattern.is_empty() {
             return key;
         }
@@ -198,7 +198,7 @@ impl Specializing {
                 compiler,
                 variants: Mutex::new(VecDeque::new()),
                 published: Condvar::new(),
-                candidates: ConstantLanes::NONE,
+                candidates: UniformComponents::NONE,
                 patterns: Mutex::new(Vec::new()),
             }),
             mode,
@@ -210,7 +210,7 @@ impl Specializing {
     /// Lets the compiler specialise kernels on the float uniform components of `candidates`
     /// that are zero or +1.0 in a batch's uniforms (its keys then carry them; see
     /// [`ConstantLanes::candidates`]).
-    pub fn with_constant_lanes(mut self, candidates: ConstantLanes) -> Specializing {
+    pub fn with_constant_lanes(mut self, candidates: UniformComponents) -> Specializing {
         match Arc::get_mut(&mut self.shared) {
             Some(shared) => shared.candidates = candidates,
             None => unreachable!("the engine is not shared before it is returned"),

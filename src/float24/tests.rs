@@ -399,6 +399,35 @@ fn flagging_rules_are_the_exact_rules_where_unflagged() {
     }
 }
 
+/// Asserts `got` has `exact`'s bits in every lane `flags` leaves unflagged; with
+/// `flags_specials`, also that every lane whose exact result is a NaN (or, in the float24 modes,
+/// an infinity) is flagged.
+fn assert_exact_where_unflagged(
+    what: &dyn Fn() -> String,
+    p: Precision,
+    exact: [f32; 4],
+    got: [f32; 4],
+    flags: [bool; 4],
+    flags_specials: bool,
+) {
+    for lane in 0..4 {
+        let special = exact[lane].is_nan() || (p.is_f24() && exact[lane].is_infinite());
+        assert!(
+            !(flags_specials && special) || flags[lane],
+            "{} lane {lane} not flagged",
+            what()
+        );
+        if !flags[lane] {
+            assert_eq!(
+                got[lane].to_bits(),
+                exact[lane].to_bits(),
+                "{} lane {lane}",
+                what()
+            );
+        }
+    }
+}
+
 /// Every rule finished by [`lanes::Flagging`] gives the exact rule's bits in every element it
 /// does not flag, and flags every element whose exact result is a NaN or (float24 modes) an
 /// infinity, on operands drawn from the landmarks (zeros, subnormals, the normal range's ends,
@@ -441,21 +470,9 @@ fn flagging_rules_are_exact_where_unflagged() {
                                  exact: [f32; 4],
                                  fast: [f32; 4],
                                  unusual: Option<[bool; 4]>| {
+                        let what = || format!("{name} {p:?} {x:?} {y:?} {z:?}");
                         let flags = unusual.unwrap_or([false; 4]);
-                        for i in 0..4 {
-                            let must = exact[i].is_nan() || (p.is_f24() && exact[i].is_infinite());
-                            assert!(
-                                !must || flags[i],
-                                "{name} {p:?} {x:?} {y:?} {z:?} lane {i} not flagged"
-                            );
-                            if !flags[i] {
-                                assert_eq!(
-                                    fast[i].to_bits(),
-                                    exact[i].to_bits(),
-                                    "{name} {p:?} {x:?} {y:?} {z:?} lane {i}"
-                                );
-                            }
-                        }
+                        assert_exact_where_unflagged(&what, p, exact, fast, flags, true);
                     };
                     macro_rules! compare {
                         ($name:literal, |$l:ident, $fin:ident| $body:expr) => {{
@@ -644,16 +661,9 @@ fn known_factor_rules_are_the_plain_rules() {
                         // A fast path's unflagged elements are exact. (Its rule that NaN and
                         // infinite results are flagged is kept where it computes; a product skipped
                         // here passes on a value that was flagged where it was rounded.)
+                        let what = || format!("{name} {p:?} a {a:?} k {k:?} c {c:?}");
                         let flags = flags.unwrap_or([false; 4]);
-                        for lane in 0..4 {
-                            if !flags[lane] {
-                                assert_eq!(
-                                    got[lane].to_bits(),
-                                    plain[lane].to_bits(),
-                                    "{name} {p:?} a {a:?} k {k:?} c {c:?} lane {lane}"
-                                );
-                            }
-                        }
+                        assert_exact_where_unflagged(&what, p, plain, got, flags, false);
                     };
                 macro_rules! compare {
                     ($name:literal, |$l:ident, $fin:ident| $body:expr) => {{

@@ -107,7 +107,10 @@ mod lower;
 pub mod soa;
 mod wide;
 
-pub use soa::{ConstantLanes, SoaArithmetic, SoaCodegen, SoaCompileError, SoaCompileStats, SoaJit};
+pub use soa::{
+    ConstantLanes, SoaArithmetic, SoaCodegen, SoaCompileError, SoaCompileStats, SoaJit,
+    UniformComponents,
+};
 
 use std::fmt;
 use std::sync::OnceLock;

@@ -26,6 +26,52 @@ pub struct ConstantLanes {
     one: [u64; WORDS],
 }
 
+/// A set of components of c0-c95, bit `4 * register + component`: those a kernel may be
+/// specialised on ([`ConstantLanes::candidates`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct UniformComponents([u64; WORDS]);
+
+impl UniformComponents {
+    /// No component.
+    pub const NONE: UniformComponents = UniformComponents([0; WORDS]);
+
+    /// How many components.
+    pub fn count(&self) -> usize {
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Whether it has no component.
+    pub fn is_empty(&self) -> bool {
+        *self == UniformComponents::NONE
+    }
+}
+
+/// The bits set in `words`, lowest first.
+fn set_bits(words: [u64; WORDS]) -> impl Iterator<Item = usize> {
+    (0..WORDS).flat_map(move |w| {
+        let mut word = words[w];
+        std::iter::from_fn(move || {
+            (word != 0).then(|| {
+                let bit = word.trailing_zeros() as usize;
+                word &= word - 1;
+                64 * w + bit
+            })
+        })
+    })
+}
+
+/// What component `bit` of `uniforms` is as a factor in `precision`, if zero or +1.0.
+fn classify(uniforms: &Uniforms, bit: usize, precision: Precision) -> Option<KnownFactor> {
+    let value = uniforms.float[bit / 4][bit % 4];
+    if reads_as_zero(value, precision) {
+        Some(KnownFactor::Zero)
+    } else if value.to_bits() == 1.0f32.to_bits() {
+        Some(KnownFactor::One)
+    } else {
+        None
+    }
+}
+
 /// Whether `value` reads as zero for the multiply in `precision`: below the smallest normal
 /// float24 in magnitude (the input flush makes it +0) in the float24 modes, ±0 in f32 mode.
 fn reads_as_zero(value: f32, precision: Precision) -> bool {
@@ -46,15 +92,22 @@ impl ConstantLanes {
 
     /// Every component of `uniforms` that reads as zero or as +1.0 in `precision`.
     pub fn of(uniforms: &Uniforms, precision: Precision) -> ConstantLanes {
+        Self::of_within(uniforms, precision, &UniformComponents([u64::MAX; WORDS]))
+    }
+
+    /// [`of`](Self::of), looking only at the components of `components` (the cost is per
+    /// component looked at: a batch's key reads only its program's candidates).
+    pub fn of_within(
+        uniforms: &Uniforms,
+        precision: Precision,
+        components: &UniformComponents,
+    ) -> ConstantLanes {
         let mut lanes = ConstantLanes::NONE;
-        for (register, vector) in uniforms.float.iter().enumerate() {
-            for (component, &value) in vector.iter().enumerate() {
-                let bit = 4 * register + component;
-                if reads_as_zero(value, precision) {
-                    lanes.zero[bit / 64] |= 1 << (bit % 64);
-                } else if value.to_bits() == 1.0f32.to_bits() {
-                    lanes.one[bit / 64] |= 1 << (bit % 64);
-                }
+        for bit in set_bits(components.0) {
+            match classify(uniforms, bit, precision) {
+                Some(KnownFactor::Zero) => lanes.zero[bit / 64] |= 1 << (bit % 64),
+                Some(KnownFactor::One) => lanes.one[bit / 64] |= 1 << (bit % 64),
+                None => {}
             }
         }
         lanes
@@ -65,7 +118,7 @@ impl ConstantLanes {
     /// which it may become a factor), by a fixed index. Restricting a batch's [`of`](Self::of)
     /// to these keeps uniforms whose zeros do not matter (a colour, an offset) from making
     /// kernels that differ in nothing.
-    pub fn candidates(program: &ShaderProgram) -> ConstantLanes {
+    pub fn candidates(program: &ShaderProgram) -> UniformComponents {
         let code: Vec<Instruction> = program
             .code
             .iter()
@@ -119,25 +172,24 @@ impl ConstantLanes {
                 }
             }
         }
-        ConstantLanes {
-            zero: set,
-            one: set,
-        }
+        UniformComponents(set)
     }
 
     /// These lanes, kept only where `candidates` has them.
-    pub fn within(self, candidates: &ConstantLanes) -> ConstantLanes {
+    pub fn within(self, candidates: &UniformComponents) -> ConstantLanes {
         ConstantLanes {
-            zero: std::array::from_fn(|w| self.zero[w] & candidates.zero[w]),
-            one: std::array::from_fn(|w| self.one[w] & candidates.one[w]),
+            zero: std::array::from_fn(|w| self.zero[w] & candidates.0[w]),
+            one: std::array::from_fn(|w| self.one[w] & candidates.0[w]),
         }
     }
 
     /// Whether `uniforms` (in `precision`) have every component these lanes know, as they know
     /// it: a kernel specialised on them runs such a batch.
     pub fn hold_for(&self, uniforms: &Uniforms, precision: Precision) -> bool {
-        let actual = ConstantLanes::of(uniforms, precision);
-        (0..WORDS).all(|w| self.zero[w] & !actual.zero[w] == 0 && self.one[w] & !actual.one[w] == 0)
+        // Only the known components are looked at: this runs once per batch.
+        set_bits(self.zero).all(|bit| classify(uniforms, bit, precision) == Some(KnownFactor::Zero))
+            && set_bits(self.one)
+                .all(|bit| classify(uniforms, bit, precision) == Some(KnownFactor::One))
     }
 
     /// What component `component` of c`register` is known to be.
@@ -202,6 +254,19 @@ mod tests {
         assert!(!f24.hold_for(&uniforms, Precision::F32));
         uniforms.float[3][3] = 2.0;
         assert!(!f24.hold_for(&uniforms, Precision::F24Truncate));
-        assert!(f24.within(&ConstantLanes::NONE).is_empty());
+        assert!(f24.within(&UniformComponents::NONE).is_empty());
+        let some = UniformComponents([0b1010_0000_0000_0000, 0, 0, 0, 0, 1 << 63]);
+        assert_eq!(some.count(), 3);
+        assert_eq!(set_bits(some.0).collect::<Vec<_>>(), [13, 15, 383]);
+        let within = ConstantLanes::of_within(&uniforms, Precision::F24Truncate, &some);
+        assert_eq!(
+            within,
+            ConstantLanes::of(&uniforms, Precision::F24Truncate).within(&some)
+        );
+        assert_eq!(
+            within.count(),
+            1,
+            "c3.y (bit 13) is zero, c3.w (bit 15) is 2.0, c95.w 0.5"
+        );
     }
 }

@@ -33,11 +33,11 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module, default_libcall_names};
 
 use super::{JitError, c_call_conv, code_generator, verify_ir};
-use crate::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel};
+use crate::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel, RegisterSet};
 use crate::float24::{Precision, lanes};
 use crate::isa::{Instruction, decode};
-use crate::program::{FlowRegisters, ShaderProgram, UNIFORM_INDEX_SLOTS, Uniforms};
-pub use constants::ConstantLanes;
+use crate::program::{DEFAULT_INPUT, FlowRegisters, ShaderProgram, UNIFORM_INDEX_SLOTS, Uniforms};
+pub use constants::{ConstantLanes, UniformComponents};
 
 /// Vertices per group: one f32x4 holds a register component of four vertices.
 pub const GROUP: usize = 4;
@@ -214,10 +214,80 @@ pub struct SoaJit {
     /// reruns the groups this one flags, compiled the first time a batch has one (`None`
     /// inside: it could not be compiled).
     fallback: std::sync::OnceLock<Option<Box<SoaJit>>>,
-    /// Set when a batch flagged many groups (infinities everywhere, or lighting code whose LG2
-    /// of 0 meets a zero): from then on batches run on the fallback kernel directly, since
-    /// running this one first would only add work.
-    prefer_fallback: std::sync::atomic::AtomicBool,
+    /// How batches run ([`RUN_HERE`], [`SORT_UNUSUAL`], [`RUN_FALLBACK`]): a batch that flags
+    /// many groups moves it on, for good.
+    policy: std::sync::atomic::AtomicU8,
+}
+
+/// Batch policy: every group runs here first; the groups it flags run again on the more exact
+/// kernels.
+const RUN_HERE: u8 = 0;
+/// Batch policy, after a batch flagged many groups, where [`SoaJit::sorting_pays`]: vertices
+/// with an unusual input ([`has_unusual_input`]) run apart on the exact kernel, the others here
+/// in groups of their own, so that one infinity no longer sends its three neighbours through
+/// the exact rounding.
+const SORT_UNUSUAL: u8 = 1;
+/// What a copied plane (one float of a vertex gathered, or put back) costs, in IR instructions
+/// of a vertex's share of a kernel: [`SoaJit::sorting_pays`].
+const IR_PER_COPIED_PLANE: usize = 4;
+/// Batch policy, after a batch flagged many groups where sorting does not pay, or the vertices
+/// with ordinary inputs flagged many groups too (lighting code whose LG2 of 0 meets a zero):
+/// every batch runs on the more exact kernel directly, since running this one first would only
+/// add work.
+const RUN_FALLBACK: u8 = 2;
+
+/// Whether an input value is unusual for the fast arithmetic: a NaN, an infinity, or a
+/// magnitude of 2^64 or more (beyond the float24 range: the input flush makes it infinite).
+/// Results computed from such a value are the ones the fast kernels flag.
+fn is_unusual_input(value: f32) -> bool {
+    value.to_bits() & lanes::MAGNITUDE_BITS >= UNUSUAL_INPUT_BITS
+}
+
+/// 2^64's bits.
+const UNUSUAL_INPUT_BITS: u32 = 0x5F80_0000;
+
+/// One byte per vertex of `inputs`: 1 where any component of the registers of `read` is
+/// unusual ([`is_unusual_input`]; a register the program does not read does not count).
+fn has_unusual_input(inputs: &crate::exec::SoaInputs<'_>, read: RegisterSet) -> Vec<u8> {
+    let mut unusual = vec![0u8; inputs.count()];
+    for (slot, n) in inputs.registers().iter().enumerate() {
+        if !read.contains(n) {
+            continue;
+        }
+        for k in 4 * slot..4 * slot + 4 {
+            for (flag, &value) in unusual.iter_mut().zip(inputs.plane(k)) {
+                *flag |= u8::from(is_unusual_input(value));
+            }
+        }
+    }
+    unusual
+}
+
+/// The planes of `registers` of the vertices `indices` of `inputs`, in that order (a register
+/// `inputs` lacks reads (0, 0, 0, 1), as batch inputs do).
+fn gather_vertices(
+    inputs: &crate::exec::SoaInputs<'_>,
+    registers: RegisterSet,
+    indices: &[usize],
+) -> crate::exec::SoaBuffer {
+    let mut buffer = crate::exec::SoaBuffer::zeroed(registers, indices.len());
+    let mut planes = buffer.outputs();
+    for (slot, n) in registers.iter().enumerate() {
+        let from = inputs.registers().slot_of(n);
+        for (c, &default) in DEFAULT_INPUT.iter().enumerate() {
+            let plane = planes.plane_mut(4 * slot + c);
+            match from {
+                Some(from) => {
+                    let source = inputs.plane(4 * from + c);
+                    for (value, &i) in plane.iter_mut().zip(indices) {
+                        *value = source[i];
+                    }
+                }
+                None => plane.fill(default),
+            }
+        }
+    }
+    buffer
 }
 
 // SAFETY: as `JitShader`: the module is only used again to free it, and the compiled function
@@ -408,7 +478,7 @@ impl SoaJit {
             function,
             module: Some(module),
             fallback: std::sync::OnceLock::new(),
-            prefer_fallback: std::sync::atomic::AtomicBool::new(false),
+            policy: std::sync::atomic::AtomicU8::new(RUN_HERE),
         })
     }
 
@@ -445,14 +515,60 @@ impl SoaJit {
     /// The arithmetic batches run with now: this kernel's, or a more exact form's once batches
     /// flagged too many groups here (see [`SoaArithmetic`]).
     pub fn arithmetic_in_use(&self) -> SoaArithmetic {
-        if self
-            .prefer_fallback
-            .load(std::sync::atomic::Ordering::Relaxed)
+        if self.policy.load(std::sync::atomic::Ordering::Relaxed) == RUN_FALLBACK
             && let Some(fallback) = self.fallback.get().and_then(|f| f.as_deref())
         {
             return fallback.arithmetic_in_use();
         }
         self.codegen.arithmetic
+    }
+
+    /// Whether batches run their vertices with unusual inputs (NaN, infinite, beyond the float24
+    /// range) apart on the more exact kernel, as they do once a batch flagged many groups.
+    pub fn sorts_unusual_vertices(&self) -> bool {
+        self.policy.load(std::sync::atomic::Ordering::Relaxed) == SORT_UNUSUAL
+    }
+
+    /// Moves the batch policy from [`SORT_UNUSUAL`] to [`RUN_FALLBACK`] (once: other threads
+    /// may be there).
+    fn stop_sorting(&self) {
+        let _ = self.policy.compare_exchange(
+            SORT_UNUSUAL,
+            RUN_FALLBACK,
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+
+    /// The last kernel of the fallback chain (the exact one, unless a form could not be
+    /// compiled).
+    fn exact_kernel(&self) -> &SoaJit {
+        let mut kernel = self;
+        while let Some(next) = kernel.fallback_kernel() {
+            kernel = next;
+        }
+        kernel
+    }
+
+    /// Whether running the vertices with unusual inputs (NaN, infinite, beyond the float24
+    /// range) apart on the exact kernel, once a batch flagged many groups, is expected to beat
+    /// running every vertex on the more exact forms, by the sizes of the code: an ordinary
+    /// vertex saves the exact kernel's extra instructions and costs the copies of its input and
+    /// output planes (gathered and put back). Measured on the corpus fixtures (docs/batches.md,
+    /// "Unusual vertices"): a copied plane costs about as much as 4 IR instructions of a
+    /// vertex's share of a kernel. Compiles the more exact forms if they are not yet.
+    pub fn sorting_pays(&self) -> bool {
+        let exact = self.exact_kernel();
+        if std::ptr::eq(exact, self) {
+            return false;
+        }
+        let saved = exact
+            .stats
+            .ir_instructions
+            .saturating_sub(self.stats.ir_instructions)
+            / GROUP;
+        let planes = self.layout.inputs.planes() + self.layout.outputs.planes();
+        saved >= IR_PER_COPIED_PLANE * planes
     }
 
     /// Runs the compiled function over `groups` groups from group `first`. `declined` gets
@@ -624,20 +740,107 @@ impl GroupKernel for SoaJit {
     }
 
     fn run(&self, uniforms: &Uniforms, io: &mut BatchIo<'_>, declined: &mut Vec<usize>) {
-        if self
-            .prefer_fallback
-            .load(std::sync::atomic::Ordering::Relaxed)
+        let policy = self.policy.load(std::sync::atomic::Ordering::Relaxed);
+        if policy != RUN_HERE
             && let Some(fallback) = self.fallback_kernel()
         {
-            return fallback.run(uniforms, io, declined);
+            if policy == RUN_FALLBACK {
+                return fallback.run(uniforms, io, declined);
+            }
+            return self.run_sorted(self.exact_kernel(), uniforms, io, declined);
         }
+        if self.run_here(uniforms, io, declined) {
+            let next = if self.sorting_pays() {
+                SORT_UNUSUAL
+            } else {
+                RUN_FALLBACK
+            };
+            let _ = self.policy.compare_exchange(
+                RUN_HERE,
+                next,
+                std::sync::atomic::Ordering::Relaxed,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
+    }
+}
+
+impl SoaJit {
+    /// Runs the vertices of `io` with an unusual input on `exact` (the exact kernel: such a
+    /// vertex would be flagged by every fast form) and the others here, each set gathered into
+    /// planes of its own, and puts the results back in place.
+    fn run_sorted(
+        &self,
+        exact: &SoaJit,
+        uniforms: &Uniforms,
+        io: &mut BatchIo<'_>,
+        declined: &mut Vec<usize>,
+    ) {
+        let count = io.count();
+        let unusual = has_unusual_input(&io.inputs, self.layout.inputs);
+        let unusual_count = unusual.iter().filter(|&&u| u != 0).count();
+        if unusual_count == 0 || io.outputs.registers() != self.layout.outputs {
+            if self.run_here(uniforms, io, declined) {
+                self.stop_sorting();
+            }
+            return;
+        }
+        if unusual_count == count {
+            return exact.run(uniforms, io, declined);
+        }
+        let (odd, ordinary): (Vec<usize>, Vec<usize>) = (0..count).partition(|&i| unusual[i] != 0);
+        let mut sets_declined = Vec::new();
+        for (indices, kernel) in [(ordinary, self), (odd, exact)] {
+            let inputs = gather_vertices(&io.inputs, self.layout.inputs, &indices);
+            let mut outputs = crate::exec::SoaBuffer::zeroed(self.layout.outputs, indices.len());
+            let mut flow = io
+                .flow
+                .is_some()
+                .then(|| vec![FlowRegisters::default(); indices.len()]);
+            let mut set_declined = Vec::new();
+            {
+                let mut set = BatchIo::new(inputs.inputs(), outputs.outputs(), flow.as_deref_mut())
+                    .expect("planes made for the set's vertices");
+                if std::ptr::eq(kernel, self) {
+                    if self.run_here(uniforms, &mut set, &mut set_declined) {
+                        self.stop_sorting();
+                    }
+                } else {
+                    kernel.run(uniforms, &mut set, &mut set_declined);
+                }
+            }
+            for k in 0..self.layout.outputs.planes() {
+                let plane = io.outputs.plane_mut(k);
+                for (&value, &i) in outputs.plane(k).iter().zip(&indices) {
+                    plane[i] = value;
+                }
+            }
+            if let (Some(entries), Some(flow)) = (io.flow.as_deref_mut(), &flow) {
+                for (&entry, &i) in flow.iter().zip(&indices) {
+                    entries[i] = entry;
+                }
+            }
+            sets_declined.extend(set_declined.into_iter().map(|j| indices[j]));
+        }
+        sets_declined.sort_unstable();
+        declined.extend(sets_declined);
+    }
+
+    /// Runs every group of `io` on this kernel (flagged ones again on the more exact kernels).
+    /// Returns whether it flagged many of them ([`PREFER_FALLBACK_RATIO`]).
+    fn run_here(
+        &self,
+        uniforms: &Uniforms,
+        io: &mut BatchIo<'_>,
+        declined: &mut Vec<usize>,
+    ) -> bool {
         debug_assert!(
             uniforms.bools == self.bools && uniforms.int == self.ints,
             "a SoaJit runs only with the bool and int uniforms it was compiled for"
         );
         let count = io.count();
         if count == 0 {
-            return;
+            return false;
         }
         if io.outputs.registers() != self.layout.outputs
             || uniforms.bools != self.bools
@@ -645,7 +848,7 @@ impl GroupKernel for SoaJit {
             || !self.constants.hold_for(uniforms, self.config.precision)
         {
             declined.extend(0..count);
-            return;
+            return false;
         }
         let table = UniformTable::new(uniforms, self.config.precision);
         // Inputs in the layout the code was compiled for.
@@ -666,6 +869,7 @@ impl GroupKernel for SoaJit {
         let mut bytes = vec![0u8; groups + 1];
         let out_stride = io.outputs.stride();
         let out_base = io.outputs.base_ptr();
+        let mut flagged_many = false;
         if groups > 0 {
             let planes = Planes {
                 inputs: in_data.as_ptr(),
@@ -675,10 +879,7 @@ impl GroupKernel for SoaJit {
                 table: &table,
             };
             let flagged = self.run_groups(planes, groups, &mut bytes, &mut flow);
-            if flagged * PREFER_FALLBACK_RATIO > groups {
-                self.prefer_fallback
-                    .store(true, std::sync::atomic::Ordering::Relaxed);
-            }
+            flagged_many = flagged * PREFER_FALLBACK_RATIO > groups;
         }
         if tail > 0 {
             let start = groups * GROUP;
@@ -732,5 +933,6 @@ impl GroupKernel for SoaJit {
                 }
             }
         }
+        flagged_many
     }
 }
