@@ -691,9 +691,13 @@ again:
             ("unusual, again", &unusual),
         ] {
             assert!(check(what, vertices) >= budget_runs_out(vertices));
+            // In f32 mode an infinite input is not unusual (the fast path keeps infinities), but
+            // the products here make NaNs of it (inf - inf): the ordinary vertices flag groups
+            // too, and the kernel stops sorting.
+            let still_sorting = sorting && precision.is_f24();
             assert_eq!(
                 kernel.sorts_unusual_vertices(),
-                sorting,
+                still_sorting,
                 "{what} {precision:?}"
             );
         }

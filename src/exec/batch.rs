@@ -580,6 +580,117 @@ impl SoaBuffer {
     }
 }
 
+/// The vertices of a batch with an input unusual in `precision`
+/// ([`crate::float24::lanes::is_unusual_input`]) in a register of `read` (the registers the
+/// program reads; the others do not count).
+pub fn unusual_vertices(
+    inputs: &SoaInputs<'_>,
+    read: RegisterSet,
+    precision: crate::float24::Precision,
+) -> Vec<usize> {
+    let mut unusual = vec![0u8; inputs.count()];
+    for (slot, n) in inputs.registers().iter().enumerate() {
+        if !read.contains(n) {
+            continue;
+        }
+        for k in 4 * slot..4 * slot + 4 {
+            for (flag, &value) in unusual.iter_mut().zip(inputs.plane(k)) {
+                *flag |= u8::from(crate::float24::lanes::is_unusual_input(value, precision));
+            }
+        }
+    }
+    (0..unusual.len()).filter(|&i| unusual[i] != 0).collect()
+}
+
+/// The planes of `registers` of the vertices `indices` of `inputs`, in that order (a register
+/// `inputs` lacks reads (0, 0, 0, 1), as batch inputs do).
+fn gather_vertices(inputs: &SoaInputs<'_>, registers: RegisterSet, indices: &[usize]) -> SoaBuffer {
+    let mut buffer = SoaBuffer::zeroed(registers, indices.len());
+    let stride = buffer.stride;
+    for (slot, n) in registers.iter().enumerate() {
+        let from = inputs.registers().slot_of(n);
+        for (c, &default) in DEFAULT_INPUT.iter().enumerate() {
+            let k = 4 * slot + c;
+            let plane = &mut buffer.data[k * stride..k * stride + indices.len()];
+            match from {
+                Some(from) => {
+                    let source = inputs.plane(4 * from + c);
+                    for (value, &i) in plane.iter_mut().zip(indices) {
+                        *value = source[i];
+                    }
+                }
+                None => plane.fill(default),
+            }
+        }
+    }
+    buffer
+}
+
+/// Runs a batch as two sets of vertices: those of `unusual` (increasing indices) and the
+/// others, each gathered into planes of its own (`inputs`'s registers, `outputs`'s) and run by
+/// `run(set_is_unusual, io, declined)`, then puts the outputs, flow registers and declines back
+/// in place (declines in increasing order). A vertex's result depends only on its inputs and
+/// the uniforms, so where a vertex runs changes the speed, never the bits (docs/batches.md,
+/// "Unusual vertices").
+pub fn run_sorted(
+    io: &mut BatchIo<'_>,
+    inputs: RegisterSet,
+    outputs: RegisterSet,
+    unusual: &[usize],
+    declined: &mut Vec<usize>,
+    mut run: impl FnMut(bool, &mut BatchIo<'_>, &mut Vec<usize>),
+) {
+    let count = io.count();
+    let mut is_unusual = vec![false; count];
+    for &i in unusual {
+        is_unusual[i] = true;
+    }
+    let ordinary: Vec<usize> = (0..count).filter(|&i| !is_unusual[i]).collect();
+    let mut sets_declined = Vec::new();
+    for (indices, set_is_unusual) in [(&ordinary[..], false), (unusual, true)] {
+        if indices.is_empty() {
+            continue;
+        }
+        let set_inputs = gather_vertices(&io.inputs, inputs, indices);
+        let mut set_outputs = SoaBuffer::zeroed(outputs, indices.len());
+        let mut flow = io
+            .flow
+            .is_some()
+            .then(|| vec![FlowRegisters::default(); indices.len()]);
+        let mut set_declined = Vec::new();
+        {
+            let mut set = BatchIo::new(
+                set_inputs.inputs(),
+                set_outputs.outputs(),
+                flow.as_deref_mut(),
+            )
+            .expect("planes made for the set's vertices");
+            run(set_is_unusual, &mut set, &mut set_declined);
+        }
+        let slots: Vec<Option<usize>> = outputs
+            .iter()
+            .map(|n| io.outputs.registers().slot_of(n))
+            .collect();
+        for (slot, &to) in slots.iter().enumerate() {
+            let Some(to) = to else { continue };
+            for c in 0..4 {
+                let plane = io.outputs.plane_mut(4 * to + c);
+                for (&value, &i) in set_outputs.plane(4 * slot + c).iter().zip(indices) {
+                    plane[i] = value;
+                }
+            }
+        }
+        if let (Some(entries), Some(flow)) = (io.flow.as_deref_mut(), &flow) {
+            for (&entry, &i) in flow.iter().zip(indices) {
+                entries[i] = entry;
+            }
+        }
+        sets_declined.extend(set_declined.into_iter().map(|j| indices[j]));
+    }
+    sets_declined.sort_unstable();
+    declined.extend(sets_declined);
+}
+
 /// The fast path of a tier that runs several vertices at once (a structure-of-arrays JIT, a
 /// vectorised interpreter).
 ///

@@ -23,7 +23,7 @@ use std::fmt;
 
 pub use batch::{
     BatchError, BatchIo, BatchLayout, GroupKernel, RegisterSet, STRIDE_ALIGN, SoaBuffer, SoaInputs,
-    SoaOutputs,
+    SoaOutputs, run_sorted, unusual_vertices,
 };
 
 use crate::float24::Precision;

@@ -25,6 +25,23 @@ pub const SIGN_BIT: u32 = 0x8000_0000;
 pub const MAGNITUDE_BITS: u32 = 0x7FFF_FFFF;
 /// The bits of +infinity.
 pub const INFINITY_BITS: u32 = 0x7F80_0000;
+/// The bits of 2^64, the least magnitude beyond the float24 range (the input flush makes it an
+/// infinity).
+pub const BEYOND_FLOAT24_BITS: u32 = 0x5F80_0000;
+
+/// Whether an input value is unusual for the fast finishes ([`Flagging`], [`FlaggingNan`]) in
+/// `precision`: a NaN, and in the float24 modes also an infinity or a magnitude beyond the
+/// float24 range (in f32 mode infinities are exact on the fast path). Results computed from one
+/// are the ones they flag; a batch engine runs vertices with such inputs apart on the exact
+/// rules (docs/batches.md, "Unusual vertices").
+pub fn is_unusual_input(value: f32, precision: Precision) -> bool {
+    let magnitude = value.to_bits() & MAGNITUDE_BITS;
+    if precision.is_f24() {
+        magnitude >= BEYOND_FLOAT24_BITS
+    } else {
+        magnitude > INFINITY_BITS
+    }
+}
 
 /// Independent f32 elements (four lanes of one register, or one component of several vertices)
 /// and the operations the element-wise rules need. Integer operations act on the elements' bit

@@ -33,10 +33,10 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module, default_libcall_names};
 
 use super::{JitError, c_call_conv, code_generator, verify_ir};
-use crate::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel, RegisterSet};
+use crate::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel};
 use crate::float24::{Precision, lanes};
 use crate::isa::{Instruction, decode};
-use crate::program::{DEFAULT_INPUT, FlowRegisters, ShaderProgram, UNIFORM_INDEX_SLOTS, Uniforms};
+use crate::program::{FlowRegisters, ShaderProgram, UNIFORM_INDEX_SLOTS, Uniforms};
 pub use constants::{ConstantLanes, UniformComponents};
 
 /// Vertices per group: one f32x4 holds a register component of four vertices.
@@ -223,7 +223,7 @@ pub struct SoaJit {
 /// kernels.
 const RUN_HERE: u8 = 0;
 /// Batch policy, after a batch flagged many groups, where [`SoaJit::sorting_pays`]: vertices
-/// with an unusual input ([`has_unusual_input`]) run apart on the exact kernel, the others here
+/// with an unusual input ([`lanes::is_unusual_input`]) run apart on the exact kernel, the others here
 /// in groups of their own, so that one infinity no longer sends its three neighbours through
 /// the exact rounding.
 const SORT_UNUSUAL: u8 = 1;
@@ -235,60 +235,6 @@ const IR_PER_COPIED_PLANE: usize = 4;
 /// every batch runs on the more exact kernel directly, since running this one first would only
 /// add work.
 const RUN_FALLBACK: u8 = 2;
-
-/// Whether an input value is unusual for the fast arithmetic: a NaN, an infinity, or a
-/// magnitude of 2^64 or more (beyond the float24 range: the input flush makes it infinite).
-/// Results computed from such a value are the ones the fast kernels flag.
-fn is_unusual_input(value: f32) -> bool {
-    value.to_bits() & lanes::MAGNITUDE_BITS >= UNUSUAL_INPUT_BITS
-}
-
-/// 2^64's bits.
-const UNUSUAL_INPUT_BITS: u32 = 0x5F80_0000;
-
-/// One byte per vertex of `inputs`: 1 where any component of the registers of `read` is
-/// unusual ([`is_unusual_input`]; a register the program does not read does not count).
-fn has_unusual_input(inputs: &crate::exec::SoaInputs<'_>, read: RegisterSet) -> Vec<u8> {
-    let mut unusual = vec![0u8; inputs.count()];
-    for (slot, n) in inputs.registers().iter().enumerate() {
-        if !read.contains(n) {
-            continue;
-        }
-        for k in 4 * slot..4 * slot + 4 {
-            for (flag, &value) in unusual.iter_mut().zip(inputs.plane(k)) {
-                *flag |= u8::from(is_unusual_input(value));
-            }
-        }
-    }
-    unusual
-}
-
-/// The planes of `registers` of the vertices `indices` of `inputs`, in that order (a register
-/// `inputs` lacks reads (0, 0, 0, 1), as batch inputs do).
-fn gather_vertices(
-    inputs: &crate::exec::SoaInputs<'_>,
-    registers: RegisterSet,
-    indices: &[usize],
-) -> crate::exec::SoaBuffer {
-    let mut buffer = crate::exec::SoaBuffer::zeroed(registers, indices.len());
-    let mut planes = buffer.outputs();
-    for (slot, n) in registers.iter().enumerate() {
-        let from = inputs.registers().slot_of(n);
-        for (c, &default) in DEFAULT_INPUT.iter().enumerate() {
-            let plane = planes.plane_mut(4 * slot + c);
-            match from {
-                Some(from) => {
-                    let source = inputs.plane(4 * from + c);
-                    for (value, &i) in plane.iter_mut().zip(indices) {
-                        *value = source[i];
-                    }
-                }
-                None => plane.fill(default),
-            }
-        }
-    }
-    buffer
-}
 
 // SAFETY: as `JitShader`: the module is only used again to free it, and the compiled function
 // touches only the memory its arguments point to.
@@ -767,8 +713,8 @@ impl GroupKernel for SoaJit {
 
 impl SoaJit {
     /// Runs the vertices of `io` with an unusual input on `exact` (the exact kernel: such a
-    /// vertex would be flagged by every fast form) and the others here, each set gathered into
-    /// planes of its own, and puts the results back in place.
+    /// vertex would be flagged by every fast form) and the others here, each set in planes of
+    /// its own ([`crate::exec::run_sorted`]).
     fn run_sorted(
         &self,
         exact: &SoaJit,
@@ -776,54 +722,32 @@ impl SoaJit {
         io: &mut BatchIo<'_>,
         declined: &mut Vec<usize>,
     ) {
-        let count = io.count();
-        let unusual = has_unusual_input(&io.inputs, self.layout.inputs);
-        let unusual_count = unusual.iter().filter(|&&u| u != 0).count();
-        if unusual_count == 0 || io.outputs.registers() != self.layout.outputs {
+        let unusual =
+            crate::exec::unusual_vertices(&io.inputs, self.layout.inputs, self.config.precision);
+        if unusual.is_empty() || io.outputs.registers() != self.layout.outputs {
             if self.run_here(uniforms, io, declined) {
                 self.stop_sorting();
             }
             return;
         }
-        if unusual_count == count {
+        if unusual.len() == io.count() {
             return exact.run(uniforms, io, declined);
         }
-        let (odd, ordinary): (Vec<usize>, Vec<usize>) = (0..count).partition(|&i| unusual[i] != 0);
-        let mut sets_declined = Vec::new();
-        for (indices, kernel) in [(ordinary, self), (odd, exact)] {
-            let inputs = gather_vertices(&io.inputs, self.layout.inputs, &indices);
-            let mut outputs = crate::exec::SoaBuffer::zeroed(self.layout.outputs, indices.len());
-            let mut flow = io
-                .flow
-                .is_some()
-                .then(|| vec![FlowRegisters::default(); indices.len()]);
-            let mut set_declined = Vec::new();
-            {
-                let mut set = BatchIo::new(inputs.inputs(), outputs.outputs(), flow.as_deref_mut())
-                    .expect("planes made for the set's vertices");
-                if std::ptr::eq(kernel, self) {
-                    if self.run_here(uniforms, &mut set, &mut set_declined) {
-                        self.stop_sorting();
-                    }
-                } else {
-                    kernel.run(uniforms, &mut set, &mut set_declined);
+        let (inputs, outputs) = (self.layout.inputs, self.layout.outputs);
+        crate::exec::run_sorted(
+            io,
+            inputs,
+            outputs,
+            &unusual,
+            declined,
+            |set_is_unusual, set, set_declined| {
+                if set_is_unusual {
+                    exact.run(uniforms, set, set_declined);
+                } else if self.run_here(uniforms, set, set_declined) {
+                    self.stop_sorting();
                 }
-            }
-            for k in 0..self.layout.outputs.planes() {
-                let plane = io.outputs.plane_mut(k);
-                for (&value, &i) in outputs.plane(k).iter().zip(&indices) {
-                    plane[i] = value;
-                }
-            }
-            if let (Some(entries), Some(flow)) = (io.flow.as_deref_mut(), &flow) {
-                for (&entry, &i) in flow.iter().zip(&indices) {
-                    entries[i] = entry;
-                }
-            }
-            sets_declined.extend(set_declined.into_iter().map(|j| indices[j]));
-        }
-        sets_declined.sort_unstable();
-        declined.extend(sets_declined);
+            },
+        );
     }
 
     /// Runs every group of `io` on this kernel (flagged ones again on the more exact kernels).
