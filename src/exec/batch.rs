@@ -578,6 +578,11 @@ impl SoaBuffer {
     pub fn plane(&self, k: usize) -> &[f32] {
         self.inputs().plane(k)
     }
+
+    /// Plane `k`, to fill.
+    pub fn plane_mut(&mut self, k: usize) -> &mut [f32] {
+        &mut self.data[k * self.stride..k * self.stride + self.count]
+    }
 }
 
 /// The vertices of a batch with an input unusual in `precision`
@@ -640,12 +645,14 @@ pub fn run_sorted(
     declined: &mut Vec<usize>,
     mut run: impl FnMut(bool, &mut BatchIo<'_>, &mut Vec<usize>),
 ) {
-    let count = io.count();
-    let mut is_unusual = vec![false; count];
-    for &i in unusual {
-        is_unusual[i] = true;
-    }
-    let ordinary: Vec<usize> = (0..count).filter(|&i| !is_unusual[i]).collect();
+    let mut rest = unusual.iter().peekable();
+    let ordinary: Vec<usize> = (0..io.count())
+        .filter(|&i| rest.next_if_eq(&&i).is_none())
+        .collect();
+    let slots: Vec<Option<usize>> = outputs
+        .iter()
+        .map(|n| io.outputs.registers().slot_of(n))
+        .collect();
     let mut sets_declined = Vec::new();
     for (indices, set_is_unusual) in [(&ordinary[..], false), (unusual, true)] {
         if indices.is_empty() {
@@ -667,10 +674,6 @@ pub fn run_sorted(
             .expect("planes made for the set's vertices");
             run(set_is_unusual, &mut set, &mut set_declined);
         }
-        let slots: Vec<Option<usize>> = outputs
-            .iter()
-            .map(|n| io.outputs.registers().slot_of(n))
-            .collect();
         for (slot, &to) in slots.iter().enumerate() {
             let Some(to) = to else { continue };
             for c in 0..4 {

@@ -475,15 +475,19 @@ impl SoaJit {
         self.policy.load(std::sync::atomic::Ordering::Relaxed) == SORT_UNUSUAL
     }
 
-    /// Moves the batch policy from [`SORT_UNUSUAL`] to [`RUN_FALLBACK`] (once: other threads
-    /// may be there).
-    fn stop_sorting(&self) {
+    /// Moves the batch policy from `from` to `to`, unless another thread moved it first.
+    fn move_policy(&self, from: u8, to: u8) {
         let _ = self.policy.compare_exchange(
-            SORT_UNUSUAL,
-            RUN_FALLBACK,
+            from,
+            to,
             std::sync::atomic::Ordering::Relaxed,
             std::sync::atomic::Ordering::Relaxed,
         );
+    }
+
+    /// Moves the batch policy from [`SORT_UNUSUAL`] to [`RUN_FALLBACK`].
+    fn stop_sorting(&self) {
+        self.move_policy(SORT_UNUSUAL, RUN_FALLBACK);
     }
 
     /// The last kernel of the fallback chain (the exact one, unless a form could not be
@@ -701,12 +705,7 @@ impl GroupKernel for SoaJit {
             } else {
                 RUN_FALLBACK
             };
-            let _ = self.policy.compare_exchange(
-                RUN_HERE,
-                next,
-                std::sync::atomic::Ordering::Relaxed,
-                std::sync::atomic::Ordering::Relaxed,
-            );
+            self.move_policy(RUN_HERE, next);
         }
     }
 }
