@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 /// strictly lower layer; modules of one layer (the two engines) never import each other.
 const LAYERS: &[&[&str]] = &[
     &["float24"],
+    &["numbers"],
     &["isa"],
     &["shbin"],
     &["program"],
@@ -18,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["exec"],
     &["interp", "jit", "vinterp"],
     &["engine"],
+    &["gpu"],
     &["document"],
     &["difftest"],
     &["cli", "capi"],

@@ -1,0 +1,586 @@
+//! The software GPU's front half on scenes built with the builder API: command buffers, the
+//! vertex loader (every component type, alignment, padding, fixed and default attributes),
+//! indexed draws and the post-transform cache, topologies, immediate mode, the geometry
+//! shader's three input modes, threads, and malformed input. Expected values come from the
+//! bytes the tests write and the hardware rules in docs/gpu.md, not from the code under test.
+
+use picajit::asm::{AsmOptions, SourceFile, assemble};
+use picajit::engine::EngineKind;
+use picajit::gpu::assembly::Topology;
+use picajit::gpu::builder::{Attribute, Element, GeometryProgram, Indices, SceneBuilder, Stage};
+use picajit::gpu::command::CommandWriter;
+use picajit::gpu::loader::ComponentType;
+use picajit::gpu::regs::id;
+use picajit::gpu::trace::{self, Replayer, Trace, TraceError, TraceOp};
+use picajit::gpu::vertex::semantic;
+use picajit::gpu::{Gpu, GpuConfig, GpuError, Triangle};
+use picajit::shbin::Shbin;
+
+fn shbin(sources: &[&str]) -> Shbin {
+    let files: Vec<SourceFile> = sources
+        .iter()
+        .enumerate()
+        .map(|(k, text)| SourceFile {
+            name: format!("{k}.pica"),
+            text: text.to_string(),
+        })
+        .collect();
+    assemble(&files, AsmOptions::default())
+        .expect("test shader assembles")
+        .shbin
+}
+
+/// o0 = v0 (position), o1 = v1 (colour).
+const PASS_THROUGH: &str = "
+.out outPos position
+.out outColor color
+.alias inPos v0
+.alias inColor v1
+.proc main
+    mov outPos, inPos
+    mov outColor, inColor
+    end
+.end
+";
+
+/// Four inputs to position, quaternion, colour and view (x, y, z).
+const FOUR_OUTPUTS: &str = "
+.out o0pos position
+.out o1quat normalquat
+.out o2col color
+.out o3view view
+.proc main
+    mov o0pos, v0
+    mov o1quat, v1
+    mov o2col, v2
+    mov o3view.xyz, v3.xyz
+    end
+.end
+";
+
+fn config(engine: EngineKind, threads: usize) -> GpuConfig {
+    GpuConfig {
+        engine,
+        threads,
+        ..GpuConfig::default()
+    }
+}
+
+/// Replays `trace` and returns the GPU with every triangle it produced.
+fn replay_with(trace: &Trace, config: GpuConfig) -> Result<(Gpu, Vec<Triangle>), GpuError> {
+    let mut gpu = Gpu::new(config);
+    gpu.capture_triangles();
+    let mut replayer = Replayer::new(gpu, &trace.initial);
+    for op in &trace.ops {
+        replayer.step(op)?;
+    }
+    let mut gpu = replayer.gpu;
+    let triangles = gpu.take_triangles();
+    Ok((gpu, triangles))
+}
+
+fn replay(trace: &Trace) -> (Gpu, Vec<Triangle>) {
+    replay_with(trace, config(EngineKind::Interpreter, 1)).expect("the scene replays")
+}
+
+fn floats(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+fn positions(triangles: &[Triangle]) -> Vec<[[f32; 4]; 3]> {
+    triangles.iter().map(|t| t.map(|v| v.position())).collect()
+}
+
+/// A builder with the pass-through program bound and (position: 4 floats, colour: 4 ubytes)
+/// vertices in one array.
+fn pass_through_scene(vertices: &[([f32; 4], [u8; 4])]) -> SceneBuilder {
+    let program = shbin(&[PASS_THROUGH]);
+    let mut scene = SceneBuilder::new();
+    scene.program(&program, 0, None);
+    scene.attributes(&[
+        Attribute::new(0, ComponentType::Float, 4),
+        Attribute::new(1, ComponentType::UnsignedByte, 4),
+    ]);
+    let mut data = Vec::new();
+    for (position, color) in vertices {
+        data.extend(floats(position));
+        data.extend(color);
+    }
+    scene.buffer(&data, 20, &[Element::Attribute(0), Element::Attribute(1)]);
+    scene
+}
+
+fn numbered_vertices(count: usize) -> Vec<([f32; 4], [u8; 4])> {
+    (0..count)
+        .map(|i| ([i as f32, -(i as f32), 0.5, 1.0], [i as u8, 255, 0, 128]))
+        .collect()
+}
+
+#[test]
+fn a_triangle_list_passes_positions_and_unnormalised_colours() {
+    let mut scene = pass_through_scene(&numbered_vertices(7));
+    scene.draw_arrays(Topology::List, 0, 7);
+    let (gpu, triangles) = replay(&scene.finish());
+    // 7 vertices make two triangles; the seventh waits for two more.
+    assert_eq!(triangles.len(), 2);
+    assert_eq!(triangles[1][2].position(), [5.0, -5.0, 0.5, 1.0]);
+    // An unsigned byte 255 is 255.0: the loader does not normalise.
+    assert_eq!(triangles[0][1].color(), [1.0, 255.0, 0.0, 128.0]);
+    assert_eq!(gpu.stats.draws, 1);
+    assert_eq!(gpu.stats.vertices, 7);
+    assert_eq!(gpu.stats.unfinalized_lists, 0);
+    // Semantics the output map leaves out read 1.0.
+    assert_eq!(triangles[0][0].attributes[semantic::TEXCOORD0], 1.0);
+}
+
+#[test]
+fn draw_arrays_starts_at_the_vertex_offset() {
+    let mut scene = pass_through_scene(&numbered_vertices(9));
+    scene.draw_arrays(Topology::List, 4, 3);
+    let (_, triangles) = replay(&scene.finish());
+    let firsts: Vec<f32> = triangles[0].iter().map(|v| v.position()[0]).collect();
+    assert_eq!(firsts, [4.0, 5.0, 6.0]);
+}
+
+#[test]
+fn every_component_type_with_alignment_and_padding() {
+    let program = shbin(&[FOUR_OUTPUTS]);
+    let mut scene = SceneBuilder::new();
+    scene.program(&program, 0, None);
+    scene.attributes(&[
+        Attribute::new(0, ComponentType::UnsignedByte, 1),
+        Attribute::new(1, ComponentType::Short, 3),
+        Attribute::new(2, ComponentType::Float, 2),
+        Attribute::new(3, ComponentType::Byte, 4),
+    ]);
+    // Layout by the alignment rules: ubyte at 0; short x3 aligned to 2 -> 2..8; padding of 4
+    // aligned to 4 -> 8..12; float x2 at 12..20; byte x4 at 20..24.
+    let mut vertex = [0xEEu8; 24];
+    vertex[0] = 200;
+    vertex[2..8].copy_from_slice(&[0x01, 0x80, 0xFF, 0xFF, 0x10, 0x00]);
+    vertex[12..20].copy_from_slice(&floats(&[1.5, -2.25]));
+    vertex[20..24].copy_from_slice(&[0x7F, 0x80, 0xFF, 0x05]);
+    let data: Vec<u8> = vertex.iter().copied().cycle().take(3 * 24).collect();
+    scene.buffer(
+        &data,
+        24,
+        &[
+            Element::Attribute(0),
+            Element::Attribute(1),
+            Element::Padding(4),
+            Element::Attribute(2),
+            Element::Attribute(3),
+        ],
+    );
+    scene.draw_arrays(Topology::List, 0, 3);
+    let (_, triangles) = replay(&scene.finish());
+    let v = triangles[0][2];
+    // Missing components read (0, 0, 0, 1).
+    assert_eq!(v.position(), [200.0, 0.0, 0.0, 1.0]);
+    assert_eq!(v.quaternion(), [-32767.0, -1.0, 16.0, 1.0]);
+    assert_eq!(v.color(), [1.5, -2.25, 0.0, 1.0]);
+    let view = &v.attributes[semantic::VIEW..semantic::VIEW + 3];
+    assert_eq!(view, [127.0, -128.0, -1.0]);
+}
+
+#[test]
+fn fixed_attributes_hold_where_no_array_loads() {
+    let program = shbin(&[PASS_THROUGH]);
+    let mut scene = SceneBuilder::new();
+    scene.program(&program, 0, None);
+    scene.attributes(&[
+        Attribute::new(0, ComponentType::Float, 2),
+        Attribute::new(1, ComponentType::Float, 4),
+    ]);
+    scene.fixed_attribute(1, [0.25, 0.5, 0.75, 1.0]);
+    scene.buffer(
+        &floats(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
+        8,
+        &[Element::Attribute(0)],
+    );
+    scene.draw_arrays(Topology::List, 0, 3);
+    let (_, triangles) = replay(&scene.finish());
+    assert_eq!(triangles[0][1].position(), [3.0, 4.0, 0.0, 1.0]);
+    assert_eq!(triangles[0][2].color(), [0.25, 0.5, 0.75, 1.0]);
+}
+
+#[test]
+fn indexed_draws_shade_each_distinct_vertex_once() {
+    for indices in [
+        Indices::U8(vec![0, 1, 2, 2, 1, 3, 3, 1, 0]),
+        Indices::U16(vec![0, 1, 2, 2, 1, 3, 3, 1, 0]),
+    ] {
+        let mut scene = pass_through_scene(&numbered_vertices(4));
+        scene.draw_elements(Topology::List, &indices);
+        let (gpu, triangles) = replay(&scene.finish());
+        let firsts: Vec<[f32; 3]> = triangles
+            .iter()
+            .map(|t| t.map(|v| v.position()[0]))
+            .collect();
+        assert_eq!(firsts, [[0., 1., 2.], [2., 1., 3.], [3., 1., 0.]]);
+        assert_eq!(gpu.stats.vertices, 9);
+        assert_eq!(gpu.stats.vertex_invocations, 4, "the post-transform cache");
+    }
+}
+
+#[test]
+fn strips_fans_and_restart_between_draws() {
+    let mut scene = pass_through_scene(&numbered_vertices(6));
+    scene.draw_arrays(Topology::Strip, 0, 5);
+    scene.draw_arrays(Topology::Fan, 0, 5);
+    scene.draw_elements(Topology::Strip, &Indices::U16(vec![5, 4, 3, 2]));
+    let (_, triangles) = replay(&scene.finish());
+    let firsts: Vec<[f32; 3]> = triangles
+        .iter()
+        .map(|t| t.map(|v| v.position()[0]))
+        .collect();
+    assert_eq!(
+        firsts,
+        [
+            [0., 1., 2.],
+            [2., 1., 3.],
+            [2., 3., 4.],
+            [0., 1., 2.],
+            [0., 2., 3.],
+            [0., 3., 4.],
+            [5., 4., 3.],
+            [3., 4., 2.],
+        ]
+    );
+}
+
+#[test]
+fn immediate_mode_vertices_go_through_the_permutation() {
+    let program = shbin(&[PASS_THROUGH]);
+    let mut scene = SceneBuilder::new();
+    scene.program(&program, 0, None);
+    // Attribute 0 feeds v1 (colour), attribute 1 feeds v0 (position).
+    scene.attributes(&[
+        Attribute::new(1, ComponentType::Float, 4),
+        Attribute::new(0, ComponentType::Float, 4),
+    ]);
+    let vertices: Vec<Vec<[f32; 4]>> = (0..4)
+        .map(|i| vec![[0.5, 0.25, 0.0, 1.0], [i as f32, 1.0, 2.0, 1.0]])
+        .collect();
+    scene.draw_immediate(Topology::Strip, &vertices);
+    let (gpu, triangles) = replay(&scene.finish());
+    assert_eq!(triangles.len(), 2);
+    assert_eq!(triangles[1][2].position(), [3.0, 1.0, 2.0, 1.0]);
+    assert_eq!(triangles[0][0].color(), [0.5, 0.25, 0.0, 1.0]);
+    assert_eq!(gpu.stats.vertices, 4);
+}
+
+/// Point mode: three vertices of two outputs each fill v0-v5; the GS emits them as a triangle
+/// with the winding flag, so assembly swaps the first two.
+const POINT_GS: &str = "
+.gsh point c0
+.out gPos position
+.out gCol color
+.proc gmain
+    setemit 0
+    mov gPos, v0
+    mov gCol, v1
+    emit
+    setemit 1
+    mov gPos, v2
+    mov gCol, v3
+    emit
+    setemit 2, prim inv
+    mov gPos, v4
+    mov gCol, v5
+    emit
+    end
+.end
+.entry gmain
+";
+
+#[test]
+fn geometry_shader_point_mode_gathers_consecutive_vertices() {
+    let program = shbin(&[PASS_THROUGH, POINT_GS]);
+    let mut scene = pass_through_scene(&numbered_vertices(6));
+    with_geometry(&mut scene, &program, 6);
+    scene.draw_arrays(Topology::List, 0, 6);
+    let (gpu, triangles) = replay(&scene.finish());
+    assert_eq!(gpu.stats.geometry_invocations, 2);
+    let firsts: Vec<[f32; 3]> = triangles
+        .iter()
+        .map(|t| t.map(|v| v.position()[0]))
+        .collect();
+    assert_eq!(firsts, [[1., 0., 2.], [4., 3., 5.]]);
+    assert_eq!(triangles[1][0].color(), [4.0, 255.0, 0.0, 128.0]);
+}
+
+/// Fixed mode: three vertices of one output each arrive in c4-c6.
+const FIXED_GS: &str = "
+.gsh fixed c10 c4 3
+.out gPos position
+.out gCol color
+.constf white(1.0, 1.0, 1.0, 1.0)
+.proc gmain
+    mov gCol, white
+    setemit 0
+    mov gPos, c4
+    emit
+    setemit 1
+    mov gPos, c5
+    emit
+    setemit 2, prim
+    mov gPos, c6
+    emit
+    end
+.end
+.entry gmain
+";
+
+/// o0 = v0 only.
+const POSITION_ONLY: &str = "
+.out outPos position
+.proc main
+    mov outPos, v0
+    end
+.end
+";
+
+#[test]
+fn geometry_shader_fixed_mode_writes_vertices_into_uniforms() {
+    let program = shbin(&[POSITION_ONLY, FIXED_GS]);
+    let mut scene = pass_through_scene(&numbered_vertices(6));
+    with_geometry(&mut scene, &program, 1);
+    scene.draw_elements(Topology::List, &Indices::U8(vec![5, 4, 3, 0, 1, 2]));
+    let (gpu, triangles) = replay(&scene.finish());
+    assert_eq!(gpu.stats.geometry_invocations, 2);
+    assert_eq!(positions(&triangles)[0][0], [5.0, -5.0, 0.5, 1.0]);
+    assert_eq!(positions(&triangles)[1][2], [2.0, -2.0, 0.5, 1.0]);
+    // The colour is written once, before the first EMIT: EMIT switches output banks, so the
+    // second vertex comes from the other bank (never written: +0) and the third from the first.
+    let colors: Vec<[f32; 4]> = triangles[0].iter().map(|v| v.color()).collect();
+    assert_eq!(colors, [[1.0; 4], [0.0; 4], [1.0; 4]]);
+}
+
+/// Variable mode: c0 = (n, n, n, n); the first vertex keeps both outputs (c1, c2), the others
+/// their position only (c3, c4, ...). Emits the fan's first triangle: centre, c3, c4.
+const VARIABLE_GS: &str = "
+.gsh variable c10 1
+.out gPos position
+.out gCol color
+.proc gmain
+    mov gCol, c2
+    setemit 0
+    mov gPos, c1
+    emit
+    setemit 1
+    mov gPos, c3
+    emit
+    setemit 2, prim
+    mov gPos, c4
+    emit
+    end
+.end
+.entry gmain
+";
+
+#[test]
+fn geometry_shader_variable_mode_reads_counts_from_the_index_buffer() {
+    let program = shbin(&[PASS_THROUGH, VARIABLE_GS]);
+    let mut scene = pass_through_scene(&numbered_vertices(8));
+    with_geometry(&mut scene, &program, 2);
+    // Two primitives: 3 vertices (7, 1, 2), then 4 vertices (3, 4, 5, 6). The counts are not
+    // vertices: vertex 7's colour must not come from index 3.
+    scene.draw_elements(
+        Topology::List,
+        &Indices::U16(vec![3, 7, 1, 2, 4, 3, 4, 5, 6]),
+    );
+    let (gpu, triangles) = replay(&scene.finish());
+    assert_eq!(gpu.stats.geometry_invocations, 2);
+    assert_eq!(gpu.stats.vertices, 7);
+    let firsts: Vec<[f32; 3]> = triangles
+        .iter()
+        .map(|t| t.map(|v| v.position()[0]))
+        .collect();
+    assert_eq!(firsts, [[7., 1., 2.], [3., 4., 5.]]);
+    assert_eq!(triangles[0][0].color(), [7.0, 255.0, 0.0, 128.0]);
+    // c0 holds the count: the second invocation saw 4.
+}
+
+/// Binds DVLE 0 of `program` as the vertex shader and DVLE 1 as the geometry shader.
+fn with_geometry(scene: &mut SceneBuilder, program: &Shbin, stride: u8) {
+    let geometry = GeometryProgram {
+        shbin: program,
+        dvle: 1,
+        stride,
+    };
+    scene.program(program, 0, Some(geometry));
+}
+
+fn big_scene(engine_vertices: usize) -> Trace {
+    let vertices: Vec<([f32; 4], [u8; 4])> = (0..engine_vertices)
+        .map(|i| {
+            let f = i as f32;
+            (
+                [f * 0.5, f.sin(), f.cos(), 1.0],
+                [i as u8, (i >> 8) as u8, 7, 9],
+            )
+        })
+        .collect();
+    let mut scene = pass_through_scene(&vertices);
+    scene.draw_arrays(Topology::Strip, 0, engine_vertices as u32);
+    let indices: Vec<u16> = (0..engine_vertices as u16).rev().step_by(3).collect();
+    scene.draw_elements(Topology::Fan, &Indices::U16(indices));
+    scene.finish()
+}
+
+#[test]
+fn every_engine_and_thread_count_gives_the_same_triangles() {
+    let trace = big_scene(10_000);
+    let (_, reference) =
+        replay_with(&trace, config(EngineKind::Interpreter, 1)).expect("the scene replays");
+    assert_eq!(reference.len(), 9_998 + 3_332);
+    for engine in EngineKind::ALL {
+        for threads in [1, 2, 3] {
+            let (_, triangles) = replay_with(&trace, config(engine, threads)).unwrap();
+            let bits = |t: &[Triangle]| -> Vec<u32> {
+                t.iter()
+                    .flat_map(|t| t.iter().flat_map(|v| v.attributes.map(f32::to_bits)))
+                    .collect()
+            };
+            assert_eq!(
+                bits(&triangles),
+                bits(&reference),
+                "{engine} on {threads} threads"
+            );
+        }
+    }
+}
+
+#[test]
+fn command_lists_chain_through_jumps_and_loops_end_at_the_budget() {
+    let mut gpu = Gpu::new(config(EngineKind::Interpreter, 1));
+    // List B at 0x20001000 writes a register and finalizes.
+    let mut b = CommandWriter::new();
+    b.write(id::BLEND_COLOR, 0x1234);
+    let b_words = b.finish();
+    let b_address = 0x2000_1000;
+    let bytes = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    gpu.memory.write(b_address, &bytes(&b_words)).unwrap();
+    // List A jumps to B.
+    let mut a = CommandWriter::new();
+    a.write(id::CMDBUF_ADDR0, b_address >> 3)
+        .write(id::CMDBUF_SIZE0, (b_words.len() as u32 * 4) >> 3)
+        .write(id::CMDBUF_JUMP0, 1)
+        .write(id::BLEND_COLOR, 0xBAD);
+    let a_words = a.finish();
+    gpu.memory.write(0x2000_0000, &bytes(&a_words)).unwrap();
+    let end = gpu
+        .run_command_list(0x2000_0000, a_words.len() as u32 * 4)
+        .unwrap();
+    assert_eq!(end, picajit::gpu::ListEnd::Finalized);
+    assert_eq!(gpu.regs.get(id::BLEND_COLOR), 0x1234);
+    assert_eq!(gpu.stats.command_lists, 2);
+    // A list that jumps to itself ends at the budget, not never.
+    let mut lp = CommandWriter::new();
+    lp.write(id::CMDBUF_ADDR0, 0x2000_2000 >> 3)
+        .write(id::CMDBUF_SIZE0, 32 >> 3)
+        .write(id::CMDBUF_JUMP0, 1);
+    let lp_words = lp.finish();
+    gpu.memory.write(0x2000_2000, &bytes(&lp_words)).unwrap();
+    gpu.config.max_command_words = 10_000;
+    let error = gpu.run_command_list(0x2000_2000, 32).unwrap_err();
+    assert!(matches!(error, GpuError::CommandBudget { .. }), "{error}");
+}
+
+#[test]
+fn malformed_input_gives_errors_that_name_the_place() {
+    let mut gpu = Gpu::new(config(EngineKind::Interpreter, 1));
+    // A command whose extra parameters run past the buffer.
+    let error = gpu.run_commands(&[0, 0x00F0_0100, 1]).unwrap_err();
+    assert!(error.to_string().contains("word 0"), "{error}");
+    // A list in unmapped memory.
+    let error = gpu.run_command_list(0x0800_0000, 64).unwrap_err();
+    assert!(matches!(error, GpuError::Memory(_)), "{error}");
+    // A draw beyond the vertex limit.
+    let mut writer = CommandWriter::new();
+    writer
+        .write(id::NUMVERTICES, u32::MAX)
+        .write(id::DRAWARRAYS, 1);
+    let error = gpu.run_commands(&writer.finish()).unwrap_err();
+    assert!(matches!(error, GpuError::DrawTooLarge { .. }), "{error}");
+    // Attribute arrays outside memory.
+    let mut scene = pass_through_scene(&numbered_vertices(3));
+    scene.write(id::ATTRIBBUFFERS_LOC, 0x0100_0000 >> 3);
+    scene.draw_arrays(Topology::List, 0, 3);
+    let error = replay_with(&scene.finish(), config(EngineKind::Interpreter, 1)).unwrap_err();
+    assert!(matches!(error, GpuError::Load(_)), "{error}");
+    // Unknown registers are recorded, not fatal.
+    let mut writer = CommandWriter::new();
+    writer.write(0x3F0, 5).write(0x0E2, 6);
+    gpu.run_commands(&writer.finish()).unwrap();
+    assert_eq!(gpu.regs.unmodelled().get(&0x3F0), Some(&1));
+}
+
+#[test]
+fn trace_files_round_trip_and_malformed_files_are_errors() {
+    let trace = big_scene(100);
+    let file = trace::write(&trace);
+    let read = trace::read(&file).expect("a written trace reads");
+    assert_eq!(read, trace);
+    assert_eq!(trace::write(&read), file);
+    // Truncations anywhere are errors, never panics.
+    for cut in [0, 3, 50, 0x63, 0x64, file.len() / 2, file.len() - 1] {
+        assert!(trace::read(&file[..cut]).is_err(), "cut at {cut}");
+    }
+    let mut bad = file.clone();
+    bad[0] = b'X';
+    assert_eq!(trace::read(&bad), Err(TraceError::BadMagic));
+    // A memory load pointing outside the file, and an unknown element type.
+    let stream = u32::from_le_bytes(file[0x5C..0x60].try_into().unwrap()) as usize;
+    let mut bad = file.clone();
+    bad[stream + 4..stream + 8].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert!(matches!(
+        trace::read(&bad),
+        Err(TraceError::Payload { element: 0, .. })
+    ));
+    let mut bad = file.clone();
+    bad[stream..stream + 4].copy_from_slice(&0x77u32.to_le_bytes());
+    assert_eq!(
+        trace::read(&bad),
+        Err(TraceError::ElementType {
+            element: 0,
+            code: 0x77
+        })
+    );
+    // Huge sizes in the header.
+    let mut bad = file.clone();
+    bad[0x10..0x14].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert!(matches!(
+        trace::read(&bad),
+        Err(TraceError::OutOfFile { .. })
+    ));
+    // Every prefix of a valid file, and every single-byte corruption of its header and first
+    // elements, reads or fails without panicking; what reads replays without panicking.
+    for k in 0..0x64 + 3 * 20 {
+        let mut bad = file.clone();
+        let at = if k < 0x64 { k } else { stream + k - 0x64 };
+        bad[at] ^= 0xA5;
+        if let Ok(trace) = trace::read(&bad) {
+            let _ = replay_with(&trace, config(EngineKind::Interpreter, 1));
+        }
+    }
+    let _ = TraceOp::FrameMarker;
+}
+
+#[test]
+fn memory_fill_and_uniform_uploads_through_a_trace() {
+    let program = shbin(&[PASS_THROUGH]);
+    let mut scene = SceneBuilder::new();
+    scene.program(&program, 0, None);
+    scene.uniform(Stage::Vertex, 7, [1.0, 2.0, 3.0, 4.0]);
+    scene.bools(Stage::Vertex, 0x8001);
+    scene.memory_fill(0x1820_0000, 64, 0x1122_3344, 32);
+    scene.memory_fill(0x1820_0100, 30, 0xAABB, 16);
+    let (gpu, _) = replay(&scene.finish());
+    assert_eq!(gpu.vs.uniforms.float[7], [1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(gpu.vs.uniforms.bools, 0x8001);
+    assert_eq!(gpu.memory.read_u32(0x1820_0000 + 60).unwrap(), 0x1122_3344);
+    assert_eq!(gpu.memory.read_u32(0x1820_0000 + 64).unwrap(), 0);
+    assert_eq!(gpu.memory.read_u32(0x1820_0100).unwrap(), 0xAABB_AABB);
+}

@@ -1,0 +1,589 @@
+//! A scene builder that programs the GPU the way a homebrew application does through citro3d
+//! (docs/gpu.md, "Scene builder"): data placed in memory, command buffers with the register
+//! writes citro3d would make (shader binding, uniforms, attribute and buffer layouts, draws),
+//! each buffer run as a command list, frames separated by markers. What it makes is a
+//! [`Trace`]: the operations a replay performs, which the CiTrace writer saves as a file.
+
+use crate::float24::F24;
+use crate::program::Vec4;
+use crate::shbin::{Dvle, GsMode, OutputSemantic, Shbin};
+
+use super::assembly::Topology;
+use super::color::ColorFormat;
+use super::command::CommandWriter;
+use super::loader::ComponentType;
+use super::memory::{FCRAM, VRAM};
+use super::regs::id;
+use super::trace::{GPU_REGISTERS, Trace, TraceOp, external};
+
+/// A shader stage, for uniforms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// The vertex shader unit.
+    Vertex,
+    /// The geometry shader unit.
+    Geometry,
+}
+
+impl Stage {
+    const fn base(self) -> u16 {
+        match self {
+            Stage::Vertex => id::VSH_BASE,
+            Stage::Geometry => id::GSH_BASE,
+        }
+    }
+}
+
+/// Where attribute arrays and index buffers are addressed from (citro3d's choice).
+pub const ATTRIBUTE_BASE: u32 = VRAM.start;
+
+/// An attribute as the vertex shader sees it: input register, component type and count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Attribute {
+    /// The input register (v0-v15) it goes to.
+    pub register: u8,
+    /// The component type.
+    pub kind: ComponentType,
+    /// Components (1-4).
+    pub components: u8,
+}
+
+impl Attribute {
+    /// `components` components of `kind` into input register `register`.
+    pub const fn new(register: u8, kind: ComponentType, components: u8) -> Attribute {
+        Attribute {
+            register,
+            kind,
+            components,
+        }
+    }
+}
+
+/// An element of an attribute array: an attribute (by its position in the attribute list) or
+/// padding of 4, 8, 12 or 16 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Element {
+    /// Attribute n of the list given to [`SceneBuilder::attributes`].
+    Attribute(u8),
+    /// Padding bytes (4, 8, 12 or 16).
+    Padding(u8),
+}
+
+/// The index data of an indexed draw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Indices {
+    /// 8-bit indices.
+    U8(Vec<u8>),
+    /// 16-bit indices.
+    U16(Vec<u16>),
+}
+
+/// The geometry shader of a program binding, with its input stride as libctru's
+/// `shaderProgramSetGsh` takes it.
+#[derive(Clone, Copy, Debug)]
+pub struct GeometryProgram<'a> {
+    /// The binary.
+    pub shbin: &'a Shbin,
+    /// Which DVLE.
+    pub dvle: usize,
+    /// Point mode: the geometry shader's input attributes per invocation (vertices × vertex
+    /// shader outputs); fixed mode: vertex shader outputs per vertex.
+    pub stride: u8,
+}
+
+/// Builds a [`Trace`].
+#[derive(Debug)]
+pub struct SceneBuilder {
+    trace: Trace,
+    commands: CommandWriter,
+    heap: u32,
+    vram: u32,
+    attribute_count: usize,
+    formats: u64,
+    fixed_mask: u16,
+    buffers: usize,
+}
+
+impl Default for SceneBuilder {
+    fn default() -> SceneBuilder {
+        SceneBuilder::new()
+    }
+}
+
+impl SceneBuilder {
+    /// An empty scene: data goes to FCRAM from its start, render targets to VRAM after the
+    /// first MiB (kept for attribute data placed in VRAM).
+    pub fn new() -> SceneBuilder {
+        SceneBuilder {
+            trace: Trace::default(),
+            commands: CommandWriter::new(),
+            heap: FCRAM.start + 0x0100_0000,
+            vram: VRAM.start + 0x0010_0000,
+            attribute_count: 0,
+            formats: 0,
+            fixed_mask: 0,
+            buffers: 0,
+        }
+    }
+
+    /// Places `bytes` in FCRAM (aligned to `align` bytes) and returns the physical address.
+    pub fn data(&mut self, bytes: &[u8], align: u32) -> u32 {
+        let address = self.heap.next_multiple_of(align.max(16));
+        self.heap = address + bytes.len() as u32;
+        self.trace.ops.push(TraceOp::MemoryLoad {
+            address,
+            bytes: bytes.to_vec(),
+        });
+        address
+    }
+
+    /// Reserves `size` bytes of VRAM (a render target) and returns the physical address.
+    pub fn vram(&mut self, size: u32) -> u32 {
+        let address = self.vram.next_multiple_of(0x100);
+        self.vram = address + size;
+        address
+    }
+
+    /// A raw register write (what citro3d's `GPUCMD_AddMaskedWrite` does).
+    pub fn write(&mut self, register: u16, value: u32) -> &mut Self {
+        self.commands.write(register, value);
+        self
+    }
+
+    /// A write of the bytes `mask` enables.
+    pub fn write_masked(&mut self, register: u16, value: u32, mask: u8) -> &mut Self {
+        self.commands.write_masked(register, value, mask);
+        self
+    }
+
+    /// Binds a vertex shader and optionally a geometry shader, as citro3d's
+    /// `C3D_BindProgram`: code and descriptors uploaded, entry points, output masks and the
+    /// rasterizer's output map from the last stage's output table, the geometry mode, and
+    /// the DVLEs' constants as uniforms.
+    pub fn program(
+        &mut self,
+        vs: &Shbin,
+        vs_dvle: usize,
+        gs: Option<GeometryProgram<'_>>,
+    ) -> &mut Self {
+        let vertex = &vs.dvles[vs_dvle];
+        let geometry = gs.map(|g| (&g.shbin.dvles[g.dvle], g));
+        self.write(id::GEOSTAGE_CONFIG, if geometry.is_some() { 2 } else { 0 });
+        self.write_masked(id::GEOSTAGE_CONFIG2, 0, 0x1);
+        self.write(id::VSH_COM_MODE, u32::from(geometry.is_some()));
+        self.upload(Stage::Vertex, vs, vertex);
+        let vs_outputs = vertex.output_mask.count_ones();
+        self.write(id::VSH_OUTMAP_TOTAL1, vs_outputs.saturating_sub(1));
+        self.write(id::VSH_OUTMAP_TOTAL2, vs_outputs.saturating_sub(1));
+        let last = match geometry {
+            Some((dvle, g)) => {
+                self.upload(Stage::Geometry, g.shbin, dvle);
+                let (mode, misc0, misc1) = match dvle.gs.mode {
+                    GsMode::Point => (0, 0, 0),
+                    GsMode::Variable => (1, 1, dvle.gs.variable_vertices.saturating_sub(1) as u32),
+                    GsMode::Fixed => (
+                        2,
+                        2 | 0x0100_0000
+                            | (dvle.gs.fixed_start as u32) << 16
+                            | (g.stride.saturating_sub(1) as u32 & 0xF) << 12
+                            | (dvle.gs.fixed_vertices.saturating_sub(1) as u32 & 0xF) << 8,
+                        0,
+                    ),
+                };
+                if mode == 1 {
+                    self.write_masked(id::GEOSTAGE_CONFIG, 0x8000_0000, 0x8);
+                }
+                self.write(id::GSH_MISC0, misc0);
+                self.write(id::GSH_MISC1, misc1);
+                let buffer = 0x0800_0000 | if mode != 0 { 0x100 } else { 0 };
+                self.write(
+                    id::GSH_BASE + id::SH_INPUTBUFFER_CONFIG,
+                    buffer | (g.stride.saturating_sub(1) as u32 & 0xF),
+                );
+                self.write(
+                    id::GSH_BASE + id::SH_ATTRIBUTES_PERMUTATION_LOW,
+                    0x7654_3210,
+                );
+                self.write(
+                    id::GSH_BASE + id::SH_ATTRIBUTES_PERMUTATION_HIGH,
+                    0xFEDC_BA98,
+                );
+                dvle
+            }
+            None => {
+                self.write(id::GSH_BASE + id::SH_INPUTBUFFER_CONFIG, 0xA000_0000);
+                self.write(id::GSH_MISC0, 0);
+                self.write(id::GSH_MISC1, 0);
+                vertex
+            }
+        };
+        self.output_map(last);
+        self
+    }
+
+    fn upload(&mut self, stage: Stage, shbin: &Shbin, dvle: &Dvle) {
+        let base = stage.base();
+        self.write(base + id::SH_CODETRANSFER_INDEX, 0);
+        self.commands
+            .write_repeated(base + id::SH_CODETRANSFER_DATA0, &shbin.code);
+        self.write(base + id::SH_CODETRANSFER_END, 1);
+        self.write(base + id::SH_OPDESCS_INDEX, 0);
+        self.commands
+            .write_repeated(base + id::SH_OPDESCS_DATA0, &shbin.opdescs);
+        self.write(base + id::SH_ENTRYPOINT, 0x7FFF_0000 | dvle.entry);
+        self.write(base + id::SH_OUTMAP_MASK, dvle.output_mask as u32);
+        let mut bools = 0u32;
+        for constant in &dvle.constants {
+            match *constant {
+                crate::shbin::Constant::Bool { index, value } => {
+                    bools |= u32::from(value) << index;
+                }
+                crate::shbin::Constant::Int { index, value } => {
+                    self.write(
+                        base + id::SH_INTUNIFORM_I0 + index as u16,
+                        u32::from_le_bytes(value),
+                    );
+                }
+                crate::shbin::Constant::Float { index, value } => {
+                    self.write(base + id::SH_FLOATUNIFORM_INDEX, index as u32);
+                    self.commands.write_repeated(
+                        base + id::SH_FLOATUNIFORM_DATA0,
+                        &crate::float24::pack_uniform(value),
+                    );
+                }
+            }
+        }
+        self.write(base + id::SH_BOOLUNIFORM, 0x7FFF_0000 | bools);
+    }
+
+    /// The rasterizer's output map from a DVLE's output table (libctru's
+    /// `DVLE_GenerateOutmap`).
+    fn output_map(&mut self, dvle: &Dvle) {
+        let mut slots = [0x1F1F_1F1Fu32; 7];
+        let mut clock = 0u32;
+        let mut texcoords = false;
+        let registers: Vec<u16> = (0..16)
+            .filter(|r| dvle.output_mask & (1 << r) != 0)
+            .collect();
+        for entry in &dvle.outputs {
+            let Some(slot) = registers.iter().position(|&r| r == entry.register) else {
+                continue;
+            };
+            if slot >= 7 {
+                continue;
+            }
+            let (first, count, bit, uses_texcoords) = match entry.semantic {
+                OutputSemantic::Position => (0x00, 4, 0, false),
+                OutputSemantic::NormalQuat => (0x04, 4, 24, false),
+                OutputSemantic::Color => (0x08, 4, 1, false),
+                OutputSemantic::TexCoord0 => (0x0C, 2, 8, true),
+                OutputSemantic::TexCoord0W => (0x10, 1, 16, true),
+                OutputSemantic::TexCoord1 => (0x0E, 2, 9, true),
+                OutputSemantic::TexCoord2 => (0x16, 2, 10, true),
+                OutputSemantic::View => (0x12, 3, 24, false),
+                _ => continue,
+            };
+            texcoords |= uses_texcoords;
+            let mut semantic = first;
+            for c in 0..4 {
+                if entry.mask & (1 << c) == 0 {
+                    continue;
+                }
+                if semantic < first + count {
+                    slots[slot] = (slots[slot] & !(0xFF << (8 * c))) | semantic << (8 * c);
+                    if entry.semantic != OutputSemantic::Position || semantic == 0x02 {
+                        clock |= 1 << bit;
+                    }
+                }
+                semantic += 1;
+            }
+        }
+        let total = registers.len().min(7) as u32;
+        self.write_masked(id::PRIMITIVE_CONFIG, total.saturating_sub(1), 0x1);
+        self.write(id::SH_OUTMAP_TOTAL, total);
+        for (k, &word) in slots.iter().enumerate() {
+            self.write(id::SH_OUTMAP_O0 + k as u16, word);
+        }
+        self.write(id::SH_OUTATTR_MODE, u32::from(texcoords));
+        self.write(id::SH_OUTATTR_CLOCK, clock);
+    }
+
+    /// Sets float uniform `index` of `stage` (float32 packing: w, z, y, x).
+    pub fn uniform(&mut self, stage: Stage, index: u8, value: Vec4) -> &mut Self {
+        let base = stage.base();
+        self.write(base + id::SH_FLOATUNIFORM_INDEX, 0x8000_0000 | index as u32);
+        let words = [value[3], value[2], value[1], value[0]].map(f32::to_bits);
+        self.commands
+            .write_repeated(base + id::SH_FLOATUNIFORM_DATA0, &words);
+        self
+    }
+
+    /// Sets consecutive float uniforms from `index` (a matrix: four rows).
+    pub fn uniforms(&mut self, stage: Stage, index: u8, values: &[Vec4]) -> &mut Self {
+        for (k, &value) in values.iter().enumerate() {
+            self.uniform(stage, index + k as u8, value);
+        }
+        self
+    }
+
+    /// Sets the bool uniforms b0-b15 of `stage`.
+    pub fn bools(&mut self, stage: Stage, bools: u16) -> &mut Self {
+        self.write(
+            stage.base() + id::SH_BOOLUNIFORM,
+            0x7FFF_0000 | bools as u32,
+        )
+    }
+
+    /// Sets int uniform i`index` of `stage`.
+    pub fn int(&mut self, stage: Stage, index: u8, value: [u8; 4]) -> &mut Self {
+        self.write(
+            stage.base() + id::SH_INTUNIFORM_I0 + (index & 3) as u16,
+            u32::from_le_bytes(value),
+        )
+    }
+
+    /// Declares the vertex attributes (citro3d's `AttrInfo`): their formats, the input register
+    /// of each, and their count. Every attribute starts fixed until a buffer loads it.
+    pub fn attributes(&mut self, attributes: &[Attribute]) -> &mut Self {
+        let mut formats = 0u64;
+        let mut permutation = 0u64;
+        for (n, a) in attributes.iter().enumerate().take(12) {
+            let code = ((a.components.clamp(1, 4) as u64 - 1) << 2) | a.kind.code() as u64;
+            formats |= code << (4 * n);
+            permutation |= (a.register as u64 & 0xF) << (4 * n);
+        }
+        let count = attributes.len().clamp(1, 12);
+        self.attribute_count = count;
+        self.formats = formats;
+        self.fixed_mask = ((1u32 << count) - 1) as u16;
+        self.buffers = 0;
+        self.write(id::ATTRIBBUFFERS_LOC, ATTRIBUTE_BASE >> 3);
+        self.write(id::ATTRIBBUFFERS_FORMAT_LOW, formats as u32);
+        self.write_attribute_high(formats);
+        self.write(
+            id::VSH_BASE + id::SH_INPUTBUFFER_CONFIG,
+            0xA000_0000 | (count as u32 - 1),
+        );
+        self.write(id::VSH_NUM_ATTR, count as u32 - 1);
+        self.write(
+            id::VSH_BASE + id::SH_ATTRIBUTES_PERMUTATION_LOW,
+            permutation as u32,
+        );
+        self.write(
+            id::VSH_BASE + id::SH_ATTRIBUTES_PERMUTATION_HIGH,
+            (permutation >> 32) as u32,
+        );
+        for k in 0..12u16 {
+            self.write(id::ATTRIBBUFFER0_OFFSET + 3 * k + 2, 0);
+        }
+        self
+    }
+
+    fn write_attribute_high(&mut self, formats: u64) {
+        self.write(
+            id::ATTRIBBUFFERS_FORMAT_HIGH,
+            (formats >> 32) as u32 & 0xFFFF
+                | (self.fixed_mask as u32) << 16
+                | ((self.attribute_count as u32 - 1) << 28),
+        );
+    }
+
+    /// Adds an attribute array (citro3d's `BufInfo_Add`): `data` placed in memory, `stride`
+    /// bytes per vertex, its elements in order. The attributes it loads stop being fixed.
+    pub fn buffer(&mut self, data: &[u8], stride: u8, elements: &[Element]) -> &mut Self {
+        let address = self.data(data, 16);
+        let mut codes = 0u64;
+        for (k, element) in elements.iter().enumerate().take(12) {
+            let code = match *element {
+                Element::Attribute(n) => {
+                    self.fixed_mask &= !(1 << n);
+                    n as u64 & 0xF
+                }
+                Element::Padding(bytes) => 11 + (bytes as u64 / 4).clamp(1, 4),
+            };
+            codes |= code << (4 * k);
+        }
+        let k = self.buffers as u16;
+        self.buffers += 1;
+        self.write(id::ATTRIBBUFFER0_OFFSET + 3 * k, address - ATTRIBUTE_BASE);
+        self.write(id::ATTRIBBUFFER0_OFFSET + 3 * k + 1, codes as u32);
+        self.write(
+            id::ATTRIBBUFFER0_OFFSET + 3 * k + 2,
+            (codes >> 32) as u32 & 0xFFFF | (stride as u32) << 16 | (elements.len() as u32) << 28,
+        );
+        self.write_attribute_high(self.formats);
+        self
+    }
+
+    /// Sets the fixed value of attribute `n` (used while no buffer loads it).
+    pub fn fixed_attribute(&mut self, n: u8, value: Vec4) -> &mut Self {
+        self.write(id::FIXEDATTRIB_INDEX, n as u32 & 0xF);
+        self.fixed_words(value);
+        self
+    }
+
+    fn fixed_words(&mut self, value: Vec4) {
+        let packed = crate::float24::pack_uniform(value.map(F24::from_f32_picasso));
+        self.commands
+            .write_consecutive(id::FIXEDATTRIB_DATA0, &packed);
+    }
+
+    fn primitive(&mut self, topology: Topology) {
+        self.write_masked(id::PRIMITIVE_CONFIG, topology.code() << 8, 0x2);
+        self.write(id::RESTART_PRIMITIVE, 1);
+    }
+
+    /// A non-indexed draw (citro3d's `C3D_DrawArrays`).
+    pub fn draw_arrays(&mut self, topology: Topology, first: u32, count: u32) -> &mut Self {
+        self.primitive(topology);
+        self.write(id::INDEXBUFFER_CONFIG, 0x8000_0000);
+        self.write(id::NUMVERTICES, count);
+        self.write(id::VERTEX_OFFSET, first);
+        self.write_masked(id::GEOSTAGE_CONFIG2, 1, 0x1);
+        self.write_masked(id::START_DRAW_FUNC0, 0, 0x1);
+        self.write(id::DRAWARRAYS, 1);
+        self.write_masked(id::START_DRAW_FUNC0, 1, 0x1);
+        self.write_masked(id::GEOSTAGE_CONFIG2, 0, 0x1);
+        self.write(id::VTX_FUNC, 1);
+        self
+    }
+
+    /// An indexed draw (citro3d's `C3D_DrawElements`: a triangle list is drawn with the
+    /// geometry topology).
+    pub fn draw_elements(&mut self, topology: Topology, indices: &Indices) -> &mut Self {
+        let (bytes, count, wide) = match indices {
+            Indices::U8(v) => (v.clone(), v.len(), 0),
+            Indices::U16(v) => (v.iter().flat_map(|i| i.to_le_bytes()).collect(), v.len(), 1),
+        };
+        let address = self.data(&bytes, 16);
+        let drawn = if topology == Topology::List {
+            Topology::Geometry
+        } else {
+            topology
+        };
+        self.primitive(drawn);
+        self.write(
+            id::INDEXBUFFER_CONFIG,
+            (address - ATTRIBUTE_BASE) | wide << 31,
+        );
+        self.write(id::NUMVERTICES, count as u32);
+        self.write(id::VERTEX_OFFSET, 0);
+        self.write_masked(id::GEOSTAGE_CONFIG, 0x100, 0x2);
+        self.write_masked(id::GEOSTAGE_CONFIG2, 0x100, 0x2);
+        self.write_masked(id::START_DRAW_FUNC0, 0, 0x1);
+        self.write(id::DRAWELEMENTS, 1);
+        self.write_masked(id::START_DRAW_FUNC0, 1, 0x1);
+        self.write_masked(id::GEOSTAGE_CONFIG, 0, 0x2);
+        self.write_masked(id::GEOSTAGE_CONFIG2, 0, 0x2);
+        self.write(id::VTX_FUNC, 1);
+        self.write_masked(id::PRIMITIVE_CONFIG, 0, 0x8);
+        self.write_masked(id::PRIMITIVE_CONFIG, 0, 0x8);
+        self
+    }
+
+    /// Immediate-mode vertices (citro3d's `C3D_ImmDrawBegin` / `C3D_ImmSendAttrib` /
+    /// `C3D_ImmDrawEnd`): each vertex's attributes in order.
+    pub fn draw_immediate(&mut self, topology: Topology, vertices: &[Vec<Vec4>]) -> &mut Self {
+        self.primitive(topology);
+        self.write(id::INDEXBUFFER_CONFIG, 0x8000_0000);
+        self.write_masked(id::GEOSTAGE_CONFIG2, 1, 0x1);
+        self.write_masked(id::START_DRAW_FUNC0, 0, 0x1);
+        self.write(id::FIXEDATTRIB_INDEX, 0xF);
+        for vertex in vertices {
+            for &attribute in vertex {
+                self.fixed_words(attribute);
+            }
+        }
+        self.write_masked(id::START_DRAW_FUNC0, 1, 0x1);
+        self.write_masked(id::GEOSTAGE_CONFIG2, 0, 0x1);
+        self.write(id::VTX_FUNC, 1);
+        self
+    }
+
+    /// Ends the command buffer being written: FINALIZE, placed in memory, run as a command
+    /// list.
+    pub fn flush(&mut self) -> &mut Self {
+        let commands = std::mem::take(&mut self.commands);
+        if commands.words().is_empty() {
+            return self;
+        }
+        let words = commands.finish();
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let address = self.data(&bytes, 16);
+        self.external(external::COMMAND_LIST_ADDRESS[0], address >> 3);
+        self.external(external::COMMAND_LIST_SIZE[0], bytes.len() as u32 >> 3);
+        self.external(external::COMMAND_LIST_TRIGGER[0], 1);
+        self
+    }
+
+    /// A write to the external register at `offset` from the GPU block.
+    fn external(&mut self, offset: u32, value: u32) {
+        self.trace.ops.push(TraceOp::RegisterWrite {
+            address: GPU_REGISTERS + offset,
+            value,
+        });
+    }
+
+    /// Fills `[start, start + len)` with `value` through memory-fill unit 0 (citro3d's
+    /// `C3D_RenderTargetClear`, GX SetMemoryFill): `width` 16, 24 or 32 bits. `start` and
+    /// `len` are multiples of 8 (the unit's address granularity).
+    pub fn memory_fill(&mut self, start: u32, len: u32, value: u32, width: u32) -> &mut Self {
+        self.flush();
+        let control = match width {
+            16 => 0,
+            24 => 1 << 8,
+            _ => 2 << 8,
+        };
+        let fill = external::MEMORY_FILL[0];
+        self.external(fill, start >> 3);
+        self.external(fill + 4, (start + len) >> 3);
+        self.external(fill + 8, value);
+        self.external(fill + 0xC, control | 1);
+        self
+    }
+
+    /// A display transfer (GX SetDisplayTransfer): the `width` × `height` surface at `input`
+    /// in `from` format, tiled, to a linear `to`-format image at `output` (vertically flipped
+    /// when `flip`), as an application presents a frame.
+    pub fn display_transfer(
+        &mut self,
+        input: u32,
+        output: u32,
+        (width, height): (u32, u32),
+        from: ColorFormat,
+        to: ColorFormat,
+        flip: bool,
+    ) -> &mut Self {
+        self.flush();
+        let size = height << 16 | width;
+        let flags = u32::from(flip) | from.transfer_code() << 8 | to.transfer_code() << 12;
+        self.external(external::TRANSFER_INPUT, input >> 3);
+        self.external(external::TRANSFER_OUTPUT, output >> 3);
+        self.external(external::TRANSFER_INPUT_SIZE, size);
+        self.external(external::TRANSFER_OUTPUT_SIZE, size);
+        self.external(external::TRANSFER_FLAGS, flags);
+        self.external(external::TRANSFER_TRIGGER, 1);
+        self
+    }
+
+    /// Ends a frame: flushes the commands and adds a frame marker.
+    pub fn end_frame(&mut self) -> &mut Self {
+        self.flush();
+        self.trace.ops.push(TraceOp::FrameMarker);
+        self
+    }
+
+    /// An operation the builder has no call for, in stream order (the commands so far are
+    /// flushed first).
+    pub fn op(&mut self, op: TraceOp) -> &mut Self {
+        self.flush();
+        self.trace.ops.push(op);
+        self
+    }
+
+    /// The trace (the commands so far flushed).
+    pub fn finish(mut self) -> Trace {
+        self.flush();
+        self.trace
+    }
+}
