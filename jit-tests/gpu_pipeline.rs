@@ -584,3 +584,82 @@ fn memory_fill_and_uniform_uploads_through_a_trace() {
     assert_eq!(gpu.memory.read_u32(0x1820_0000 + 64).unwrap(), 0);
     assert_eq!(gpu.memory.read_u32(0x1820_0100).unwrap(), 0xAABB_AABB);
 }
+
+/// A small deterministic generator for the mutation tests.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Mutates `bytes`: flipped bits, bytes set to extremes, words set to huge values, cuts.
+fn mutate(bytes: &[u8], rng: &mut XorShift) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        let at = rng.below(out.len());
+        match rng.below(5) {
+            0 => out[at] ^= 1 << rng.below(8),
+            1 => out[at] = [0, 0xFF, 0x7F, 0x80][rng.below(4)],
+            2 if at + 4 <= out.len() => {
+                let word = [u32::MAX, 0x8000_0000, 0x1000_0000, 0x00FF_FFFF][rng.below(4)];
+                out[at..at + 4].copy_from_slice(&word.to_le_bytes());
+            }
+            3 => out.truncate(at),
+            _ => out[at] = rng.next() as u8,
+        }
+        if out.is_empty() {
+            break;
+        }
+    }
+    out
+}
+
+#[test]
+fn mutated_traces_and_command_buffers_never_panic() {
+    use picajit::gpu::fuzz::{Outcome, check_commands, check_trace};
+    let file = trace::write(&big_scene(40));
+    assert!(matches!(check_trace(&file), Outcome::Rendered(_)));
+    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    let mut outcomes = [0usize; 3];
+    // Mutations aimed at the stream (where the register writes and loads are) and anywhere.
+    let stream = u32::from_le_bytes(file[0x5C..0x60].try_into().unwrap()) as usize;
+    for k in 0..400 {
+        let mutated = if k % 2 == 0 {
+            let (head, tail) = file.split_at(stream);
+            let mut bytes = head.to_vec();
+            bytes.extend(mutate(tail, &mut rng));
+            bytes
+        } else {
+            mutate(&file, &mut rng)
+        };
+        let slot = match check_trace(&mutated) {
+            Outcome::Rejected(_) => 0,
+            Outcome::Failed(_) => 1,
+            Outcome::Rendered(_) => 2,
+        };
+        outcomes[slot] += 1;
+    }
+    assert!(outcomes.iter().all(|&n| n > 0), "{outcomes:?}");
+    // The command buffer of a scene, mutated.
+    let commands = big_scene(40)
+        .ops
+        .iter()
+        .filter_map(|op| match op {
+            TraceOp::MemoryLoad { bytes, .. } if bytes.len() % 8 == 0 => Some(bytes.clone()),
+            _ => None,
+        })
+        .next_back()
+        .expect("the scene's last load is a command buffer");
+    for _ in 0..400 {
+        let _ = check_commands(&mutate(&commands, &mut rng));
+    }
+}

@@ -124,6 +124,27 @@ pub enum CliError {
     },
     /// The differential tester could not run.
     Difftest(DifftestError),
+    /// A trace file is malformed.
+    Trace {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, and where.
+        error: crate::gpu::trace::TraceError,
+    },
+    /// Replaying a trace failed.
+    Gpu {
+        /// The trace.
+        path: PathBuf,
+        /// What failed.
+        error: crate::gpu::GpuError,
+    },
+    /// A PNG could not be encoded.
+    Png {
+        /// The file.
+        path: PathBuf,
+        /// The encoder's message.
+        why: String,
+    },
 }
 
 fn shown(path: &Path) -> String {
@@ -167,6 +188,11 @@ impl fmt::Display for CliError {
             CliError::Asm(error) => write!(f, "{error}"),
             CliError::Unrepresentable { path, error } => write!(f, "{}: {error}", shown(path)),
             CliError::Difftest(error) => write!(f, "{error}"),
+            CliError::Trace { path, error } => write!(f, "{}: {error}", shown(path)),
+            CliError::Gpu { path, error } => write!(f, "{}: {error}", shown(path)),
+            CliError::Png { path, why } => {
+                write!(f, "{}: cannot write the PNG: {}", shown(path), escape(why))
+            }
         }
     }
 }

@@ -21,6 +21,7 @@
 mod bench;
 mod error;
 mod listing;
+mod render;
 
 use std::fmt;
 use std::io::{BufWriter, Write};
@@ -79,6 +80,9 @@ enum Command {
     /// Run random programs on the interpreter and the JIT and compare them bit for bit; shrink
     /// and write each mismatch as a reproducer (exit status 1).
     Difftest(DifftestArgs),
+    /// Replay a CiTrace scene on the software GPU and write its colour buffer (and optionally
+    /// its depth buffer) as PNG.
+    Render(render::RenderArgs),
 }
 
 /// Precision modes are named on the command line by [`Precision::name`], with
@@ -154,7 +158,7 @@ impl PrecisionList {
 /// The value parser of every count that must be at least 1 (`--budget`, `--vertices`,
 /// `--repeat`): a budget of 0 would fail every invocation before its first instruction, and a
 /// run of 0 vertices measures nothing.
-fn at_least_one(text: &str) -> Result<u64, String> {
+pub(super) fn at_least_one(text: &str) -> Result<u64, String> {
     match text.parse::<u64>() {
         Ok(0) => Err("must be at least 1".to_string()),
         Ok(n) => Ok(n),
@@ -290,7 +294,7 @@ struct RunArgs {
     budget: u64,
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, CliError> {
+pub(super) fn read(path: &Path) -> Result<Vec<u8>, CliError> {
     std::fs::read(path).map_err(|error| CliError::Io {
         path: path.to_path_buf(),
         action: IoAction::Read,
@@ -358,7 +362,7 @@ fn warn(line: &str) {
 }
 
 /// Writes `text` to stdout.
-fn print(text: &str) -> Result<(), CliError> {
+pub(super) fn print(text: &str) -> Result<(), CliError> {
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(text.as_bytes())
@@ -385,6 +389,7 @@ pub fn main() -> ExitCode {
         Command::Asm(args) => asm_command(&args),
         Command::Bench(args) => bench_command(&args),
         Command::Difftest(args) => difftest_command(&args),
+        Command::Render(args) => render::render_command(&args),
     };
     match outcome {
         Ok(code) => code,

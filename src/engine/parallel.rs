@@ -36,6 +36,16 @@ fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
     Some(pool)
 }
 
+/// Runs `work` inside the pool of `threads` threads, so that the rayon parallel iterators it
+/// uses run there (the software GPU's rasterizer shares the vertex batches' pools). With one
+/// thread, or when no pool can be built, `work` runs on the caller's thread.
+pub fn in_pool<R: Send>(threads: usize, work: impl FnOnce() -> R + Send) -> R {
+    match (threads > 1).then(|| pool(threads)).flatten() {
+        Some(pool) => pool.install(work),
+        None => work(),
+    }
+}
+
 /// How many threads the machine offers.
 pub fn available_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

@@ -5,12 +5,14 @@
 //! [`Trace`]: the operations a replay performs, which the CiTrace writer saves as a file.
 
 use crate::float24::F24;
+use crate::numbers::{FLOAT24, FLOAT31};
 use crate::program::Vec4;
 use crate::shbin::{Dvle, GsMode, OutputSemantic, Shbin};
 
 use super::assembly::Topology;
-use super::color::ColorFormat;
+use super::color::{ColorFormat, DepthFormat, Rgba8};
 use super::command::CommandWriter;
+use super::fragment::CombinerStage;
 use super::loader::ComponentType;
 use super::memory::{FCRAM, VRAM};
 use super::regs::id;
@@ -498,6 +500,162 @@ impl SceneBuilder {
         self.write_masked(id::GEOSTAGE_CONFIG2, 0, 0x1);
         self.write(id::VTX_FUNC, 1);
         self
+    }
+
+    /// Binds the render target (citro3d's `C3D_FrameDrawOn`): colour and depth buffers
+    /// (either may be absent), both `width` × `height`, tiled, in the buffer formats.
+    pub fn render_target(
+        &mut self,
+        color: Option<(u32, ColorFormat)>,
+        depth: Option<(u32, DepthFormat)>,
+        (width, height): (u32, u32),
+    ) -> &mut Self {
+        self.write(id::FRAMEBUFFER_FLUSH, 1);
+        self.write(id::FRAMEBUFFER_INVALIDATE, 1);
+        let (color_address, color_format) = color.unwrap_or((0, ColorFormat::Rgba8));
+        let (depth_address, depth_format) = depth.unwrap_or((0, DepthFormat::D24S8));
+        let pixel_size = match color_format.bytes() {
+            2 => 0,
+            3 => 1,
+            _ => 2,
+        };
+        self.write(id::DEPTHBUFFER_FORMAT, depth_format.code());
+        self.write(
+            id::COLORBUFFER_FORMAT,
+            color_format.framebuffer_code() << 16 | pixel_size,
+        );
+        self.write(id::DEPTHBUFFER_LOC, depth_address >> 3);
+        self.write(id::COLORBUFFER_LOC, color_address >> 3);
+        let dim = width | (height - 1) << 12 | 1 << 24;
+        self.write(id::FRAMEBUFFER_DIM, dim);
+        self.write(id::RENDERBUF_DIM, dim);
+        let color_on = if color.is_some() { 0xF } else { 0 };
+        let depth_on = if depth.is_some() { 0x3 } else { 0 };
+        self.write(id::COLORBUFFER_READ, color_on);
+        self.write(id::COLORBUFFER_WRITE, color_on);
+        self.write(id::DEPTHBUFFER_READ, depth_on);
+        self.write(id::DEPTHBUFFER_WRITE, depth_on);
+        self
+    }
+
+    /// The viewport (citro3d's `C3D_SetViewport`): x and y of its lower-left corner, its size.
+    pub fn viewport(&mut self, x: i32, y: i32, width: u32, height: u32) -> &mut Self {
+        let f24 = |v: f32| FLOAT24.from_f32(v);
+        let f31 = |v: f32| FLOAT31.from_f32(v) << 1;
+        self.write(id::VIEWPORT_WIDTH, f24(width as f32 / 2.0));
+        self.write(id::VIEWPORT_INVW, f31(2.0 / width as f32));
+        self.write(id::VIEWPORT_HEIGHT, f24(height as f32 / 2.0));
+        self.write(id::VIEWPORT_INVH, f31(2.0 / height as f32));
+        self.write(
+            id::VIEWPORT_XY,
+            (y as u32 & 0x3FF) << 16 | (x as u32 & 0x3FF),
+        );
+        self
+    }
+
+    /// Depth mapping (citro3d's `C3D_DepthMap`): depth = z/w · scale + offset (a Z-buffer), or
+    /// that times w (a W-buffer).
+    pub fn depth_map(&mut self, z_buffer: bool, scale: f32, offset: f32) -> &mut Self {
+        self.write(id::DEPTHMAP_ENABLE, u32::from(z_buffer));
+        self.write(id::DEPTHMAP_SCALE, FLOAT24.from_f32(scale));
+        self.write(id::DEPTHMAP_OFFSET, FLOAT24.from_f32(offset))
+    }
+
+    /// Face culling: 0 none, 1 counter-clockwise triangles, 2 clockwise ones.
+    pub fn cull(&mut self, mode: u32) -> &mut Self {
+        self.write(id::FACECULLING_CONFIG, mode & 3)
+    }
+
+    /// The scissor test: mode 0 off, 1 drops the box, 3 keeps only the box (corners inclusive).
+    pub fn scissor(&mut self, mode: u32, (x1, y1): (u32, u32), (x2, y2): (u32, u32)) -> &mut Self {
+        self.write(id::SCISSORTEST_MODE, mode & 3);
+        self.write(id::SCISSORTEST_POS, (y1 & 0x3FF) << 16 | (x1 & 0x3FF));
+        self.write(id::SCISSORTEST_DIM, (y2 & 0x3FF) << 16 | (x2 & 0x3FF))
+    }
+
+    /// The user clip plane (kept where c·(x, y, z, w) ≥ 0), or none.
+    pub fn clip_plane(&mut self, plane: Option<[f32; 4]>) -> &mut Self {
+        self.write(id::FRAGOP_CLIP, u32::from(plane.is_some()));
+        for (k, &c) in plane.unwrap_or_default().iter().enumerate() {
+            self.write(id::FRAGOP_CLIP_DATA0 + k as u16, FLOAT24.from_f32(c));
+        }
+        self
+    }
+
+    /// Combiner stage `k`.
+    pub fn combiner(&mut self, k: usize, stage: &CombinerStage) -> &mut Self {
+        self.commands
+            .write_consecutive(id::TEXENV[k % 6], &stage.words());
+        self
+    }
+
+    /// Which stages (0-3) write the combiner buffer's RGB and alpha, and its initial colour.
+    pub fn combiner_buffer(&mut self, rgb: u8, alpha: u8, color: Rgba8) -> &mut Self {
+        let update = (rgb as u32 & 0xF) << 8 | (alpha as u32 & 0xF) << 12;
+        self.write_masked(id::TEXENV_UPDATE_BUFFER, update, 0x2);
+        self.write(id::TEXENV_BUFFER_COLOR, u32::from_le_bytes(color))
+    }
+
+    /// Blending: RGB and alpha equations, then source and destination factors for RGB and
+    /// alpha, and the constant colour.
+    pub fn blend(&mut self, equations: (u32, u32), factors: [u32; 4], color: Rgba8) -> &mut Self {
+        let [src_rgb, dst_rgb, src_a, dst_a] = factors.map(|f| f & 0xF);
+        self.write_masked(id::COLOR_OPERATION, 0x00E4_0100, 0xF);
+        self.write(
+            id::BLEND_FUNC,
+            (equations.0 & 7)
+                | (equations.1 & 7) << 8
+                | src_rgb << 16
+                | dst_rgb << 20
+                | src_a << 24
+                | dst_a << 28,
+        );
+        self.write(id::BLEND_COLOR, u32::from_le_bytes(color))
+    }
+
+    /// A logic op instead of blending.
+    pub fn logic_op(&mut self, op: u32) -> &mut Self {
+        self.write(id::COLOR_OPERATION, 0x00E4_0000);
+        self.write(id::LOGIC_OP, op & 0xF)
+    }
+
+    /// The alpha test.
+    pub fn alpha_test(&mut self, enable: bool, function: u32, reference: u8) -> &mut Self {
+        self.write(
+            id::FRAGOP_ALPHA_TEST,
+            u32::from(enable) | (function & 7) << 4 | (reference as u32) << 8,
+        )
+    }
+
+    /// The stencil test and its operations (on fail, on depth fail, on pass).
+    pub fn stencil(
+        &mut self,
+        enable: bool,
+        function: u32,
+        reference: u8,
+        (compare_mask, write_mask): (u8, u8),
+        ops: [u32; 3],
+    ) -> &mut Self {
+        self.write(
+            id::STENCIL_TEST,
+            u32::from(enable)
+                | (function & 7) << 4
+                | (write_mask as u32) << 8
+                | (reference as u32) << 16
+                | (compare_mask as u32) << 24,
+        );
+        self.write(
+            id::STENCIL_OP,
+            (ops[0] & 7) | (ops[1] & 7) << 4 | (ops[2] & 7) << 8,
+        )
+    }
+
+    /// The depth test and the write mask (bits: 1 R, 2 G, 4 B, 8 A, 0x10 depth).
+    pub fn depth_test(&mut self, enable: bool, function: u32, write_mask: u32) -> &mut Self {
+        self.write(
+            id::DEPTH_COLOR_MASK,
+            u32::from(enable) | (function & 7) << 4 | (write_mask & 0x1F) << 8,
+        )
     }
 
     /// Ends the command buffer being written: FINALIZE, placed in memory, run as a command

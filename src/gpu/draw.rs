@@ -178,6 +178,7 @@ pub(super) fn draw(gpu: &mut Gpu, indexed: bool) -> Result<(), GpuError> {
             }
         }
         start += n;
+        gpu.rasterize_pending()?;
     }
     Ok(())
 }
@@ -278,6 +279,7 @@ pub(super) fn draw_immediate(gpu: &mut Gpu, vertices: &[InputRegisters]) -> Resu
             gpu.stats.vertices += 1;
             submit(gpu, &mut setup, &outputs.vertex(i));
         }
+        gpu.rasterize_pending()?;
     }
     Ok(())
 }
@@ -286,9 +288,10 @@ pub(super) fn draw_immediate(gpu: &mut Gpu, vertices: &[InputRegisters]) -> Resu
 fn submit(gpu: &mut Gpu, setup: &mut DrawSetup, outputs: &[Vec4; 16]) {
     let Some(stage) = setup.geometry.as_mut() else {
         let vertex = setup.map.map(outputs);
-        let (stats, captured) = (&mut gpu.stats, &mut gpu.captured);
-        gpu.assembler
-            .submit(vertex, &mut |t| Gpu::emit_triangle(stats, captured, t));
+        let (stats, captured, pending) = (&mut gpu.stats, &mut gpu.captured, &mut gpu.pending);
+        gpu.assembler.submit(vertex, &mut |t| {
+            Gpu::emit_triangle(stats, captured, pending, t)
+        });
         return;
     };
     let vs_values = || stage_values(&stage.vs_registers, outputs);
@@ -360,6 +363,7 @@ struct AssemblySink<'a> {
     assembler: &'a mut PrimitiveAssembler,
     stats: &'a mut GpuStats,
     captured: &'a mut Option<Vec<Triangle>>,
+    pending: &'a mut Vec<Triangle>,
 }
 
 impl EmitSink for AssemblySink<'_> {
@@ -371,9 +375,11 @@ impl EmitSink for AssemblySink<'_> {
         }
         for slot in slots {
             let vertex = self.map.map(slot);
-            let (stats, captured) = (&mut *self.stats, &mut *self.captured);
-            self.assembler
-                .submit(vertex, &mut |t| Gpu::emit_triangle(stats, captured, t));
+            let (stats, captured, pending) =
+                (&mut *self.stats, &mut *self.captured, &mut *self.pending);
+            self.assembler.submit(vertex, &mut |t| {
+                Gpu::emit_triangle(stats, captured, pending, t)
+            });
         }
     }
 }
@@ -389,6 +395,7 @@ fn run_geometry(
         assembler: &mut gpu.assembler,
         stats: &mut gpu.stats,
         captured: &mut gpu.captured,
+        pending: &mut gpu.pending,
     };
     let outcome = engine.run_geometry(&mut gpu.geometry, &gpu.gs.uniforms, inputs, &mut sink);
     gpu.stats.geometry_invocations += 1;

@@ -26,8 +26,12 @@ pub mod builder;
 pub mod color;
 pub mod command;
 mod draw;
+pub mod fragment;
+pub mod fuzz;
+pub mod image;
 pub mod loader;
 pub mod memory;
+pub mod raster;
 pub mod regs;
 pub mod shader_unit;
 pub mod trace;
@@ -241,6 +245,12 @@ pub struct Gpu {
     /// What it did.
     pub stats: GpuStats,
     captured: Option<Vec<Triangle>>,
+    /// Triangles of the current draw not yet rasterized.
+    pending: Vec<Triangle>,
+    /// The render target held between draws.
+    target: Option<raster::RenderTarget>,
+    /// What the rasterizer did.
+    pub raster_stats: raster::RasterStats,
 }
 
 impl fmt::Debug for Gpu {
@@ -280,6 +290,9 @@ impl Gpu {
             config,
             stats: GpuStats::default(),
             captured: None,
+            pending: Vec::new(),
+            target: None,
+            raster_stats: raster::RasterStats::default(),
         }
     }
 
@@ -347,6 +360,7 @@ impl Gpu {
             id::DRAWARRAYS => draw::draw(self, false)?,
             id::DRAWELEMENTS => draw::draw(self, true)?,
             id::RESTART_PRIMITIVE => self.assembler.restart(),
+            id::FRAMEBUFFER_INVALIDATE | id::FRAMEBUFFER_FLUSH => self.finish()?,
             id::PRIMITIVE_CONFIG => {
                 let topology = Topology::from_code(bits(value, 8, 2));
                 if topology != self.assembler.topology {
@@ -384,6 +398,15 @@ impl Gpu {
         }
     }
 
+    /// Finishes what is in flight: immediate-mode vertices, triangles not yet rasterized, and
+    /// the render target, written back to memory. Command buffers do this when they end; a
+    /// caller writing registers one at a time calls it before reading the framebuffer.
+    pub fn finish(&mut self) -> Result<(), GpuError> {
+        self.flush_immediate()?;
+        self.rasterize_pending()?;
+        self.flush_target()
+    }
+
     /// Runs the immediate-mode vertices received so far through the pipeline.
     fn flush_immediate(&mut self) -> Result<(), GpuError> {
         let vertices = std::mem::take(&mut self.immediate_vertices);
@@ -415,10 +438,12 @@ impl Gpu {
             match write.register % regs::REGISTER_COUNT as u16 {
                 id::FINALIZE => {
                     self.flush_immediate()?;
+                    self.finish()?;
                     return Ok(ListEnd::Finalized);
                 }
                 jump @ (id::CMDBUF_JUMP0 | id::CMDBUF_JUMP1) => {
                     self.flush_immediate()?;
+                    self.finish()?;
                     let channel = jump - id::CMDBUF_JUMP0;
                     let address = bits(self.regs.get(id::CMDBUF_ADDR0 + channel), 0, 28) << 3;
                     let bytes = bits(self.regs.get(id::CMDBUF_SIZE0 + channel), 0, 21) << 3;
@@ -428,6 +453,7 @@ impl Gpu {
             }
         }
         self.flush_immediate()?;
+        self.finish()?;
         self.stats.unfinalized_lists += 1;
         Ok(ListEnd::Exhausted)
     }
@@ -552,12 +578,18 @@ impl Gpu {
         )));
     }
 
-    /// Hands a triangle on from primitive assembly.
-    fn emit_triangle(stats: &mut GpuStats, captured: &mut Option<Vec<Triangle>>, t: &Triangle) {
+    /// Hands a triangle on from primitive assembly to the rasterizer.
+    fn emit_triangle(
+        stats: &mut GpuStats,
+        captured: &mut Option<Vec<Triangle>>,
+        pending: &mut Vec<Triangle>,
+        t: &Triangle,
+    ) {
         stats.triangles += 1;
         if let Some(captured) = captured {
             captured.push(*t);
         }
+        pending.push(*t);
     }
 }
 

@@ -586,3 +586,31 @@ fn memory_fill(
     memory.fill(start, end - start, pattern)?;
     Ok(())
 }
+
+/// Replays `trace` on `gpu` up to the end of frame `frame` (counting from 0; `None`: the whole
+/// stream), calling `progress(done, total)` every so often with stream elements done. Returns
+/// the replayer, its GPU finished (everything rasterized and written back).
+pub fn replay(
+    trace: &Trace,
+    gpu: Gpu,
+    frame: Option<usize>,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<Replayer, GpuError> {
+    let mut replayer = Replayer::new(gpu, &trace.initial);
+    let total = trace.ops.len();
+    let mut frames = 0;
+    for (done, op) in trace.ops.iter().enumerate() {
+        if done % 64 == 0 {
+            progress(done, total);
+        }
+        if replayer.step(op)? {
+            if frame == Some(frames) {
+                break;
+            }
+            frames += 1;
+        }
+    }
+    replayer.gpu.finish()?;
+    progress(total, total);
+    Ok(replayer)
+}

@@ -1,0 +1,108 @@
+//! What the example scenes share: the 256×256 render target, clearing, matrices (rows, as the
+//! shaders' dp4 rows take them), a pass-through combiner set-up, and assembling shaders.
+//! A scene module builds its trace with `picajit::gpu::builder` the way a citro3d application
+//! programs the GPU.
+
+use picajit::asm::{AsmOptions, SourceFile, assemble};
+use picajit::gpu::builder::SceneBuilder;
+use picajit::gpu::color::{ColorFormat, DepthFormat};
+use picajit::gpu::fragment::{CombinerStage, source};
+use picajit::shbin::Shbin;
+
+/// Render target size.
+pub const SIZE: u32 = 256;
+/// Colour buffer (VRAM, RGBA8).
+pub const COLOR: u32 = 0x1800_0000;
+/// Depth buffer (VRAM, D24S8).
+pub const DEPTH: u32 = 0x1804_0000;
+
+/// A 4×4 matrix, rows first.
+pub type Mat4 = [[f32; 4]; 4];
+
+/// Assembles picasso sources (one DVLE each, in order).
+pub fn shaders(sources: &[(&str, &str)]) -> Shbin {
+    let files: Vec<SourceFile> = sources
+        .iter()
+        .map(|(name, text)| SourceFile {
+            name: name.to_string(),
+            text: text.to_string(),
+        })
+        .collect();
+    assemble(&files, AsmOptions::default())
+        .expect("the scene's shaders assemble")
+        .shbin
+}
+
+/// Binds the 256×256 target and the full viewport, depth = −z/w (near 0, far 1), clears
+/// colour to `clear` (RGBA8 word: R << 24 | G << 16 | B << 8 | A) and depth to the far plane.
+pub fn begin(scene: &mut SceneBuilder, clear: u32) {
+    scene.render_target(
+        Some((COLOR, ColorFormat::Rgba8)),
+        Some((DEPTH, DepthFormat::D24S8)),
+        (SIZE, SIZE),
+    );
+    scene.viewport(0, 0, SIZE, SIZE);
+    scene.depth_map(true, -1.0, 0.0);
+    scene.memory_fill(COLOR, SIZE * SIZE * 4, clear, 32);
+    scene.memory_fill(DEPTH, SIZE * SIZE * 4, 0x00FF_FFFF, 32);
+}
+
+/// Stage 0 takes the vertex colour; the others pass it on.
+pub fn vertex_color_combiners(scene: &mut SceneBuilder) {
+    scene.combiner(0, &CombinerStage::new(0, [source::PRIMARY; 3]));
+    for k in 1..6 {
+        scene.combiner(k, &CombinerStage::PASS_THROUGH);
+    }
+}
+
+/// Replaces the destination (blend ONE, ZERO), the depth test LESS with every write enabled.
+pub fn opaque(scene: &mut SceneBuilder) {
+    scene.blend((0, 0), [1, 0, 1, 0], [0; 4]);
+    scene.depth_test(true, 4, 0x1F);
+}
+
+/// Perspective projection onto the PICA's clip space: view-space z = −near maps to z/w = 0,
+/// z = −far to z/w = −1; `fovy` in radians, `aspect` width / height.
+pub fn perspective(fovy: f32, aspect: f32, near: f32, far: f32) -> Mat4 {
+    let f = 1.0 / (fovy / 2.0).tan();
+    let a = far / (far - near);
+    [
+        [f / aspect, 0.0, 0.0, 0.0],
+        [0.0, f, 0.0, 0.0],
+        [0.0, 0.0, a, a * near],
+        [0.0, 0.0, -1.0, 0.0],
+    ]
+}
+
+/// `a · b`.
+pub fn multiply(a: &Mat4, b: &Mat4) -> Mat4 {
+    std::array::from_fn(|i| std::array::from_fn(|j| (0..4).map(|k| a[i][k] * b[k][j]).sum()))
+}
+
+/// A translation.
+pub fn translation(x: f32, y: f32, z: f32) -> Mat4 {
+    [
+        [1.0, 0.0, 0.0, x],
+        [0.0, 1.0, 0.0, y],
+        [0.0, 0.0, 1.0, z],
+        [0.0, 0.0, 0.0, 1.0],
+    ]
+}
+
+/// A rotation by `angle` radians about the unit `axis`.
+pub fn rotation(axis: [f32; 3], angle: f32) -> Mat4 {
+    let (s, c) = angle.sin_cos();
+    let [x, y, z] = axis;
+    let t = 1.0 - c;
+    [
+        [t * x * x + c, t * x * y - s * z, t * x * z + s * y, 0.0],
+        [t * x * y + s * z, t * y * y + c, t * y * z - s * x, 0.0],
+        [t * x * z - s * y, t * y * z + s * x, t * z * z + c, 0.0],
+        [0.0, 0.0, 0.0, 1.0],
+    ]
+}
+
+/// Little-endian bytes of floats.
+pub fn floats(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}

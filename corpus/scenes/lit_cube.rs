@@ -1,0 +1,156 @@
+//! `lit-cube.ctf`: a cube lit per vertex by one directional light (a vertex shader computing
+//! ambient + diffuse · max(N·L, 0)), drawn indexed with back faces culled and the depth test
+//! on, then a translucent quad blended over it (source alpha, depth test on, depth writes off).
+//! Positions are floats, normals shorts, colours unsigned bytes.
+
+use picajit::gpu::assembly::Topology;
+use picajit::gpu::builder::{Attribute, Element, Indices, SceneBuilder, Stage};
+use picajit::gpu::loader::ComponentType;
+use picajit::gpu::trace::Trace;
+
+use super::common::*;
+
+/// The vertex shader: transform, then light in view space.
+pub const LIT_VERTEX: &str = "
+; uniforms: projection c0-c3, modelView c4-c7 (its rotation doubles as the normal matrix),
+; lightDir c8 (view space, towards the light), ambient c9, diffuse c10
+.fvec projection[4], modelView[4], lightDir, ambient, diffuse
+.constf k(0.0, 1.0, 0.00392156863, 0.0)
+
+.in inPos v0
+.in inColor v1
+.in inNormal v2
+
+.out outPos position
+.out outColor color
+
+.proc main
+    mov r1.xyz, inPos
+    mov r1.w, k.yyyy
+    dp4 r0.x, modelView[0], r1
+    dp4 r0.y, modelView[1], r1
+    dp4 r0.z, modelView[2], r1
+    dp4 r0.w, modelView[3], r1
+    dp4 outPos.x, projection[0], r0
+    dp4 outPos.y, projection[1], r0
+    dp4 outPos.z, projection[2], r0
+    dp4 outPos.w, projection[3], r0
+    ; the normal in view space, N.L clamped at 0
+    dp3 r2.x, modelView[0], inNormal
+    dp3 r2.y, modelView[1], inNormal
+    dp3 r2.z, modelView[2], inNormal
+    dp3 r3.x, lightDir, r2
+    max r3.x, k.xxxx, r3.xxxx
+    mul r5, diffuse, r3.xxxx
+    add r5, ambient, r5
+    mul r4, k.zzzz, inColor
+    mul outColor.xyz, r4.xyz, r5.xyz
+    mov outColor.w, r4.w
+    end
+.end
+";
+
+fn normalize(v: [f32; 3]) -> [f32; 3] {
+    let length = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+    v.map(|c| c / length)
+}
+
+fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+/// One vertex: position (3 floats), colour (4 unsigned bytes), normal (4 shorts): 24 bytes.
+fn vertex(out: &mut Vec<u8>, position: [f32; 3], color: [u8; 4], normal: [f32; 3]) {
+    out.extend(floats(&position));
+    out.extend(color);
+    for c in [normal[0], normal[1], normal[2], 0.0] {
+        out.extend((c as i16).to_le_bytes());
+    }
+}
+
+/// The cube's 24 vertices (four per face, counter-clockwise seen from outside) and 36 indices.
+fn cube() -> (Vec<u8>, Vec<u16>) {
+    let faces: [([f32; 3], [f32; 3], [u8; 4]); 6] = [
+        ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [230, 70, 60, 255]),
+        ([0.0, 0.0, -1.0], [-1.0, 0.0, 0.0], [60, 200, 90, 255]),
+        ([1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [70, 110, 235, 255]),
+        ([-1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [240, 200, 60, 255]),
+        ([0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [200, 90, 220, 255]),
+        ([0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [80, 210, 210, 255]),
+    ];
+    let mut data = Vec::new();
+    let mut indices = Vec::new();
+    for (k, (n, u, color)) in faces.iter().enumerate() {
+        let v = cross(*n, *u);
+        for (su, sv) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+            let p = std::array::from_fn(|c| n[c] + su * u[c] + sv * v[c]);
+            vertex(&mut data, p, *color, *n);
+        }
+        let base = 4 * k as u16;
+        indices.extend([base, base + 1, base + 2, base, base + 2, base + 3]);
+    }
+    (data, indices)
+}
+
+const ATTRIBUTES: [Attribute; 3] = [
+    Attribute::new(0, ComponentType::Float, 3),
+    Attribute::new(1, ComponentType::UnsignedByte, 4),
+    Attribute::new(2, ComponentType::Short, 4),
+];
+const ELEMENTS: [Element; 3] = [
+    Element::Attribute(0),
+    Element::Attribute(1),
+    Element::Attribute(2),
+];
+
+/// Builds the scene.
+pub fn build() -> Trace {
+    let program = shaders(&[("lit.v.pica", LIT_VERTEX)]);
+    let mut scene = SceneBuilder::new();
+    begin(&mut scene, 0x1A20_30FF);
+    scene.program(&program, 0, None);
+    vertex_color_combiners(&mut scene);
+    opaque(&mut scene);
+    scene.cull(2);
+    let projection = perspective(1.0, 1.0, 1.0, 10.0);
+    let light = normalize([0.4, 0.6, 0.7]);
+    scene.uniforms(Stage::Vertex, 0, &projection);
+    scene.uniform(Stage::Vertex, 8, [light[0], light[1], light[2], 0.0]);
+    scene.uniform(Stage::Vertex, 9, [0.2, 0.2, 0.25, 0.0]);
+    scene.uniform(Stage::Vertex, 10, [0.85, 0.85, 0.8, 0.0]);
+    let model = multiply(
+        &translation(0.0, 0.0, -4.2),
+        &multiply(
+            &rotation(normalize([1.0, 1.0, 0.0]), 0.7),
+            &rotation([0.0, 1.0, 0.0], 0.5),
+        ),
+    );
+    scene.uniforms(Stage::Vertex, 4, &model);
+    let (data, indices) = cube();
+    scene.attributes(&ATTRIBUTES);
+    scene.buffer(&data, 24, &ELEMENTS);
+    scene.draw_elements(Topology::List, &Indices::U16(indices));
+    // A translucent pane in front: blended by its alpha, tested against the cube's depth but
+    // leaving it unchanged.
+    let mut pane = Vec::new();
+    for (x, y) in [(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)] {
+        vertex(
+            &mut pane,
+            [x, y, 0.0],
+            [255, 255, 255, 110],
+            [0.0, 0.0, 1.0],
+        );
+    }
+    scene.uniforms(Stage::Vertex, 4, &translation(0.9, -0.7, -2.6));
+    scene.blend((0, 0), [6, 7, 6, 7], [0; 4]);
+    scene.depth_test(true, 4, 0x0F);
+    scene.attributes(&ATTRIBUTES);
+    scene.buffer(&pane, 24, &ELEMENTS);
+    scene.draw_arrays(Topology::Strip, 0, 4);
+    scene.end_frame();
+    scene.finish()
+}
