@@ -149,3 +149,95 @@ fn coverage_tiles_show_their_facts() {
         assert_ne!(at(&image, x, y), background, "combiner tile {k}");
     }
 }
+
+/// A 10,000-triangle vertex-lit scene: a 50×100 grid of quads on a lit, rotated sphere.
+fn lit_sphere() -> Trace {
+    use common::*;
+    use picajit::gpu::assembly::Topology;
+    use picajit::gpu::builder::{Attribute, Element, Indices, SceneBuilder, Stage};
+    use picajit::gpu::loader::ComponentType;
+    let program = shaders(&[("lit.v.pica", lit_cube::LIT_VERTEX)]);
+    let mut scene = SceneBuilder::new();
+    begin(&mut scene, 0x1A20_30FF);
+    scene.program(&program, 0, None);
+    vertex_color_combiners(&mut scene);
+    opaque(&mut scene);
+    scene.cull(2);
+    scene.uniforms(Stage::Vertex, 0, &perspective(1.0, 1.0, 1.0, 10.0));
+    scene.uniform(Stage::Vertex, 8, [0.4, 0.6, 0.69, 0.0]);
+    scene.uniform(Stage::Vertex, 9, [0.2, 0.2, 0.25, 0.0]);
+    scene.uniform(Stage::Vertex, 10, [0.85, 0.85, 0.8, 0.0]);
+    let model = multiply(
+        &translation(0.0, 0.0, -3.5),
+        &rotation([0.0, 1.0, 0.0], 0.4),
+    );
+    scene.uniforms(Stage::Vertex, 4, &model);
+    let (rings, segments) = (51usize, 101usize);
+    let mut data = Vec::new();
+    for r in 0..rings {
+        let phi = std::f32::consts::PI * r as f32 / (rings - 1) as f32;
+        for s in 0..segments {
+            let theta = std::f32::consts::TAU * s as f32 / (segments - 1) as f32;
+            let n = [phi.sin() * theta.cos(), phi.cos(), phi.sin() * theta.sin()];
+            data.extend(floats(&n));
+            data.extend([(r * 5) as u8, 120, (s * 2) as u8, 255]);
+            data.extend(
+                n.map(|c| (c * 100.0) as i16)
+                    .iter()
+                    .chain(&[0])
+                    .flat_map(|v| v.to_le_bytes()),
+            );
+        }
+    }
+    let mut indices = Vec::new();
+    for r in 0..rings - 1 {
+        for s in 0..segments - 1 {
+            let a = (r * segments + s) as u16;
+            let b = a + segments as u16;
+            indices.extend([a, a + 1, b, b, a + 1, b + 1]);
+        }
+    }
+    scene.attributes(&[
+        Attribute::new(0, ComponentType::Float, 3),
+        Attribute::new(1, ComponentType::UnsignedByte, 4),
+        Attribute::new(2, ComponentType::Short, 4),
+    ]);
+    scene.buffer(
+        &data,
+        24,
+        &[
+            Element::Attribute(0),
+            Element::Attribute(1),
+            Element::Attribute(2),
+        ],
+    );
+    scene.draw_elements(Topology::List, &Indices::U16(indices));
+    scene.end_frame();
+    scene.finish()
+}
+
+#[test]
+#[ignore = "a measurement: cargo test --release --test scenes -- --ignored --nocapture"]
+fn render_throughput() {
+    let trace = lit_sphere();
+    for threads in [1, 2] {
+        let mut best = f64::MAX;
+        let mut gpu = None;
+        for _ in 0..5 {
+            let started = std::time::Instant::now();
+            let rendered = render(&trace, EngineKind::SoaJit, threads);
+            best = best.min(started.elapsed().as_secs_f64());
+            gpu = Some(rendered);
+        }
+        let gpu = gpu.unwrap();
+        eprintln!(
+            "{threads} threads: {} triangles in, {} drawn, {} fragments: {:.2} ms, {:.0} triangles/s, {:.0} fragments/s",
+            gpu.stats.triangles,
+            gpu.raster_stats.triangles,
+            gpu.raster_stats.fragments,
+            best * 1e3,
+            gpu.stats.triangles as f64 / best,
+            gpu.raster_stats.fragments as f64 / best
+        );
+    }
+}
