@@ -97,19 +97,21 @@ impl Surface {
         })
     }
 
-    /// The surface's bands of 8 rows to draw into (marked as written), or `count` empty
-    /// slots without a surface.
-    fn bands(surface: Option<&mut Surface>, count: usize) -> Vec<Option<&mut [u8]>> {
+    /// The surface's bands of 8 rows to draw into (those in `touched` marked as written, so
+    /// that only they go back to memory), or `touched.len()` empty slots without a surface.
+    fn bands<'a>(surface: Option<&'a mut Surface>, touched: &[bool]) -> Vec<Option<&'a mut [u8]>> {
         match surface {
             Some(surface) => {
-                surface.dirty.iter_mut().for_each(|d| *d = true);
+                for (dirty, &t) in surface.dirty.iter_mut().zip(touched) {
+                    *dirty |= t;
+                }
                 surface
                     .bytes
                     .chunks_mut(surface.band_bytes)
                     .map(Some)
                     .collect()
             }
-            None => (0..count).map(|_| None).collect(),
+            None => touched.iter().map(|_| None).collect(),
         }
     }
 
@@ -587,9 +589,17 @@ impl Gpu {
             self.pending.clear();
             return Ok(());
         }
+        // The bands any triangle's rows reach (memory row = top - y).
         let bands = target_config.rows() as usize / 8;
-        let mut color_bands = Surface::bands(target.color.as_mut(), bands);
-        let mut depth_bands = Surface::bands(target.depth.as_mut(), bands);
+        let top = target_config.height as i64 - 1;
+        let mut touched = vec![false; bands];
+        for t in &setup_triangles {
+            let first = ((top - t.max.1) / 8) as usize;
+            let last = ((top - t.min.1) / 8) as usize;
+            touched[first..=last.min(bands - 1)].fill(true);
+        }
+        let mut color_bands = Surface::bands(target.color.as_mut(), &touched);
+        let mut depth_bands = Surface::bands(target.depth.as_mut(), &touched);
         let mut work: Vec<Band<'_>> = color_bands
             .iter_mut()
             .zip(depth_bands.iter_mut())
