@@ -11,7 +11,7 @@ use picajit::gpu::builder::{Attribute, Element, GeometryProgram, Indices, SceneB
 use picajit::gpu::command::CommandWriter;
 use picajit::gpu::loader::ComponentType;
 use picajit::gpu::regs::id;
-use picajit::gpu::trace::{self, Replayer, Trace, TraceError, TraceOp};
+use picajit::gpu::trace::{self, Trace, TraceError, TraceOp};
 use picajit::gpu::vertex::semantic;
 use picajit::gpu::{Gpu, GpuConfig, GpuError, Triangle};
 use picajit::shbin::Shbin;
@@ -70,11 +70,7 @@ fn config(engine: EngineKind, threads: usize) -> GpuConfig {
 fn replay_with(trace: &Trace, config: GpuConfig) -> Result<(Gpu, Vec<Triangle>), GpuError> {
     let mut gpu = Gpu::new(config);
     gpu.capture_triangles();
-    let mut replayer = Replayer::new(gpu, &trace.initial);
-    for op in &trace.ops {
-        replayer.step(op)?;
-    }
-    let mut gpu = replayer.gpu;
+    let mut gpu = trace::replay(trace, gpu, None, |_, _| {})?.gpu;
     let triangles = gpu.take_triangles();
     Ok((gpu, triangles))
 }

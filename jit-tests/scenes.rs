@@ -150,23 +150,14 @@ fn coverage_tiles_show_their_facts() {
     }
 }
 
-/// A 10,000-triangle vertex-lit scene: a 50×100 grid of quads on a lit, rotated sphere.
+/// A 10,000-triangle vertex-lit scene: a 50×100 grid of quads on a lit, rotated sphere, in
+/// the lit cube's set-up and vertex layout.
 fn lit_sphere() -> Trace {
     use common::*;
     use picajit::gpu::assembly::Topology;
-    use picajit::gpu::builder::{Attribute, Element, Indices, SceneBuilder, Stage};
-    use picajit::gpu::loader::ComponentType;
-    let program = shaders(&[("lit.v.pica", lit_cube::LIT_VERTEX)]);
+    use picajit::gpu::builder::{Indices, SceneBuilder, Stage};
     let mut scene = SceneBuilder::new();
-    begin(&mut scene, 0x1A20_30FF);
-    scene.program(&program, 0, None);
-    vertex_color_combiners(&mut scene);
-    opaque(&mut scene);
-    scene.cull(2);
-    scene.uniforms(Stage::Vertex, 0, &perspective(1.0, 1.0, 1.0, 10.0));
-    scene.uniform(Stage::Vertex, 8, [0.4, 0.6, 0.69, 0.0]);
-    scene.uniform(Stage::Vertex, 9, [0.2, 0.2, 0.25, 0.0]);
-    scene.uniform(Stage::Vertex, 10, [0.85, 0.85, 0.8, 0.0]);
+    lit_cube::begin_lit(&mut scene);
     let model = multiply(
         &translation(0.0, 0.0, -3.5),
         &rotation([0.0, 1.0, 0.0], 0.4),
@@ -179,13 +170,12 @@ fn lit_sphere() -> Trace {
         for s in 0..segments {
             let theta = std::f32::consts::TAU * s as f32 / (segments - 1) as f32;
             let n = [phi.sin() * theta.cos(), phi.cos(), phi.sin() * theta.sin()];
-            data.extend(floats(&n));
-            data.extend([(r * 5) as u8, 120, (s * 2) as u8, 255]);
-            data.extend(
-                n.map(|c| (c * 100.0) as i16)
-                    .iter()
-                    .chain(&[0])
-                    .flat_map(|v| v.to_le_bytes()),
+            // Normals as shorts hold whole numbers: scaled by 100 (lit sides saturate).
+            lit_cube::vertex(
+                &mut data,
+                n,
+                [(r * 5) as u8, 120, (s * 2) as u8, 255],
+                n.map(|c| c * 100.0),
             );
         }
     }
@@ -197,20 +187,8 @@ fn lit_sphere() -> Trace {
             indices.extend([a, a + 1, b, b, a + 1, b + 1]);
         }
     }
-    scene.attributes(&[
-        Attribute::new(0, ComponentType::Float, 3),
-        Attribute::new(1, ComponentType::UnsignedByte, 4),
-        Attribute::new(2, ComponentType::Short, 4),
-    ]);
-    scene.buffer(
-        &data,
-        24,
-        &[
-            Element::Attribute(0),
-            Element::Attribute(1),
-            Element::Attribute(2),
-        ],
-    );
+    scene.attributes(&lit_cube::ATTRIBUTES);
+    scene.buffer(&data, 24, &lit_cube::ELEMENTS);
     scene.draw_elements(Topology::List, &Indices::U16(indices));
     scene.end_frame();
     scene.finish()

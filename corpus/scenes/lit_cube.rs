@@ -64,7 +64,7 @@ fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
 }
 
 /// One vertex: position (3 floats), colour (4 unsigned bytes), normal (4 shorts): 24 bytes.
-fn vertex(out: &mut Vec<u8>, position: [f32; 3], color: [u8; 4], normal: [f32; 3]) {
+pub fn vertex(out: &mut Vec<u8>, position: [f32; 3], color: [u8; 4], normal: [f32; 3]) {
     out.extend(floats(&position));
     out.extend(color);
     for c in [normal[0], normal[1], normal[2], 0.0] {
@@ -96,25 +96,26 @@ fn cube() -> (Vec<u8>, Vec<u16>) {
     (data, indices)
 }
 
-const ATTRIBUTES: [Attribute; 3] = [
+pub const ATTRIBUTES: [Attribute; 3] = [
     Attribute::new(0, ComponentType::Float, 3),
     Attribute::new(1, ComponentType::UnsignedByte, 4),
     Attribute::new(2, ComponentType::Short, 4),
 ];
-const ELEMENTS: [Element; 3] = [
+pub const ELEMENTS: [Element; 3] = [
     Element::Attribute(0),
     Element::Attribute(1),
     Element::Attribute(2),
 ];
 
-/// Builds the scene.
-pub fn build() -> Trace {
+/// A lit scene's start: the target cleared, the lit vertex shader bound with its projection
+/// and light, vertex colours through the combiners, opaque depth-tested drawing, back faces
+/// culled. The model-view matrix (c4-c7) is the caller's.
+pub fn begin_lit(scene: &mut SceneBuilder) {
     let program = shaders(&[("lit.v.pica", LIT_VERTEX)]);
-    let mut scene = SceneBuilder::new();
-    begin(&mut scene, 0x1A20_30FF);
+    begin(scene, 0x1A20_30FF);
     scene.program(&program, 0, None);
-    vertex_color_combiners(&mut scene);
-    opaque(&mut scene);
+    vertex_color_combiners(scene);
+    opaque(scene);
     scene.cull(2);
     let projection = perspective(1.0, 1.0, 1.0, 10.0);
     let light = normalize([0.4, 0.6, 0.7]);
@@ -122,6 +123,12 @@ pub fn build() -> Trace {
     scene.uniform(Stage::Vertex, 8, [light[0], light[1], light[2], 0.0]);
     scene.uniform(Stage::Vertex, 9, [0.2, 0.2, 0.25, 0.0]);
     scene.uniform(Stage::Vertex, 10, [0.85, 0.85, 0.8, 0.0]);
+}
+
+/// Builds the scene.
+pub fn build() -> Trace {
+    let mut scene = SceneBuilder::new();
+    begin_lit(&mut scene);
     let model = multiply(
         &translation(0.0, 0.0, -4.2),
         &multiply(

@@ -5,7 +5,7 @@
 
 use crate::engine::EngineKind;
 
-use super::trace::{self, Replayer};
+use super::trace;
 use super::{Gpu, GpuConfig};
 
 /// What became of an input.
@@ -36,14 +36,8 @@ pub fn check_trace(bytes: &[u8]) -> Outcome {
         Ok(trace) => trace,
         Err(error) => return Outcome::Rejected(error.to_string()),
     };
-    let mut replayer = Replayer::new(Gpu::new(config()), &trace.initial);
-    for op in &trace.ops {
-        if let Err(error) = replayer.step(op) {
-            return Outcome::Failed(error.to_string());
-        }
-    }
-    match replayer.gpu.finish() {
-        Ok(()) => Outcome::Rendered(replayer.gpu.stats.triangles),
+    match trace::replay(&trace, Gpu::new(config()), None, |_, _| {}) {
+        Ok(replayer) => Outcome::Rendered(replayer.gpu.stats.triangles),
         Err(error) => Outcome::Failed(error.to_string()),
     }
 }

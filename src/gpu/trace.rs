@@ -555,7 +555,7 @@ impl Replayer {
             }
         }
         if offset == external::TRANSFER_TRIGGER && value & 1 != 0 {
-            let registers = self.external.clone();
+            let registers = &self.external;
             super::transfer::run(&mut self.gpu.memory, &|o| registers[o as usize / 4])?;
             self.stats.transfers += 1;
             self.external[external::TRANSFER_TRIGGER as usize / 4] = (value & !1) | 0x100;
