@@ -217,6 +217,67 @@ fn shared_edges_are_covered_exactly_once() {
     assert_eq!(count(&image, [0, 2, 0, 0]), 0);
 }
 
+/// A small expected image, derived by hand from the coverage rule of docs/gpu.md (a pixel is
+/// covered when its centre is inside; a centre exactly on an edge counts only for left and
+/// bottom edges): a rectangle with integer corners, two right triangles sharing a diagonal
+/// through pixel centres (the left-edge triangle takes them), and a triangle whose bottom
+/// edge and left edge pass through centres while its right edge passes through one.
+#[test]
+fn a_small_scene_matches_its_hand_derived_image() {
+    const EXPECTED: [&str; 15] = [
+        "................",
+        "................",
+        "...MM...........",
+        "..MMM...........",
+        "..MMMM..........",
+        ".MMMMMM.........",
+        "................",
+        "................",
+        "........BBBBBB..",
+        "........GBBBBB..",
+        ".RRRRRR.GGBBBB..",
+        ".RRRRRR.GGGBBB..",
+        ".RRRRRR.GGGGBB..",
+        ".RRRRRR.GGGGGB..",
+        "................",
+    ];
+    const MAGENTA: [f32; 4] = [1.0, 0.0, 1.0, 1.0];
+    let mut scene = Scene::new();
+    scene.draw(Topology::Strip, &rect(1.0, 1.0, 7.0, 5.0, -0.5, RED));
+    scene.draw(
+        Topology::List,
+        &[
+            v(8.0, 1.0, -0.5, GREEN),
+            v(14.0, 1.0, -0.5, GREEN),
+            v(8.0, 7.0, -0.5, GREEN),
+            v(14.0, 1.0, -0.5, BLUE),
+            v(14.0, 7.0, -0.5, BLUE),
+            v(8.0, 7.0, -0.5, BLUE),
+            v(1.0, 9.5, -0.5, MAGENTA),
+            v(7.0, 9.5, -0.5, MAGENTA),
+            v(4.0, 13.5, -0.5, MAGENTA),
+        ],
+    );
+    let image = image(&scene.render());
+    for y in 0..SIZE {
+        for x in 0..SIZE {
+            let code = EXPECTED
+                .get(EXPECTED.len().wrapping_sub(1 + y as usize))
+                .and_then(|row| row.as_bytes().get(x as usize))
+                .copied()
+                .unwrap_or(b'.');
+            let expected = match code {
+                b'R' => [255, 0, 0, 255],
+                b'G' => [0, 255, 0, 255],
+                b'B' => [0, 0, 255, 255],
+                b'M' => [255, 0, 255, 255],
+                _ => BACKGROUND,
+            };
+            assert_eq!(at(&image, x, y), expected, "pixel ({x}, {y})");
+        }
+    }
+}
+
 #[test]
 fn flat_colours_are_exact_and_colours_interpolate_linearly_at_w_one() {
     let mut scene = Scene::new();
@@ -561,6 +622,144 @@ fn attributes_interpolate_perspective_correctly() {
     let red = at(&image, 31, 20)[0];
     assert!(red.abs_diff(expected) <= 1, "{red} against {expected}");
     assert!(red < 70, "linear interpolation would give about 126: {red}");
+}
+
+/// Writes each semantic group from the inputs: quaternion = v1, colour = v2, texcoord0 =
+/// v2.wz with texcoord0.w = v2.y (one register), texcoord1 = v1.yx, texcoord2 = v2.xy, view =
+/// v1.wzy.
+const EVERY_SEMANTIC: &str = "
+.out outPos position
+.out outQuat normalquat
+.out outColor color
+.out outTc0 texcoord0 o3.xy
+.out outTc0w texcoord0w o3.z
+.out outTc1 texcoord1
+.out outTc2 texcoord2
+.out outView view
+.proc main
+    mov o0, v0
+    mov o1, v1
+    mov o2, v2
+    mov o3, v2.wzyx
+    mov o4, v1.yxwz
+    mov o5, v2
+    mov o6, v1.wzyx
+    end
+.end
+";
+
+#[test]
+fn a_probed_pixel_gets_every_semantic_interpolated_perspective_correctly() {
+    let files = [SourceFile {
+        name: "every.pica".into(),
+        text: EVERY_SEMANTIC.into(),
+    }];
+    let program = assemble(&files, AsmOptions::default()).unwrap().shbin;
+    let mut scene = Scene::new();
+    scene.builder.program(&program, 0, None);
+    // One triangle, its vertices at different w: (screen x, screen y in NDC, w), v1, v2.
+    let corners: [([f32; 3], [f32; 4], [f32; 4]); 3] = [
+        (
+            [-0.9, -0.9, 1.0],
+            [0.5, 0.1, 0.2, 0.3],
+            [0.1, 0.2, 0.3, 0.4],
+        ),
+        ([0.9, -0.8, 2.5], [0.4, 0.3, 0.6, 0.1], [0.9, 0.5, 0.1, 0.8]),
+        ([-0.7, 0.9, 4.0], [0.6, 0.2, 0.1, 0.9], [0.3, 0.7, 0.9, 0.2]),
+    ];
+    let mut data = Vec::new();
+    for ([x, y, w], a, b) in corners {
+        let position = [x * w, y * w, -0.5 * w, w];
+        data.extend(
+            position
+                .iter()
+                .chain(&a)
+                .chain(&b)
+                .flat_map(|f| f.to_le_bytes()),
+        );
+    }
+    scene.builder.attributes(&[
+        Attribute::new(0, ComponentType::Float, 4),
+        Attribute::new(1, ComponentType::Float, 4),
+        Attribute::new(2, ComponentType::Float, 4),
+    ]);
+    let elements = [0, 1, 2].map(Element::Attribute);
+    scene.builder.buffer(&data, 48, &elements);
+    scene.builder.draw_arrays(Topology::List, 0, 3);
+    let trace = scene.builder.finish();
+    let mut gpu = Gpu::new(GpuConfig {
+        engine: EngineKind::Interpreter,
+        ..GpuConfig::default()
+    });
+    let (x, y) = (20u32, 25u32);
+    gpu.probe_pixel(Some((x, y)));
+    let mut gpu = trace::replay(&trace, gpu, None, |_, _| {}).unwrap().gpu;
+    let probed = gpu.take_probed();
+    assert_eq!(probed.len(), 1, "one triangle covers the pixel once");
+    let fragment = probed[0];
+    // Independently: the vertices snapped to 1/16 pixel (docs/gpu.md), screen-space
+    // barycentrics of the pixel centre, then each attribute/w and 1/w interpolated linearly and
+    // divided. The shader's float24 arithmetic (16-bit mantissas) bounds the agreement.
+    let half = SIZE as f64 / 2.0;
+    let snap = |v: f64| (v * 16.0).round() / 16.0;
+    let screen = corners
+        .map(|([x, y, _], _, _)| (snap((x as f64 + 1.0) * half), snap((y as f64 + 1.0) * half)));
+    let (px, py) = (x as f64 + 0.5, y as f64 + 0.5);
+    let area = |a: (f64, f64), b: (f64, f64), p: (f64, f64)| {
+        (b.0 - a.0) * (p.1 - a.1) - (b.1 - a.1) * (p.0 - a.0)
+    };
+    let total = area(screen[0], screen[1], screen[2]);
+    let b: [f64; 3] =
+        std::array::from_fn(|i| area(screen[(i + 1) % 3], screen[(i + 2) % 3], (px, py)) / total);
+    let inv_w: f64 = (0..3).map(|i| b[i] / corners[i].0[2] as f64).sum();
+    let expected = |value: &dyn Fn(usize) -> f32| -> f64 {
+        (0..3)
+            .map(|i| b[i] * value(i) as f64 / corners[i].0[2] as f64)
+            .sum::<f64>()
+            / inv_w
+    };
+    let a = |i: usize, c: usize| corners[i].1[c];
+    let bb = |i: usize, c: usize| corners[i].2[c];
+    let checks: Vec<(usize, f64)> = vec![
+        (4, expected(&|i| a(i, 0))),
+        (5, expected(&|i| a(i, 1))),
+        (6, expected(&|i| a(i, 2))),
+        (7, expected(&|i| a(i, 3))),
+        (8, expected(&|i| bb(i, 0))),
+        (11, expected(&|i| bb(i, 3))),
+        (12, expected(&|i| bb(i, 3))),
+        (13, expected(&|i| bb(i, 2))),
+        (14, expected(&|i| a(i, 1))),
+        (15, expected(&|i| a(i, 0))),
+        (16, expected(&|i| bb(i, 1))),
+        (18, expected(&|i| a(i, 3))),
+        (19, expected(&|i| a(i, 2))),
+        (20, expected(&|i| a(i, 1))),
+        (22, expected(&|i| bb(i, 0))),
+        (23, expected(&|i| bb(i, 1))),
+        // Semantics nothing writes read 1.0 at every vertex.
+        (17, 1.0),
+        (21, 1.0),
+        // The position: the centre, and w.
+        (0, px),
+        (1, py),
+        (3, 1.0 / inv_w),
+    ];
+    for (semantic, value) in checks {
+        let got = fragment.attributes[semantic] as f64;
+        assert!(
+            (got - value).abs() <= 1e-4 * value.abs().max(1.0),
+            "semantic {semantic}: {got} against {value}"
+        );
+    }
+    // Linear interpolation would differ by far more than the tolerance.
+    let linear: f64 = (0..3).map(|i| b[i] * a(i, 3) as f64).sum();
+    assert!((linear - expected(&|i| a(i, 3))).abs() > 0.01);
+    // The primary colour the combiners saw is the interpolated colour in 8 bits.
+    let red = (fragment.attributes[8].clamp(0.0, 1.0) * 255.0).round() as u8;
+    assert_eq!(fragment.combined[0], red);
+    assert!(fragment.passed);
+    assert_eq!(at(&image(&gpu), x, y), fragment.combined);
 }
 
 #[test]

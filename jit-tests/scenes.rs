@@ -1,6 +1,9 @@
 //! The example scenes of corpus/scenes: each shipped `.ctf` is exactly what its Rust source
 //! builds (`PICAJIT_WRITE_SCENES=1` rewrites them), every scene renders the same image with
-//! every engine and thread count, and each image shows the facts its scene is built around.
+//! every engine and thread count, each image shows the facts its scene is built around, and
+//! each matches its expected image in `corpus/scenes/expected/` (PNG, looked at when written:
+//! `PICAJIT_WRITE_SCENES=1` rewrites them too, and a rewritten image is looked at again before
+//! it is committed).
 
 #[path = "../corpus/scenes/common.rs"]
 mod common;
@@ -10,6 +13,8 @@ mod coverage;
 mod geometry_modes;
 #[path = "../corpus/scenes/lit_cube.rs"]
 mod lit_cube;
+#[path = "../corpus/scenes/lit_sphere.rs"]
+mod lit_sphere;
 
 use std::path::PathBuf;
 
@@ -25,6 +30,7 @@ const SCENES: &[Scene] = &[
     ("lit-cube.ctf", lit_cube::build),
     ("geometry-modes.ctf", geometry_modes::build),
     ("coverage.ctf", coverage::build),
+    ("lit-sphere.ctf", lit_sphere::build),
 ];
 
 fn scene_path(name: &str) -> PathBuf {
@@ -64,6 +70,70 @@ fn shipped_scenes_are_what_their_sources_build() {
         assert!(
             shipped == bytes,
             "{name} differs from what its source builds"
+        );
+    }
+}
+
+fn expected_path(name: &str) -> PathBuf {
+    let stem = name.strip_suffix(".ctf").unwrap_or(name);
+    scene_path("expected").join(format!("{stem}.png"))
+}
+
+fn write_png(path: &std::path::Path, image: &Image) {
+    let file = std::fs::File::create(path).unwrap();
+    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), image.width, image.height);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().unwrap();
+    let data: Vec<u8> = image.pixels.iter().flatten().copied().collect();
+    writer.write_image_data(&data).unwrap();
+}
+
+/// The pixels of an 8-bit RGBA PNG.
+fn read_png(path: &std::path::Path) -> (u32, u32, Vec<[u8; 4]>) {
+    let file = std::fs::File::open(path)
+        .unwrap_or_else(|e| panic!("{}: {e} (PICAJIT_WRITE_SCENES=1 writes it)", path.display()));
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .unwrap();
+    let mut data = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut data).unwrap();
+    assert_eq!(
+        (info.color_type, info.bit_depth),
+        (png::ColorType::Rgba, png::BitDepth::Eight)
+    );
+    let pixels = data[..info.buffer_size()]
+        .chunks_exact(4)
+        .map(|p| [p[0], p[1], p[2], p[3]])
+        .collect();
+    (info.width, info.height, pixels)
+}
+
+#[test]
+fn every_scene_matches_its_expected_image() {
+    let write = std::env::var_os("PICAJIT_WRITE_SCENES").is_some();
+    for (name, build) in SCENES {
+        let image = image(&render(&build(), EngineKind::Interpreter, 1));
+        let path = expected_path(name);
+        if write {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            write_png(&path, &image);
+            continue;
+        }
+        let (width, height, pixels) = read_png(&path);
+        assert_eq!((width, height), (image.width, image.height), "{name}");
+        let differing: Vec<usize> = (0..pixels.len())
+            .filter(|&k| pixels[k] != image.pixels[k])
+            .collect();
+        assert!(
+            differing.is_empty(),
+            "{name}: {} pixels differ from {}, the first at ({}, {}) from the top: {:?} against {:?}",
+            differing.len(),
+            path.display(),
+            differing[0] as u32 % width,
+            differing[0] as u32 / width,
+            image.pixels[differing[0]],
+            pixels[differing[0]]
         );
     }
 }
@@ -150,72 +220,33 @@ fn coverage_tiles_show_their_facts() {
     }
 }
 
-/// A 10,000-triangle vertex-lit scene: a 50×100 grid of quads on a lit, rotated sphere, in
-/// the lit cube's set-up and vertex layout.
-fn lit_sphere() -> Trace {
-    use common::*;
-    use picajit::gpu::assembly::Topology;
-    use picajit::gpu::builder::{Indices, SceneBuilder, Stage};
-    let mut scene = SceneBuilder::new();
-    lit_cube::begin_lit(&mut scene);
-    let model = multiply(
-        &translation(0.0, 0.0, -3.5),
-        &rotation([0.0, 1.0, 0.0], 0.4),
-    );
-    scene.uniforms(Stage::Vertex, 4, &model);
-    let (rings, segments) = (51usize, 101usize);
-    let mut data = Vec::new();
-    for r in 0..rings {
-        let phi = std::f32::consts::PI * r as f32 / (rings - 1) as f32;
-        for s in 0..segments {
-            let theta = std::f32::consts::TAU * s as f32 / (segments - 1) as f32;
-            let n = [phi.sin() * theta.cos(), phi.cos(), phi.sin() * theta.sin()];
-            // Normals as shorts hold whole numbers: scaled by 100 (lit sides saturate).
-            lit_cube::vertex(
-                &mut data,
-                n,
-                [(r * 5) as u8, 120, (s * 2) as u8, 255],
-                n.map(|c| c * 100.0),
-            );
-        }
-    }
-    let mut indices = Vec::new();
-    for r in 0..rings - 1 {
-        for s in 0..segments - 1 {
-            let a = (r * segments + s) as u16;
-            let b = a + segments as u16;
-            indices.extend([a, a + 1, b, b, a + 1, b + 1]);
-        }
-    }
-    scene.attributes(&lit_cube::ATTRIBUTES);
-    scene.buffer(&data, 24, &lit_cube::ELEMENTS);
-    scene.draw_elements(Topology::List, &Indices::U16(indices));
-    scene.end_frame();
-    scene.finish()
-}
-
 #[test]
-#[ignore = "a measurement: cargo test --release --test scenes -- --ignored --nocapture"]
-fn render_throughput() {
-    let trace = lit_sphere();
-    for threads in [1, 2] {
-        let mut best = f64::MAX;
-        let mut gpu = None;
-        for _ in 0..5 {
-            let started = std::time::Instant::now();
-            let rendered = render(&trace, EngineKind::SoaJit, threads);
-            best = best.min(started.elapsed().as_secs_f64());
-            gpu = Some(rendered);
-        }
-        let gpu = gpu.unwrap();
-        eprintln!(
-            "{threads} threads: {} triangles in, {} drawn, {} fragments: {:.2} ms, {:.0} triangles/s, {:.0} fragments/s",
-            gpu.stats.triangles,
-            gpu.raster_stats.triangles,
-            gpu.raster_stats.fragments,
-            best * 1e3,
-            gpu.stats.triangles as f64 / best,
-            gpu.raster_stats.fragments as f64 / best
-        );
-    }
+fn the_lit_sphere_covers_its_disc_once_and_is_lit_from_its_light() {
+    let gpu = render(&lit_sphere::build(), EngineKind::SoaJit, 2);
+    let (rings, segments) = (lit_sphere::RINGS, lit_sphere::SEGMENTS);
+    let quads = (rings - 1) * (segments - 1);
+    assert_eq!(gpu.stats.triangles as usize, 2 * quads);
+    assert_eq!(gpu.stats.vertices as usize, 6 * quads);
+    // The sphere is convex and back faces are culled: every covered pixel is covered once,
+    // and each writes a depth nearer than the cleared far plane.
+    let depth = gpu.depth_image().unwrap().unwrap();
+    let covered = depth.values.iter().filter(|&&d| d != 0xFF_FFFF).count() as u64;
+    assert_eq!(gpu.raster_stats.fragments, covered);
+    // A unit sphere 3.5 away seen through f = 1/tan(0.5): its outline is a circle of radius
+    // f / sqrt(3.5² − 1) in normalized coordinates, 128 pixels per unit.
+    let f = 1.0 / 0.5f64.tan();
+    let radius = 128.0 * f / (3.5f64 * 3.5 - 1.0).sqrt();
+    let disc = std::f64::consts::PI * radius * radius;
+    let ratio = covered as f64 / disc;
+    assert!(
+        (0.98..=1.0).contains(&ratio),
+        "{covered} pixels of a {disc:.0}-pixel disc"
+    );
+    // The light comes from the upper right and the front: the upper right of the sphere is
+    // brighter than the lower left, which has only the ambient term.
+    let image = image(&gpu);
+    let brightness = |x: u32, y: u32| at(&image, x, y)[..3].iter().map(|&c| c as u32).sum::<u32>();
+    assert!(brightness(128 + 35, 128 + 35) > brightness(128 - 35, 128 - 35) + 100);
+    // The corners keep the clear colour.
+    assert_eq!(at(&image, 0, 0), [0x1A, 0x20, 0x30, 0xFF]);
 }

@@ -11,44 +11,7 @@ use picajit::gpu::trace::Trace;
 use super::common::*;
 
 /// The vertex shader: transform, then light in view space.
-pub const LIT_VERTEX: &str = "
-; uniforms: projection c0-c3, modelView c4-c7 (its rotation doubles as the normal matrix),
-; lightDir c8 (view space, towards the light), ambient c9, diffuse c10
-.fvec projection[4], modelView[4], lightDir, ambient, diffuse
-.constf k(0.0, 1.0, 0.00392156863, 0.0)
-
-.in inPos v0
-.in inColor v1
-.in inNormal v2
-
-.out outPos position
-.out outColor color
-
-.proc main
-    mov r1.xyz, inPos
-    mov r1.w, k.yyyy
-    dp4 r0.x, modelView[0], r1
-    dp4 r0.y, modelView[1], r1
-    dp4 r0.z, modelView[2], r1
-    dp4 r0.w, modelView[3], r1
-    dp4 outPos.x, projection[0], r0
-    dp4 outPos.y, projection[1], r0
-    dp4 outPos.z, projection[2], r0
-    dp4 outPos.w, projection[3], r0
-    ; the normal in view space, N.L clamped at 0
-    dp3 r2.x, modelView[0], inNormal
-    dp3 r2.y, modelView[1], inNormal
-    dp3 r2.z, modelView[2], inNormal
-    dp3 r3.x, lightDir, r2
-    max r3.x, k.xxxx, r3.xxxx
-    mul r5, diffuse, r3.xxxx
-    add r5, ambient, r5
-    mul r4, k.zzzz, inColor
-    mul outColor.xyz, r4.xyz, r5.xyz
-    mov outColor.w, r4.w
-    end
-.end
-";
+pub const LIT_VERTEX: &str = include_str!("../programs/scene-lit/0-main.v.pica");
 
 fn normalize(v: [f32; 3]) -> [f32; 3] {
     let length = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();

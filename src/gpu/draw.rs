@@ -5,8 +5,8 @@
 //! then, in draw order, each vertex through the geometry-shader input mode or straight to
 //! output mapping and primitive assembly.
 
-use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::engine::parallel::run_batch_threads;
 use crate::exec::{BatchIo, EmitConfig, EmitSink, RegisterSet, ShaderEngine, SoaBuffer};
@@ -16,11 +16,17 @@ use super::assembly::PrimitiveAssembler;
 use super::loader::VertexLoader;
 use super::memory::PhysicalMemory;
 use super::regs::{bits, id};
-use super::vertex::OutputMap;
-use super::{Gpu, GpuError, GpuStats, Triangle};
+use super::vertex::{OutputMap, OutputVertex};
+use super::{Gpu, GpuError, GpuStats, Triangle, charge};
 
-/// Draw positions per chunk: bounds the memory a draw holds whatever its size.
-const CHUNK: usize = 4096;
+/// Draw positions per chunk: bounds the memory a draw holds whatever its size (about 30 MB at
+/// most), while giving the vertex batches enough distinct vertices to run on several cores
+/// (`engine::parallel::MIN_CHUNK` per thread).
+const CHUNK: usize = 16_384;
+
+/// Triangles gathered before they are rasterized within a draw: enough that a batch's bands
+/// keep every core busy, few enough to bound the memory they hold (about 2.5 MB).
+const RASTER_BATCH: usize = 8192;
 
 /// How the geometry unit takes its inputs (GSH_MISC0 bits 0-7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,6 +139,7 @@ pub(super) fn draw(gpu: &mut Gpu, indexed: bool) -> Result<(), GpuError> {
     let mut cursor = (0usize, 0usize);
     let mut start = 0usize;
     while start < count as usize {
+        let started = Instant::now();
         let n = CHUNK.min(count as usize - start);
         let indices: Vec<u32> = if indexed {
             read_indices(&gpu.memory, index_address, index_size, start, n)?
@@ -165,22 +172,38 @@ pub(super) fn draw(gpu: &mut Gpu, indexed: bool) -> Result<(), GpuError> {
             .filter(|&(_, &is_vertex)| is_vertex)
             .map(|(&i, _)| i)
             .collect();
-        let shaded = shade(gpu, &setup, &loader, &vertices)?;
+        let shaded = shade(gpu, &setup, &loader, &vertices, indexed, started)?;
+        let started = Instant::now();
         let mut next_vertex = 0;
-        for (&index, &is_vertex) in indices.iter().zip(&roles) {
-            if is_vertex {
-                let outputs = shaded.outputs.vertex(shaded.slot[next_vertex]);
-                next_vertex += 1;
-                gpu.stats.vertices += 1;
-                submit(gpu, &mut setup, &outputs);
-            } else {
-                begin_variable_primitive(gpu, &mut setup, index);
+        if setup.geometry.is_none() {
+            // Each distinct vertex is mapped once; assembly copies the mapped vertices.
+            let mapped: Vec<OutputVertex> = (0..shaded.outputs.count())
+                .map(|i| setup.map.map(&shaded.outputs.vertex(i)))
+                .collect();
+            for &slot in &shaded.slot {
+                assemble(gpu, mapped[slot]);
+            }
+            gpu.stats.vertices += shaded.slot.len() as u64;
+        } else {
+            for (&index, &is_vertex) in indices.iter().zip(&roles) {
+                if is_vertex {
+                    let outputs = shaded.outputs.vertex(shaded.slot[next_vertex]);
+                    next_vertex += 1;
+                    gpu.stats.vertices += 1;
+                    submit(gpu, &mut setup, &outputs);
+                } else {
+                    begin_variable_primitive(gpu, &mut setup, index);
+                }
             }
         }
         start += n;
-        gpu.rasterize_pending()?;
+        charge(&mut gpu.times.primitives, started);
+        if gpu.pending.len() >= RASTER_BATCH {
+            gpu.rasterize_pending()?;
+        }
     }
-    Ok(())
+    // The state may change after the draw: its triangles are rasterized now.
+    gpu.rasterize_pending()
 }
 
 /// Reads `n` indices from position `start` of the index buffer at `address`.
@@ -217,31 +240,64 @@ struct Shaded {
     slot: Vec<usize>,
 }
 
+/// The post-transform cache of indexed draws: each index's slot among a chunk's distinct
+/// vertices (indices are at most 16 bits, so one table, allocated once, holds them all). A
+/// non-indexed draw's vertices are all distinct and need none.
+#[derive(Default)]
+pub(super) struct VertexCache {
+    slots: Vec<u32>,
+}
+
+impl VertexCache {
+    const EMPTY: u32 = u32::MAX;
+
+    /// The distinct vertices of `vertices` in first-use order, and each vertex's slot.
+    fn distinct(&mut self, vertices: &[u32], indexed: bool) -> (Vec<u32>, Vec<usize>) {
+        if !indexed {
+            return (vertices.to_vec(), (0..vertices.len()).collect());
+        }
+        if self.slots.is_empty() {
+            self.slots = vec![Self::EMPTY; 1 << 16];
+        }
+        let mut distinct: Vec<u32> = Vec::with_capacity(vertices.len());
+        let slot = vertices
+            .iter()
+            .map(|&index| {
+                let entry = &mut self.slots[index as usize & 0xFFFF];
+                if *entry == Self::EMPTY {
+                    *entry = distinct.len() as u32;
+                    distinct.push(index);
+                }
+                *entry as usize
+            })
+            .collect();
+        // An entry lives for one chunk: cleared for the next.
+        for &index in &distinct {
+            self.slots[index as usize & 0xFFFF] = Self::EMPTY;
+        }
+        (distinct, slot)
+    }
+}
+
 /// Runs the vertex shader on the distinct vertices of `vertices`.
 fn shade(
     gpu: &mut Gpu,
     setup: &DrawSetup,
     loader: &VertexLoader,
     vertices: &[u32],
+    indexed: bool,
+    started: Instant,
 ) -> Result<Shaded, GpuError> {
-    let mut distinct: Vec<u32> = Vec::with_capacity(vertices.len());
-    let mut seen: HashMap<u32, usize> = HashMap::with_capacity(vertices.len());
-    let slot: Vec<usize> = vertices
-        .iter()
-        .map(|&index| {
-            *seen.entry(index).or_insert_with(|| {
-                distinct.push(index);
-                distinct.len() - 1
-            })
-        })
-        .collect();
+    let (distinct, slot) = gpu.vertex_cache.distinct(vertices, indexed);
     let mut inputs = SoaBuffer::zeroed(loader.registers(), distinct.len());
     loader.load(&gpu.memory, &distinct, &mut inputs)?;
+    charge(&mut gpu.times.vertex_load, started);
     let outputs = run_vertex_shader(gpu, setup, &inputs);
     Ok(Shaded { outputs, slot })
 }
 
 fn run_vertex_shader(gpu: &mut Gpu, setup: &DrawSetup, inputs: &SoaBuffer) -> SoaBuffer {
+    let started = Instant::now();
     let mut outputs = SoaBuffer::zeroed(setup.vs_outputs, inputs.count());
     let mut errors = Vec::new();
     {
@@ -255,6 +311,7 @@ fn run_vertex_shader(gpu: &mut Gpu, setup: &DrawSetup, inputs: &SoaBuffer) -> So
             &mut errors,
         );
     }
+    charge(&mut gpu.times.vertex_shader, started);
     gpu.stats.vertex_invocations += inputs.count() as u64;
     gpu.stats.vertex_errors += errors.len() as u64;
     outputs
@@ -275,23 +332,31 @@ pub(super) fn draw_immediate(gpu: &mut Gpu, vertices: &[InputRegisters]) -> Resu
     for chunk in vertices.chunks(CHUNK) {
         let inputs = SoaBuffer::from_vertices(registers, chunk);
         let outputs = run_vertex_shader(gpu, &setup, &inputs);
+        let started = Instant::now();
         for i in 0..chunk.len() {
             gpu.stats.vertices += 1;
             submit(gpu, &mut setup, &outputs.vertex(i));
         }
-        gpu.rasterize_pending()?;
+        charge(&mut gpu.times.primitives, started);
+        if gpu.pending.len() >= RASTER_BATCH {
+            gpu.rasterize_pending()?;
+        }
     }
-    Ok(())
+    gpu.rasterize_pending()
+}
+
+/// Sends a mapped vertex to primitive assembly.
+fn assemble(gpu: &mut Gpu, vertex: OutputVertex) {
+    let (stats, captured, pending) = (&mut gpu.stats, &mut gpu.captured, &mut gpu.pending);
+    gpu.assembler.submit(vertex, &mut |t| {
+        Gpu::emit_triangle(stats, captured, pending, t)
+    });
 }
 
 /// Sends one shaded vertex on: to the geometry stage, or mapped to primitive assembly.
 fn submit(gpu: &mut Gpu, setup: &mut DrawSetup, outputs: &[Vec4; 16]) {
     let Some(stage) = setup.geometry.as_mut() else {
-        let vertex = setup.map.map(outputs);
-        let (stats, captured, pending) = (&mut gpu.stats, &mut gpu.captured, &mut gpu.pending);
-        gpu.assembler.submit(vertex, &mut |t| {
-            Gpu::emit_triangle(stats, captured, pending, t)
-        });
+        assemble(gpu, setup.map.map(outputs));
         return;
     };
     let vs_values = || stage_values(&stage.vs_registers, outputs);

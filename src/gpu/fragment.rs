@@ -186,10 +186,37 @@ impl Combiners {
 
     /// The combiner output for a fragment with `sources`.
     pub fn run(&self, sources: &Sources) -> Rgba8 {
+        self.run_stages(sources, self.stages.len())
+    }
+
+    /// How many stages change the colour: the trailing stages that pass the previous colour
+    /// on unchanged (REPLACE of PREVIOUS, unscaled, in RGB and alpha) can be skipped, since
+    /// nothing after them reads the buffer. At least one stage runs.
+    pub fn active_stages(&self) -> usize {
+        let passes_on = |stage: &CombinerStage| {
+            stage.rgb_op == 0
+                && stage.alpha_op == 0
+                && stage.rgb_sources[0] == source::PREVIOUS
+                && stage.alpha_sources[0] == source::PREVIOUS
+                && stage.rgb_operands[0] == 0
+                && stage.alpha_operands[0] == 0
+                && stage.rgb_scale == 1
+                && stage.alpha_scale == 1
+        };
+        let trailing = self.stages[1..]
+            .iter()
+            .rev()
+            .take_while(|stage| passes_on(stage))
+            .count();
+        self.stages.len() - trailing
+    }
+
+    /// The output of the first `stages` stages (see [`Combiners::active_stages`]).
+    pub fn run_stages(&self, sources: &Sources, stages: usize) -> Rgba8 {
         let mut previous = [0u8; 4];
         let mut visible = [0u8; 4];
         let mut pending = self.buffer_color;
-        for (n, stage) in self.stages.iter().enumerate() {
+        for (n, stage) in self.stages[..stages].iter().enumerate() {
             let fetch = |code: u8, alpha: bool| -> Rgba8 {
                 let code = if n == 0 && code == source::PREVIOUS && !alpha {
                     // Stage 0 has no previous: RGB slots read slot 2's source instead.

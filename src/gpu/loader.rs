@@ -51,15 +51,37 @@ impl ComponentType {
             ComponentType::Float => 4,
         }
     }
+}
 
-    /// The value of the component at the start of `bytes` (little-endian).
-    fn read(self, bytes: &[u8]) -> f32 {
-        match self {
-            ComponentType::Byte => bytes[0] as i8 as f32,
-            ComponentType::UnsignedByte => bytes[0] as f32,
-            ComponentType::Short => i16::from_le_bytes([bytes[0], bytes[1]]) as f32,
-            ComponentType::Float => f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]),
+/// Reads one component per index into `plane`: the component of type `kind` (little-endian)
+/// at byte `place(index)` of `bytes`. One loop per type, so the type is decided once per plane.
+fn gather(
+    plane: &mut [f32],
+    bytes: &[u8],
+    indices: &[u32],
+    place: impl Fn(u32) -> usize,
+    kind: ComponentType,
+) {
+    fn each<const N: usize>(
+        plane: &mut [f32],
+        bytes: &[u8],
+        indices: &[u32],
+        place: impl Fn(u32) -> usize,
+        convert: impl Fn([u8; N]) -> f32,
+    ) {
+        for (value, &index) in plane.iter_mut().zip(indices) {
+            let at = place(index);
+            let raw: [u8; N] = bytes[at..at + N].try_into().expect("N bytes");
+            *value = convert(raw);
         }
+    }
+    match kind {
+        ComponentType::Byte => each(plane, bytes, indices, place, |[b]| b as i8 as f32),
+        ComponentType::UnsignedByte => each(plane, bytes, indices, place, |[b]| b as f32),
+        ComponentType::Short => each(plane, bytes, indices, place, |b| {
+            i16::from_le_bytes(b) as f32
+        }),
+        ComponentType::Float => each(plane, bytes, indices, place, f32::from_le_bytes),
     }
 }
 
@@ -299,10 +321,8 @@ impl VertexLoader {
                             continue;
                         }
                         let at = offset + c * format.kind.size();
-                        for (value, &index) in plane.iter_mut().zip(indices) {
-                            let byte = (index - first) as usize * stride + at;
-                            *value = format.kind.read(&bytes[byte..]);
-                        }
+                        let place = |index: u32| (index - first) as usize * stride + at;
+                        gather(plane, bytes, indices, place, format.kind);
                     }
                 }
                 AttributeSource::Fixed(value) => {

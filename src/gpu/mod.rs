@@ -41,6 +41,7 @@ pub mod vertex;
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::engine::cache::ProgramCache;
 use crate::engine::{EngineError, EngineKind, prepare_cached};
@@ -207,6 +208,44 @@ pub struct GpuStats {
     pub triangles: u64,
 }
 
+/// Where the pipeline's time went, summed over its life (wall clock, read at batch and draw
+/// granularity so the reading costs nothing measurable; docs/gpu.md, "Speed").
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StageTimes {
+    /// Preparing shader programs (compiling, or finding them in the program cache).
+    pub prepare: Duration,
+    /// Reading indices, the post-transform cache, and loading attributes into input planes.
+    pub vertex_load: Duration,
+    /// Running the vertex shader on those planes (every core).
+    pub vertex_shader: Duration,
+    /// The geometry shader, output mapping and primitive assembly, in draw order.
+    pub primitives: Duration,
+    /// Clipping, culling and triangle set-up.
+    pub setup: Duration,
+    /// Coverage, interpolation, combiners and per-fragment operations (every core).
+    pub fragments: Duration,
+    /// Loading the render target from memory and writing it back.
+    pub target: Duration,
+}
+
+impl StageTimes {
+    /// The stages' sum.
+    pub fn total(&self) -> Duration {
+        self.prepare
+            + self.vertex_load
+            + self.vertex_shader
+            + self.primitives
+            + self.setup
+            + self.fragments
+            + self.target
+    }
+}
+
+/// Adds the time since `started` to `slot`.
+fn charge(slot: &mut Duration, started: Instant) {
+    *slot += started.elapsed();
+}
+
 /// How a command buffer ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ListEnd {
@@ -251,6 +290,14 @@ pub struct Gpu {
     target: Option<raster::RenderTarget>,
     /// What the rasterizer did.
     pub raster_stats: raster::RasterStats,
+    /// Where the time went.
+    pub times: StageTimes,
+    /// The pixel whose fragments are recorded, and those recorded.
+    probe: Option<(u32, u32)>,
+    probed: Vec<raster::ProbedFragment>,
+    vertex_cache: draw::VertexCache,
+    /// Set-up triangles of the batch being rasterized (kept for its capacity).
+    setup_buffer: Vec<raster::SetupTriangle>,
 }
 
 impl fmt::Debug for Gpu {
@@ -293,6 +340,11 @@ impl Gpu {
             pending: Vec::new(),
             target: None,
             raster_stats: raster::RasterStats::default(),
+            times: StageTimes::default(),
+            probe: None,
+            probed: Vec::new(),
+            vertex_cache: draw::VertexCache::default(),
+            setup_buffer: Vec::new(),
         }
     }
 
@@ -500,7 +552,10 @@ impl Gpu {
         {
             return Ok(engine.clone());
         }
-        let engine = self.prepare(stage)?;
+        let started = Instant::now();
+        let engine = self.prepare(stage);
+        charge(&mut self.times.prepare, started);
+        let engine = engine?;
         let slot = match stage {
             ShaderKind::Vertex => &mut self.vs_engine,
             ShaderKind::Geometry => &mut self.gs_engine,

@@ -11,6 +11,8 @@
 //! A pixel is only ever touched by its band's thread, in triangle order, so the image is the
 //! same bit for bit on any number of threads.
 
+use std::time::Instant;
+
 use crate::engine::parallel::in_pool;
 use crate::numbers::sign_extend;
 
@@ -19,7 +21,7 @@ use super::fragment::{Combiners, FragmentOps, Sources, rgba_of};
 use super::memory::PhysicalMemory;
 use super::regs::{RegisterFile, bits, id};
 use super::vertex::{OutputVertex, SEMANTICS, semantic};
-use super::{Gpu, GpuError, Triangle};
+use super::{Gpu, GpuError, Triangle, charge};
 
 /// Subpixel bits of the snapped coordinates.
 const SUBPIXEL: i64 = 16;
@@ -28,6 +30,8 @@ const SUBPIXEL: i64 = 16;
 const PLANE_SLACK: f32 = 1e-8;
 /// The smallest w kept: the positive-w plane.
 const MIN_W: f32 = 1e-5;
+/// Triangles per part when set-up runs on several threads.
+const SETUP_PART: usize = 1024;
 
 /// The render target's configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,6 +156,9 @@ pub struct RasterConfig {
     combiners: Combiners,
     ops: FragmentOps,
     texture_colors: [Rgba8; 4],
+    /// Combiner stages that change the colour (trailing pass-through stages dropped).
+    combiner_stages: usize,
+    varyings: Varyings,
 }
 
 impl RasterConfig {
@@ -162,6 +169,7 @@ impl RasterConfig {
         let clip = regs.get(id::FRAGOP_CLIP) & 1 != 0;
         let position = regs.get(id::SCISSORTEST_POS);
         let dim = regs.get(id::SCISSORTEST_DIM);
+        let combiners = Combiners::configure(regs);
         RasterConfig {
             cull: bits(regs.get(id::FACECULLING_CONFIG), 0, 2),
             half_width: f24(id::VIEWPORT_WIDTH),
@@ -184,7 +192,9 @@ impl RasterConfig {
                     bits(dim, 16, 10) as i64,
                 ],
             ),
-            combiners: Combiners::configure(regs),
+            combiners,
+            combiner_stages: combiners.active_stages(),
+            varyings: Varyings::configure(regs),
             ops: FragmentOps::configure(regs),
             // Until texture units exist a texture source reads its unit's border colour.
             texture_colors: [0x081u16, 0x091, 0x099, 0x081].map(|r| rgba_of(regs.get(r))),
@@ -192,22 +202,89 @@ impl RasterConfig {
     }
 }
 
-/// A vertex after the perspective divide: snapped screen position, 1/w, depth and the
-/// attributes multiplied by 1/w.
+/// Interpolated attributes besides the position (semantics 4-23).
+const VARYINGS: usize = SEMANTICS - 4;
+
+/// The semantics interpolated per fragment: those the enabled fragment stages read (docs/gpu.md,
+/// "Rasterization"). Colour always; a texture unit's coordinates when the unit is on; the
+/// quaternion and view vector with fragment lighting. A probed pixel gets them all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Varyings {
+    semantics: [u8; VARYINGS],
+    len: usize,
+}
+
+impl Varyings {
+    /// Every semantic but the position.
+    pub const ALL: Varyings = Varyings::of(!0xF);
+
+    /// The semantics of bit set `set` (bit k: semantic k; the position's bits are ignored).
+    const fn of(set: u32) -> Varyings {
+        let mut semantics = [0; VARYINGS];
+        let mut len = 0;
+        let mut k = 4;
+        while k < SEMANTICS {
+            if set & (1 << k) != 0 {
+                semantics[len] = k as u8;
+                len += 1;
+            }
+            k += 1;
+        }
+        Varyings { semantics, len }
+    }
+
+    /// The semantics the enabled stages read.
+    pub fn configure(regs: &RegisterFile) -> Varyings {
+        let pair = |first: usize| 3u32 << first;
+        let texcoord = |k: u32| match k {
+            0 => pair(semantic::TEXCOORD0) | 1 << semantic::TEXCOORD0_W,
+            1 => pair(semantic::TEXCOORD1),
+            _ => pair(semantic::TEXCOORD2),
+        };
+        let units = regs.get(id::TEXUNIT_CONFIG);
+        let mut set = 0xF << semantic::COLOR;
+        if units & 1 != 0 {
+            set |= texcoord(0);
+        }
+        if units & 2 != 0 {
+            set |= texcoord(1);
+        }
+        if units & 4 != 0 {
+            set |= texcoord(if units & 1 << 13 != 0 { 1 } else { 2 });
+        }
+        if units & 1 << 10 != 0 {
+            set |= texcoord(bits(units, 8, 2));
+        }
+        if regs.get(id::LIGHTING_ENABLE) & 1 != 0 {
+            set |= 0xF << semantic::QUATERNION | 0x7 << semantic::VIEW;
+        }
+        Varyings::of(set)
+    }
+
+    /// The semantics, in ascending order.
+    pub fn semantics(&self) -> &[u8] {
+        &self.semantics[..self.len]
+    }
+}
+
+/// A vertex after the perspective divide: snapped screen position, 1/w, z/w and every
+/// attribute divided by w.
 #[derive(Clone, Copy, Debug)]
 struct ScreenVertex {
     x: i64,
     y: i64,
     inv_w: f32,
     z: f32,
-    color_over_w: [f32; 4],
+    over_w: [f32; SEMANTICS],
 }
 
 /// A triangle ready to rasterize.
 #[derive(Clone, Copy, Debug)]
 pub struct SetupTriangle {
     v: [ScreenVertex; 3],
-    /// Edge i is opposite vertex i; its bias is -1 when samples on it are not covered.
+    /// Edge i (opposite vertex i) at pixel (x, y)'s centre: `x · e.0 + y · e.1 + e.2`.
+    edges: [(i64, i64, i64); 3],
+    /// Edge i's bias: -1 when samples on it are not covered.
     bias: [i64; 3],
     /// Pixel bounds (inclusive), clamped to the target and scissor.
     min: (i64, i64),
@@ -225,44 +302,113 @@ pub struct RasterStats {
     pub fragments: u64,
 }
 
+/// One fragment at a probed pixel ([`Gpu::probe_pixel`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProbedFragment {
+    /// Every semantic interpolated at the pixel's centre; the position holds the centre's x and
+    /// y, z/w, and w.
+    pub attributes: [f32; SEMANTICS],
+    /// The depth value tested and written (the buffer's bits).
+    pub depth: u32,
+    /// The combiners' output.
+    pub combined: Rgba8,
+    /// Whether it passed the alpha, stencil and depth tests.
+    pub passed: bool,
+}
+
 /// Clip-space vertex: the attribute vector (position first) with colours prepared.
 type ClipVertex = [f32; SEMANTICS];
 
 /// A clip plane: the signed distance of a vertex, and how far below zero still counts as in.
 type ClipPlane = (fn(&ClipVertex) -> f32, f32);
 
-fn lerp(a: &ClipVertex, b: &ClipVertex, t: f32) -> ClipVertex {
-    std::array::from_fn(|k| b[k] + (a[k] - b[k]) * t)
+/// The frustum with the PICA's depth range, then the positive-w plane.
+const PLANES: [ClipPlane; 7] = [
+    (|v| v[3] - v[0], PLANE_SLACK),
+    (|v| v[3] + v[0], PLANE_SLACK),
+    (|v| v[3] - v[1], PLANE_SLACK),
+    (|v| v[3] + v[1], PLANE_SLACK),
+    (|v| -v[2], PLANE_SLACK),
+    (|v| v[3] + v[2], PLANE_SLACK),
+    (|v| v[3] - MIN_W, 0.0),
+];
+
+/// The most vertices a clipped triangle has: each plane adds at most one.
+const MAX_POLYGON: usize = 3 + PLANES.len() + 1;
+
+/// A convex polygon being clipped.
+#[derive(Clone, Copy)]
+struct Polygon {
+    vertices: [ClipVertex; MAX_POLYGON],
+    len: usize,
 }
 
-/// Clips a polygon against the plane `distance(v) >= 0` (Sutherland-Hodgman).
-fn clip_polygon(
-    polygon: &[ClipVertex],
-    distance: impl Fn(&ClipVertex) -> f32,
-    slack: f32,
-) -> Vec<ClipVertex> {
-    let mut out = Vec::with_capacity(polygon.len() + 2);
-    for (k, b) in polygon.iter().enumerate() {
-        let a = &polygon[(k + polygon.len() - 1) % polygon.len()];
-        let (da, db) = (distance(a), distance(b));
-        let (a_in, b_in) = (da >= -slack, db >= -slack);
-        if a_in != b_in {
-            let t = db / (db - da);
-            out.push(lerp(a, b, t));
+impl Polygon {
+    fn vertices(&self) -> &[ClipVertex] {
+        &self.vertices[..self.len]
+    }
+
+    /// The polygon clipped against `distance(v) >= -slack` (Sutherland-Hodgman); every
+    /// attribute is interpolated linearly at a cut.
+    fn clip(&self, distance: impl Fn(&ClipVertex) -> f32, slack: f32) -> Polygon {
+        let mut out = Polygon {
+            vertices: [[0.0; SEMANTICS]; MAX_POLYGON],
+            len: 0,
+        };
+        let polygon = self.vertices();
+        for (k, b) in polygon.iter().enumerate() {
+            let a = &polygon[(k + polygon.len() - 1) % polygon.len()];
+            let (da, db) = (distance(a), distance(b));
+            let (a_in, b_in) = (da >= -slack, db >= -slack);
+            if a_in != b_in {
+                let t = db / (db - da);
+                out.push(std::array::from_fn(|c| b[c] + (a[c] - b[c]) * t));
+            }
+            if b_in {
+                out.push(*b);
+            }
         }
-        if b_in {
-            out.push(*b);
+        out
+    }
+
+    fn push(&mut self, vertex: ClipVertex) {
+        // A convex polygon gains at most one vertex per plane: the capacity is never exceeded.
+        if self.len < MAX_POLYGON {
+            self.vertices[self.len] = vertex;
+            self.len += 1;
         }
     }
-    out
 }
 
-/// The triangles `triangle` makes after clipping, set up for rasterization.
+/// Whether `vertex` is inside every plane of [`PLANES`] and the user plane (then clipping
+/// leaves a triangle unchanged): the same tests, written out.
+fn inside(v: &ClipVertex, config: &RasterConfig) -> bool {
+    let [x, y, z, w] = [v[0], v[1], v[2], v[3]];
+    let slack = -PLANE_SLACK;
+    w - x >= slack
+        && w + x >= slack
+        && w - y >= slack
+        && w + y >= slack
+        && -z >= slack
+        && w + z >= slack
+        && w - MIN_W >= 0.0
+        && config
+            .clip_plane
+            .is_none_or(|c| user_distance(&c, v) >= slack)
+}
+
+fn user_distance(c: &[f32; 4], v: &ClipVertex) -> f32 {
+    c[0] * v[0] + c[1] * v[1] + c[2] * v[2] + c[3] * v[3]
+}
+
+/// Sets up `triangle`: clipped, divided by w, snapped and culled; the triangles it makes are
+/// appended to `out`. Returns how many.
 pub fn setup(
     triangle: &Triangle,
     config: &RasterConfig,
     target: &TargetConfig,
-) -> Vec<SetupTriangle> {
+    out: &mut Vec<SetupTriangle>,
+) -> usize {
     let mut vertices: [ClipVertex; 3] = triangle.map(|v: OutputVertex| v.attributes);
     // The hardware takes |colour| saturated to 1 before interpolating.
     for v in &mut vertices {
@@ -282,51 +428,66 @@ pub fn setup(
             }
         }
     }
-    let mut polygon = vertices.to_vec();
-    let planes: [ClipPlane; 7] = [
-        (|v| v[3] - v[0], PLANE_SLACK),
-        (|v| v[3] + v[0], PLANE_SLACK),
-        (|v| v[3] - v[1], PLANE_SLACK),
-        (|v| v[3] + v[1], PLANE_SLACK),
-        (|v| -v[2], PLANE_SLACK),
-        (|v| v[3] + v[2], PLANE_SLACK),
-        (|v| v[3] - MIN_W, 0.0),
-    ];
-    for (distance, slack) in planes {
-        polygon = clip_polygon(&polygon, distance, slack);
-        if polygon.len() < 3 {
-            return Vec::new();
+    let before = out.len();
+    if vertices.iter().all(|v| inside(v, config)) {
+        let screen = vertices.map(|v| to_screen(&v, config));
+        out.extend(triangle_setup(screen, config, target));
+        return out.len() - before;
+    }
+    let mut polygon = Polygon {
+        vertices: [[0.0; SEMANTICS]; MAX_POLYGON],
+        len: 3,
+    };
+    polygon.vertices[..3].copy_from_slice(&vertices);
+    for (distance, slack) in PLANES {
+        polygon = polygon.clip(distance, slack);
+        if polygon.len < 3 {
+            return 0;
         }
     }
     if let Some(c) = config.clip_plane {
-        polygon = clip_polygon(
-            &polygon,
-            |v| c[0] * v[0] + c[1] * v[1] + c[2] * v[2] + c[3] * v[3],
-            PLANE_SLACK,
-        );
-        if polygon.len() < 3 {
-            return Vec::new();
+        polygon = polygon.clip(|v| user_distance(&c, v), PLANE_SLACK);
+        if polygon.len < 3 {
+            return 0;
         }
     }
-    let screen: Vec<ScreenVertex> = polygon
-        .iter()
-        .map(|v| {
-            let inv_w = 1.0 / v[3];
-            let x = (v[0] * inv_w + 1.0) * config.half_width + config.origin.0;
-            let y = (v[1] * inv_w + 1.0) * config.half_height + config.origin.1;
-            let snap = |value: f32| (value * SUBPIXEL as f32).round() as i64;
-            ScreenVertex {
-                x: snap(x),
-                y: snap(y),
-                inv_w,
-                z: v[2] * inv_w,
-                color_over_w: std::array::from_fn(|c| v[semantic::COLOR + c] * inv_w),
-            }
-        })
-        .collect();
-    (1..screen.len() - 1)
-        .filter_map(|k| triangle_setup([screen[0], screen[k], screen[k + 1]], config, target))
-        .collect()
+    let first = to_screen(&polygon.vertices[0], config);
+    let mut previous = to_screen(&polygon.vertices[1], config);
+    for v in &polygon.vertices()[2..] {
+        let next = to_screen(v, config);
+        out.extend(triangle_setup([first, previous, next], config, target));
+        previous = next;
+    }
+    out.len() - before
+}
+
+/// Divides by w, maps by the viewport and snaps to 12.4 fixed point (half away from zero).
+fn to_screen(v: &ClipVertex, config: &RasterConfig) -> ScreenVertex {
+    let inv_w = 1.0 / v[3];
+    let x = (v[0] * inv_w + 1.0) * config.half_width + config.origin.0;
+    let y = (v[1] * inv_w + 1.0) * config.half_height + config.origin.1;
+    let snap = |value: f32| round_half_away(value * SUBPIXEL as f32);
+    ScreenVertex {
+        x: snap(x),
+        y: snap(y),
+        inv_w,
+        z: v[2] * inv_w,
+        over_w: v.map(|a| a * inv_w),
+    }
+}
+
+/// `value` rounded half away from zero: `f32::round` without the library call (exact: below
+/// 2^23 the fraction is exact, above it every float is whole; out of range saturates).
+fn round_half_away(value: f32) -> i64 {
+    let whole = value as i64;
+    let fraction = value - whole as f32;
+    if fraction >= 0.5 {
+        whole.saturating_add(1)
+    } else if fraction <= -0.5 {
+        whole.saturating_sub(1)
+    } else {
+        whole
+    }
 }
 
 /// Twice the signed area of (a, b, p) in 12.4 units: positive when counter-clockwise.
@@ -359,6 +520,17 @@ fn triangle_setup(
         let (dx, dy) = (b.0 - a.0, b.1 - a.1);
         if dy > 0 || (dy == 0 && dx < 0) { -1 } else { 0 }
     });
+    // area(a, b, p) at the centre p = (16x + 8, 16y + 8), as a plane in x and y.
+    let half = SUBPIXEL / 2;
+    let edges = std::array::from_fn(|i| {
+        let (a, b) = (at(&v[(i + 1) % 3]), at(&v[(i + 2) % 3]));
+        let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+        (
+            -SUBPIXEL * dy,
+            SUBPIXEL * dx,
+            dx * (half - a.1) - dy * (half - a.0),
+        )
+    });
     let xs = v.map(|s| s.x);
     let ys = v.map(|s| s.y);
     let mut min = (
@@ -382,7 +554,13 @@ fn triangle_setup(
     if min.0 > max.0 || min.1 > max.1 {
         return None;
     }
-    Some(SetupTriangle { v, bias, min, max })
+    Some(SetupTriangle {
+        v,
+        edges,
+        bias,
+        min,
+        max,
+    })
 }
 
 /// One band's view of the target: the band's rows of each surface.
@@ -391,91 +569,169 @@ struct Band<'a> {
     first_row: u32,
     color: Option<&'a mut [u8]>,
     depth: Option<&'a mut [u8]>,
+    /// The batch's triangles that reach the band, in order.
+    bin: Vec<u32>,
 }
 
-/// Rasterizes `triangles` into one band.
+/// What a fragment is shaded with besides its triangle.
+struct PixelContext<'a> {
+    config: &'a RasterConfig,
+    target: &'a TargetConfig,
+    depth_max: f32,
+    probe: Option<(i64, i64)>,
+}
+
+/// Rasterizes the band's triangles into it; returns the fragments covered and the probed ones.
 fn rasterize_band(
     band: &mut Band<'_>,
     triangles: &[SetupTriangle],
-    config: &RasterConfig,
-    target: &TargetConfig,
-) -> u64 {
+    context: &PixelContext<'_>,
+) -> (u64, Vec<ProbedFragment>) {
     let mut fragments = 0;
+    let mut probed = Vec::new();
+    let target = context.target;
     let top = target.height as i64 - 1;
     // Rasterizer rows of this band: y = top - memory row.
-    let rows = (band.first_row as i64..band.first_row as i64 + 8).filter(|&r| r <= top);
-    let rows: Vec<i64> = rows.map(|r| top - r).collect();
-    let (Some(&y_high), Some(&y_low)) = (rows.first(), rows.last()) else {
-        return 0;
-    };
-    let depth_bits = target.depth_format.map_or(0, |f| f.depth_bits());
-    let depth_max = ((1u64 << depth_bits) - 1) as f32;
-    for t in triangles {
-        if t.max.1 < y_low || t.min.1 > y_high {
-            continue;
-        }
-        let p = t.v.map(|s| (s.x, s.y));
+    let y_high = top - band.first_row as i64;
+    let y_low = (top - (band.first_row as i64 + 7)).max(0);
+    let scissor = context.config.scissor;
+    let bin = std::mem::take(&mut band.bin);
+    for &k in &bin {
+        let t = &triangles[k as usize];
         for y in t.min.1.max(y_low)..=t.max.1.min(y_high) {
             let row = (top - y) as u32;
-            for x in t.min.0..=t.max.0 {
-                if config.scissor.0 == 1 {
-                    let [x1, y1, x2, y2] = config.scissor.1;
+            let x0 = t.min.0;
+            let mut w = t
+                .edges
+                .map(|(step_x, step_y, c)| step_x * x0 + step_y * y + c);
+            for x in x0..=t.max.0 {
+                let covered = (w[0] + t.bias[0]) | (w[1] + t.bias[1]) | (w[2] + t.bias[2]) >= 0;
+                let current = w;
+                for (value, edge) in w.iter_mut().zip(&t.edges) {
+                    *value += edge.0;
+                }
+                if !covered {
+                    continue;
+                }
+                if scissor.0 == 1 {
+                    let [x1, y1, x2, y2] = scissor.1;
                     if (x1..=x2).contains(&x) && (y1..=y2).contains(&y) {
                         continue;
                     }
                 }
-                let sample = (x * SUBPIXEL + SUBPIXEL / 2, y * SUBPIXEL + SUBPIXEL / 2);
-                let w = [
-                    area(p[1], p[2], sample),
-                    area(p[2], p[0], sample),
-                    area(p[0], p[1], sample),
-                ];
-                if (0..3).any(|i| w[i] + t.bias[i] < 0) {
-                    continue;
-                }
                 fragments += 1;
-                shade_pixel(band, t, w, (x as u32, row), config, target, depth_max);
+                let pixel = (x as u32, row);
+                if context.probe == Some((x, y)) {
+                    probed.push(shade_pixel(
+                        band,
+                        t,
+                        current,
+                        pixel,
+                        context,
+                        &Varyings::ALL,
+                    ));
+                } else {
+                    shade_pixel(band, t, current, pixel, context, &context.config.varyings);
+                }
             }
         }
     }
-    fragments
+    band.bin = bin;
+    (fragments, probed)
 }
 
-/// Interpolates, combines and writes one covered pixel.
+/// A value in [0, 1] as 8 bits: c · 255 rounded half away from zero.
+fn unorm8(value: f32) -> u8 {
+    let scaled = value.clamp(0.0, 1.0) * 255.0;
+    // Truncation is exact and cheap; the fraction decides the rounding.
+    let whole = scaled as u32;
+    (whole + (scaled - whole as f32 >= 0.5) as u32) as u8
+}
+
+/// Interpolates, combines, tests and writes one covered pixel.
 fn shade_pixel(
     band: &mut Band<'_>,
     t: &SetupTriangle,
     w: [i64; 3],
     (x, row): (u32, u32),
-    config: &RasterConfig,
-    target: &TargetConfig,
-    depth_max: f32,
-) {
-    let weights = w.map(|k| k as f32);
-    let sum = weights[0] + weights[1] + weights[2];
-    let inv_w: f32 = (0..3).map(|i| weights[i] * t.v[i].inv_w).sum();
-    let color: [f32; 4] = std::array::from_fn(|c| {
-        (0..3)
-            .map(|i| weights[i] * t.v[i].color_over_w[c])
-            .sum::<f32>()
-            / inv_w
-    });
-    let primary = color.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8);
-    let zs: f32 = (0..3).map(|i| weights[i] * t.v[i].z).sum::<f32>() / sum;
-    let mut depth = zs * config.depth_scale + config.depth_offset;
-    if config.w_buffer {
-        depth *= sum / inv_w;
-    }
-    let depth = (depth.clamp(0.0, 1.0) * depth_max) as u32;
+    context: &PixelContext<'_>,
+    varyings: &Varyings,
+) -> ProbedFragment {
+    let config = context.config;
+    let (attributes, depth) = interpolate(t, w, (x, row), context, varyings);
+    let color = semantic::COLOR;
     let sources = Sources {
-        primary,
+        primary: std::array::from_fn(|c| unorm8(attributes[color + c])),
         textures: config.texture_colors,
         ..Sources::default()
     };
-    let source = config.combiners.run(&sources);
+    let combined = config
+        .combiners
+        .run_stages(&sources, config.combiner_stages);
+    let passed = write_fragment(band, (x, row), combined, depth, config, context.target);
+    ProbedFragment {
+        attributes,
+        depth,
+        combined,
+        passed,
+    }
+}
+
+/// The attributes `varyings` names and the position at pixel (x, row)'s centre, and the depth
+/// value. The per-pixel stages are kept out of line (this, the combiners, [`write_fragment`]):
+/// each is its own symbol, so a sampling profile splits the fragment time by stage
+/// (docs/gpu.md, "Speed").
+#[inline(never)]
+fn interpolate(
+    t: &SetupTriangle,
+    w: [i64; 3],
+    (x, row): (u32, u32),
+    context: &PixelContext<'_>,
+    varyings: &Varyings,
+) -> ([f32; SEMANTICS], u32) {
+    let config = context.config;
+    // Perspective-correct: attribute/w and 1/w interpolated with the edge weights.
+    let weights = w.map(|k| k as f32);
+    let sum = weights[0] + weights[1] + weights[2];
+    let inv_w = weights[0] * t.v[0].inv_w + weights[1] * t.v[1].inv_w + weights[2] * t.v[2].inv_w;
+    let reciprocal = 1.0 / inv_w;
+    let mut attributes = [0.0; SEMANTICS];
+    for &s in varyings.semantics() {
+        let s = s as usize;
+        attributes[s] = (weights[0] * t.v[0].over_w[s]
+            + weights[1] * t.v[1].over_w[s]
+            + weights[2] * t.v[2].over_w[s])
+            * reciprocal;
+    }
+    let zs = (weights[0] * t.v[0].z + weights[1] * t.v[1].z + weights[2] * t.v[2].z) / sum;
+    let mut depth = zs * config.depth_scale + config.depth_offset;
+    if config.w_buffer {
+        depth *= sum * reciprocal;
+    }
+    let depth = (depth.clamp(0.0, 1.0) * context.depth_max) as u32;
+    attributes[..4].copy_from_slice(&[
+        x as f32 + 0.5,
+        (context.target.height - 1 - row) as f32 + 0.5,
+        zs,
+        sum * reciprocal,
+    ]);
+    (attributes, depth)
+}
+
+/// The per-fragment operations: alpha, stencil and depth tests, then blending or the logic op
+/// into the colour buffer. Returns whether the fragment passed the tests.
+#[inline(never)]
+fn write_fragment(
+    band: &mut Band<'_>,
+    (x, row): (u32, u32),
+    source: Rgba8,
+    depth: u32,
+    config: &RasterConfig,
+    target: &TargetConfig,
+) -> bool {
     let ops = &config.ops;
     if !ops.alpha_passes(source[3]) {
-        return;
+        return false;
     }
     let local_row = row - band.first_row;
     if let (Some(depth_bytes), Some(format)) = (band.depth.as_deref_mut(), target.depth_format) {
@@ -506,7 +762,7 @@ fn shade_pixel(
             format.encode(new_depth, new_stencil, pixel);
         }
         if !passed {
-            return;
+            return false;
         }
     }
     if let (Some(color_bytes), Some(format), true) = (
@@ -519,12 +775,20 @@ fn shade_pixel(
         let dest = format.decode(pixel);
         format.encode(ops.output(source, dest), pixel);
     }
+    true
 }
 
 impl Gpu {
     /// Writes the held render target back to memory (FRAMEBUFFER_FLUSH, the end of a command
     /// list, a change of target).
     pub fn flush_target(&mut self) -> Result<(), GpuError> {
+        let started = Instant::now();
+        let stored = self.store_target();
+        charge(&mut self.times.target, started);
+        stored
+    }
+
+    fn store_target(&mut self) -> Result<(), GpuError> {
         if let Some(mut target) = self.target.take() {
             if let Some(surface) = target.color.as_mut() {
                 surface.store(&mut self.memory)?;
@@ -542,7 +806,7 @@ impl Gpu {
         if self.target.as_ref().is_some_and(|t| t.config == config) {
             return Ok(());
         }
-        self.flush_target()?;
+        self.store_target()?;
         let color =
             match config.color_format {
                 Some(format) if config.color_address != 0 && config.width > 0 => Some(
@@ -565,65 +829,171 @@ impl Gpu {
         Ok(())
     }
 
+    /// Records every fragment that reaches pixel (x, y) (rasterizer coordinates, y up) from
+    /// now on, with every semantic interpolated ([`Gpu::take_probed`]); `None` stops.
+    pub fn probe_pixel(&mut self, pixel: Option<(u32, u32)>) {
+        self.probe = pixel;
+    }
+
+    /// The fragments probed since the last call, in drawing order.
+    pub fn take_probed(&mut self) -> Vec<ProbedFragment> {
+        std::mem::take(&mut self.probed)
+    }
+
     /// Rasterizes the triangles primitive assembly produced since the last call.
     pub(super) fn rasterize_pending(&mut self) -> Result<(), GpuError> {
         if self.pending.is_empty() {
             return Ok(());
         }
         let triangles = std::mem::take(&mut self.pending);
-        self.hold_target()?;
+        let started = Instant::now();
+        let held = self.hold_target();
+        charge(&mut self.times.target, started);
+        held?;
+        let started = Instant::now();
         let config = RasterConfig::configure(&self.regs);
         let target = self.target.as_mut().expect("held above");
         let target_config = target.config;
-        let mut setup_triangles = Vec::with_capacity(triangles.len());
-        for triangle in &triangles {
-            let made = setup(triangle, &config, &target_config);
-            if made.is_empty() {
-                self.raster_stats.rejected += 1;
+        let mut setup_triangles = std::mem::take(&mut self.setup_buffer);
+        setup_triangles.clear();
+        let threads = self.config.threads;
+        let set_up = |part: &[Triangle], out: &mut Vec<SetupTriangle>| {
+            part.iter()
+                .filter(|t| setup(t, &config, &target_config, out) == 0)
+                .count() as u64
+        };
+        if threads > 1 && triangles.len() >= 2 * SETUP_PART {
+            // Parts set up on every core, joined in order: the same list as on one thread.
+            let parts: Vec<(Vec<SetupTriangle>, u64)> = in_pool(threads, || {
+                use rayon::prelude::*;
+                triangles
+                    .par_chunks(SETUP_PART)
+                    .map(|part| {
+                        let mut out = Vec::with_capacity(part.len());
+                        let rejected = set_up(part, &mut out);
+                        (out, rejected)
+                    })
+                    .collect()
+            });
+            for (part, rejected) in parts {
+                setup_triangles.extend(part);
+                self.raster_stats.rejected += rejected;
             }
-            setup_triangles.extend(made);
+        } else {
+            self.raster_stats.rejected += set_up(&triangles, &mut setup_triangles);
         }
         self.raster_stats.triangles += setup_triangles.len() as u64;
-        if setup_triangles.is_empty() || target_config.width == 0 {
-            self.pending = triangles;
-            self.pending.clear();
-            return Ok(());
-        }
-        // The bands any triangle's rows reach (memory row = top - y).
+        // Each band's triangles, in order (memory row = top - y).
         let bands = target_config.rows() as usize / 8;
         let top = target_config.height as i64 - 1;
-        let mut touched = vec![false; bands];
-        for t in &setup_triangles {
-            let first = ((top - t.max.1) / 8) as usize;
-            let last = ((top - t.min.1) / 8) as usize;
-            touched[first..=last.min(bands - 1)].fill(true);
+        let mut bins = vec![Vec::new(); if target_config.width == 0 { 0 } else { bands }];
+        if !bins.is_empty() {
+            for (k, t) in setup_triangles.iter().enumerate() {
+                let first = ((top - t.max.1) / 8) as usize;
+                let last = (((top - t.min.1) / 8) as usize).min(bands - 1);
+                for bin in &mut bins[first..=last] {
+                    bin.push(k as u32);
+                }
+            }
         }
+        charge(&mut self.times.setup, started);
+        let started = Instant::now();
+        let touched: Vec<bool> = bins.iter().map(|bin| !bin.is_empty()).collect();
         let mut color_bands = Surface::bands(target.color.as_mut(), &touched);
         let mut depth_bands = Surface::bands(target.depth.as_mut(), &touched);
         let mut work: Vec<Band<'_>> = color_bands
             .iter_mut()
             .zip(depth_bands.iter_mut())
+            .zip(bins)
             .enumerate()
-            .map(|(k, (color, depth))| Band {
+            .filter(|(_, (_, bin))| !bin.is_empty())
+            .map(|(k, ((color, depth), bin))| Band {
                 first_row: 8 * k as u32,
                 color: color.take(),
                 depth: depth.take(),
+                bin,
             })
             .collect();
-        let threads = self.config.threads;
-        let run =
-            |band: &mut Band<'_>| rasterize_band(band, &setup_triangles, &config, &target_config);
-        let fragments: u64 = if threads > 1 {
+        let depth_bits = target_config.depth_format.map_or(0, |f| f.depth_bits());
+        let context = PixelContext {
+            config: &config,
+            target: &target_config,
+            depth_max: ((1u64 << depth_bits) - 1) as f32,
+            probe: self.probe.map(|(x, y)| (x as i64, y as i64)),
+        };
+        let run = |band: &mut Band<'_>| rasterize_band(band, &setup_triangles, &context);
+        let results: Vec<(u64, Vec<ProbedFragment>)> = if threads > 1 && work.len() > 1 {
             in_pool(threads, || {
                 use rayon::prelude::*;
-                work.par_iter_mut().map(run).sum()
+                work.par_iter_mut().map(run).collect()
             })
         } else {
-            work.iter_mut().map(run).sum()
+            work.iter_mut().map(run).collect()
         };
-        self.raster_stats.fragments += fragments;
+        for (fragments, probed) in results {
+            self.raster_stats.fragments += fragments;
+            self.probed.extend(probed);
+        }
+        charge(&mut self.times.fragments, started);
+        self.setup_buffer = setup_triangles;
         self.pending = triangles;
         self.pending.clear();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn varyings(texunits: u32, lighting: bool) -> Vec<u8> {
+        let mut regs = RegisterFile::default();
+        regs.write(id::TEXUNIT_CONFIG, texunits, 0xF);
+        regs.write(id::LIGHTING_ENABLE, lighting as u32, 0xF);
+        Varyings::configure(&regs).semantics().to_vec()
+    }
+
+    #[test]
+    fn the_enabled_stages_choose_the_interpolated_semantics() {
+        // Colour alone (semantics 8-11) when nothing else is on.
+        assert_eq!(varyings(0, false), [8, 9, 10, 11]);
+        // Unit 0: texcoord0 (12, 13) and its w (16).
+        assert_eq!(varyings(1, false), [8, 9, 10, 11, 12, 13, 16]);
+        // Unit 2 reads texcoord2 (22, 23), or texcoord1 (14, 15) with bit 13.
+        assert_eq!(varyings(4, false), [8, 9, 10, 11, 22, 23]);
+        assert_eq!(varyings(4 | 1 << 13, false), [8, 9, 10, 11, 14, 15]);
+        // The procedural texture reads the coordinates bits 8-9 choose.
+        assert_eq!(varyings(1 << 10 | 1 << 8, false), [8, 9, 10, 11, 14, 15]);
+        // Lighting: the quaternion (4-7) and the view vector (18-20).
+        assert_eq!(varyings(0, true), [4, 5, 6, 7, 8, 9, 10, 11, 18, 19, 20]);
+        assert_eq!(Varyings::ALL.semantics(), (4..24).collect::<Vec<u8>>());
+    }
+
+    #[test]
+    fn rounding_half_away_matches_the_library() {
+        let mut value = -70_000.0f32;
+        while value < 70_000.0 {
+            for v in [
+                value,
+                value + 0.5,
+                value - 0.5,
+                value + 0.4999,
+                value + 0.5001,
+            ] {
+                assert_eq!(round_half_away(v), v.round() as i64, "{v}");
+            }
+            value += 13.25;
+        }
+        for v in [1e10f32, -1e10, 8_388_609.0, f32::MAX, f32::MIN] {
+            assert_eq!(round_half_away(v), v.round() as i64, "{v}");
+        }
+        // Every 8-bit result, and the halfway points between them.
+        for k in 0..=2550 {
+            let v = k as f32 / 2550.0;
+            assert_eq!(unorm8(v), (v * 255.0).round() as u8, "{v}");
+        }
+        assert_eq!(unorm8(-0.5), 0);
+        assert_eq!(unorm8(7.0), 255);
+        assert_eq!(unorm8(f32::NAN), 0);
     }
 }

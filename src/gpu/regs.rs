@@ -37,6 +37,7 @@ pub mod id {
     pub const SH_OUTATTR_CLOCK: u16 = 0x06F;
 
     pub const TEXUNIT_CONFIG: u16 = 0x080;
+    pub const LIGHTING_ENABLE: u16 = 0x08F;
     /// The six combiner stages' first registers (five words each).
     pub const TEXENV: [u16; 6] = [0x0C0, 0x0C8, 0x0D0, 0x0D8, 0x0F0, 0x0F8];
     pub const TEXENV_UPDATE_BUFFER: u16 = 0x0E0;
