@@ -16,6 +16,10 @@ use picajit::gpu::vertex::semantic;
 use picajit::gpu::{Gpu, GpuConfig, GpuError, Triangle};
 use picajit::shbin::Shbin;
 
+mod common;
+
+use common::XorShift;
+
 fn shbin(sources: &[&str]) -> Shbin {
     let files: Vec<SourceFile> = sources
         .iter()
@@ -579,22 +583,6 @@ fn memory_fill_and_uniform_uploads_through_a_trace() {
     assert_eq!(gpu.memory.read_u32(0x1820_0000 + 60).unwrap(), 0x1122_3344);
     assert_eq!(gpu.memory.read_u32(0x1820_0000 + 64).unwrap(), 0);
     assert_eq!(gpu.memory.read_u32(0x1820_0100).unwrap(), 0xAABB_AABB);
-}
-
-/// A small deterministic generator for the mutation tests.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 /// Mutates `bytes`: flipped bits, bytes set to extremes, words set to huge values, cuts.

@@ -15,6 +15,10 @@ use picajit::gpu::loader::ComponentType;
 use picajit::gpu::trace::{self, Trace};
 use picajit::gpu::{Gpu, GpuConfig};
 
+mod common;
+
+use common::{color_image as image, render_trace};
+
 const PASS_THROUGH: &str = "
 .out outPos position
 .out outColor color
@@ -143,18 +147,7 @@ impl Scene {
 }
 
 fn render(trace: &Trace, threads: usize) -> Gpu {
-    let config = GpuConfig {
-        engine: EngineKind::Interpreter,
-        threads,
-        ..GpuConfig::default()
-    };
-    trace::replay(trace, Gpu::new(config), None, |_, _| {})
-        .expect("the scene renders")
-        .gpu
-}
-
-fn image(gpu: &Gpu) -> Image {
-    gpu.color_image().unwrap().expect("a colour buffer")
+    render_trace(trace, EngineKind::Interpreter, threads)
 }
 
 /// The colour at rasterizer pixel (x, y) (y up).

@@ -15,13 +15,16 @@ mod geometry_modes;
 mod lit_cube;
 #[path = "../corpus/scenes/lit_sphere.rs"]
 mod lit_sphere;
+#[path = "common/mod.rs"]
+mod test_common;
 
 use std::path::PathBuf;
 
 use picajit::engine::EngineKind;
 use picajit::gpu::image::Image;
 use picajit::gpu::trace::{self, Trace};
-use picajit::gpu::{Gpu, GpuConfig};
+
+use test_common::{color_image as image, render_trace as render};
 
 /// A scene: its file name and the function that builds it.
 type Scene = (&'static str, fn() -> Trace);
@@ -37,21 +40,6 @@ fn scene_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("corpus/scenes")
         .join(name)
-}
-
-fn render(trace: &Trace, engine: EngineKind, threads: usize) -> Gpu {
-    let config = GpuConfig {
-        engine,
-        threads,
-        ..GpuConfig::default()
-    };
-    trace::replay(trace, Gpu::new(config), None, |_, _| {})
-        .expect("the scene renders")
-        .gpu
-}
-
-fn image(gpu: &Gpu) -> Image {
-    gpu.color_image().unwrap().expect("a colour buffer")
 }
 
 #[test]

@@ -25,6 +25,8 @@ use picajit::vinterp::VectorInterpreter;
 
 mod common;
 
+use common::XorShift;
+
 fn config(precision: Precision) -> ExecConfig {
     ExecConfig {
         precision,
@@ -229,24 +231,9 @@ const ADVERSARIAL: [u32; 14] = [
     0x5F80_0000, // 2^64
 ];
 
-/// A small deterministic generator (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// `vertices` with adversarial values mixed into some components of some vertices.
 fn with_adversarial(vertices: &[InputRegisters], seed: u64) -> Vec<InputRegisters> {
-    let mut rng = Rng(seed | 1);
+    let mut rng = XorShift(seed | 1);
     vertices
         .iter()
         .map(|&vertex| {
@@ -316,7 +303,7 @@ fn corpus_programs_with_adversarial_inputs_and_uniforms() {
                 assert_eq!(declined, 0, "{} declined unusual values", fixture.name);
             }
             let mut uniforms = fixture.uniforms.clone();
-            let mut rng = Rng(991 + k as u64);
+            let mut rng = XorShift(991 + k as u64);
             for _ in 0..6 {
                 let (n, c) = (rng.below(96), rng.below(4));
                 uniforms.float[n][c] = f32::from_bits(ADVERSARIAL[rng.below(ADVERSARIAL.len())]);

@@ -725,3 +725,41 @@ pub fn divergent_flow_vertices() -> Vec<InputRegisters> {
         })
         .collect()
 }
+
+/// A small deterministic generator (xorshift64) for the tests' random programs and mutations.
+pub struct XorShift(pub u64);
+
+impl XorShift {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A value in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Replays a scene trace on a fresh software GPU with `engine` on `threads` threads.
+pub fn render_trace(
+    trace: &picajit::gpu::trace::Trace,
+    engine: picajit::engine::EngineKind,
+    threads: usize,
+) -> picajit::gpu::Gpu {
+    let config = picajit::gpu::GpuConfig {
+        engine,
+        threads,
+        ..picajit::gpu::GpuConfig::default()
+    };
+    picajit::gpu::trace::replay(trace, picajit::gpu::Gpu::new(config), None, |_, _| {})
+        .expect("the scene renders")
+        .gpu
+}
+
+/// The colour buffer a rendered scene leaves bound.
+pub fn color_image(gpu: &picajit::gpu::Gpu) -> picajit::gpu::image::Image {
+    gpu.color_image().unwrap().expect("a colour buffer")
+}
