@@ -25,7 +25,8 @@ use super::{Gpu, GpuError, GpuStats, Triangle, charge};
 const CHUNK: usize = 16_384;
 
 /// Triangles gathered before they are rasterized within a draw: enough that a batch's bands
-/// keep every core busy, few enough to bound the memory they hold (about 2.5 MB).
+/// keep every core busy. The check follows each chunk, so at most this many less one plus one
+/// chunk's triangles are held.
 const RASTER_BATCH: usize = 8192;
 
 /// How the geometry unit takes its inputs (GSH_MISC0 bits 0-7).
