@@ -40,6 +40,12 @@ pub const FLOAT16: SmallFloat = SmallFloat {
     exponent_bits: 5,
 };
 
+/// float1.7.12: the lights' distance-attenuation bias and scale.
+pub const FLOAT20: SmallFloat = SmallFloat {
+    mantissa_bits: 12,
+    exponent_bits: 7,
+};
+
 impl SmallFloat {
     /// The bits a value takes.
     pub const fn width(self) -> u32 {

@@ -197,6 +197,7 @@ fn timings(gpu: &Gpu, elapsed: Duration) -> String {
             triangles,
         ),
         ("clip and set-up", times.setup, "per triangle", triangles),
+        ("texture decoding", times.textures, "", 0),
         ("fragments", times.fragments, "per fragment", fragments),
         ("target load and store", times.target, "", 0),
         ("commands, transfers, other", other, "", 0),

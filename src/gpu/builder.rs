@@ -5,7 +5,7 @@
 //! [`Trace`]: the operations a replay performs, which the CiTrace writer saves as a file.
 
 use crate::float24::F24;
-use crate::numbers::{FLOAT24, FLOAT31};
+use crate::numbers::{FLOAT16, FLOAT20, FLOAT24, FLOAT31};
 use crate::program::Vec4;
 use crate::shbin::{Dvle, GsMode, OutputSemantic, Shbin};
 
@@ -13,9 +13,11 @@ use super::assembly::Topology;
 use super::color::{ColorFormat, DepthFormat, Rgba8};
 use super::command::CommandWriter;
 use super::fragment::CombinerStage;
+use super::lighting::LUT_ENTRIES;
 use super::loader::ComponentType;
 use super::memory::{FCRAM, VRAM};
 use super::regs::id;
+use super::texture::{TextureFormat, TextureKind, Wrap};
 use super::trace::{GPU_REGISTERS, Trace, TraceOp, external};
 
 /// A shader stage, for uniforms.
@@ -91,6 +93,78 @@ pub struct GeometryProgram<'a> {
     /// Point mode: the geometry shader's input attributes per invocation (vertices × vertex
     /// shader outputs); fixed mode: vertex shader outputs per vertex.
     pub stride: u8,
+}
+
+/// A texture for a unit (citro3d's `C3D_TexInitWithParams`, `C3D_TexSetFilter`,
+/// `C3D_TexSetWrap`, `C3D_TexSetLodBias` and `C3D_TexBind` in one).
+#[derive(Clone, Debug)]
+pub struct TextureSetup<'a> {
+    /// 2D, cube map or projection (cube and projection: unit 0 only).
+    pub kind: TextureKind,
+    /// The texel format.
+    pub format: TextureFormat,
+    /// Level 0's size.
+    pub size: (u32, u32),
+    /// Each face's bytes: level 0 then each mipmap, tiled ([`super::texture::encode`]); one
+    /// face, or six for a cube map (+X, −X, +Y, −Y, +Z, −Z).
+    pub faces: &'a [Vec<u8>],
+    /// The mipmap levels after level 0 in the data.
+    pub max_level: u32,
+    /// Wrap modes along s and t.
+    pub wrap: (Wrap, Wrap),
+    /// Linear magnification, minification and mipmap filters.
+    pub linear: (bool, bool, bool),
+    /// The level-of-detail bias and the lowest level used.
+    pub lod: (f32, u32),
+    /// The border colour.
+    pub border: Rgba8,
+}
+
+/// One light's registers (citro3d's `C3D_Light*` calls, the material already folded into the
+/// colours).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LightSetup {
+    /// Specular colours 0 and 1, diffuse, ambient (0-1).
+    pub colors: [[f32; 3]; 4],
+    /// The position in view space, or the direction towards the light when directional.
+    pub position: [f32; 3],
+    /// Directional (not positional).
+    pub directional: bool,
+    /// Diffuse lighting from both sides.
+    pub two_sided: bool,
+    /// Geometric factors 0 and 1.
+    pub geometric: [bool; 2],
+    /// The direction the spotlight points (stored negated).
+    pub spot_direction: [f32; 3],
+    /// Distance attenuation: bias and scale of the table's input.
+    pub attenuation: (f32, f32),
+}
+
+/// The light environment's registers (citro3d's `C3D_LightEnv*`): raw words where the fields
+/// are many (docs/gpu-lighting.md gives their bits).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LightEnvironment {
+    /// The global ambient colour.
+    pub ambient: [f32; 3],
+    /// The active lights, in slot order (1-8 light indices).
+    pub lights: &'static [u8],
+    /// LIGHTING_CONFIG0 (bits 8-11 and 31 are set as citro3d sets them).
+    pub config0: u32,
+    /// LIGHTING_CONFIG1.
+    pub config1: u32,
+    /// LIGHTING_LUTINPUT_ABS, _SELECT, _SCALE.
+    pub lut_inputs: [u32; 3],
+}
+
+/// A lighting colour register: B bits 0-7, G 10-17, R 20-27.
+fn light_color_word(c: [f32; 3]) -> u32 {
+    let byte = |v: f32| (v.clamp(0.0, 1.0) * 255.0).round() as u32;
+    byte(c[0]) << 20 | byte(c[1]) << 10 | byte(c[2])
+}
+
+/// A signed fixed-point 1.1.11 field (13 bits).
+fn fixed13(v: f32) -> u32 {
+    ((v * 2048.0).round().clamp(-4096.0, 4095.0) as i32 as u32) & 0x1FFF
 }
 
 /// Builds a [`Trace`].
@@ -656,6 +730,112 @@ impl SceneBuilder {
             id::DEPTH_COLOR_MASK,
             u32::from(enable) | (function & 7) << 4 | (write_mask & 0x1F) << 8,
         )
+    }
+
+    /// Binds `texture` to unit `unit` (0-2): its data placed in memory, its registers
+    /// written. The unit is switched on by [`SceneBuilder::texture_units`].
+    pub fn texture(&mut self, unit: usize, texture: &TextureSetup<'_>) -> &mut Self {
+        let base = [0x081u16, 0x091, 0x099][unit % 3];
+        let addresses: Vec<u32> = texture
+            .faces
+            .iter()
+            .map(|face| self.data(face, 128))
+            .collect();
+        let (width, height) = texture.size;
+        let kind = match texture.kind {
+            TextureKind::Texture2d => 0,
+            TextureKind::CubeMap => 1,
+            TextureKind::Projection => 3,
+            TextureKind::Shadow => 2,
+        };
+        let (mag, min, mip) = texture.linear;
+        let etc1 = matches!(texture.format, TextureFormat::Etc1);
+        let param = u32::from(mag) << 1
+            | u32::from(min) << 2
+            | u32::from(etc1) << 5
+            | texture.wrap.1.code() << 8
+            | texture.wrap.0.code() << 12
+            | u32::from(mip) << 24
+            | kind << 28;
+        let bias = ((texture.lod.0 * 256.0).round() as i32 as u32) & 0x1FFF;
+        self.write(base, u32::from_le_bytes(texture.border));
+        self.write(base + 1, width << 16 | height);
+        self.write(base + 2, param);
+        self.write(
+            base + 3,
+            bias | (texture.max_level & 0xF) << 16 | (texture.lod.1 & 0xF) << 24,
+        );
+        self.write(base + 4, addresses.first().copied().unwrap_or(0) >> 3);
+        if texture.kind == TextureKind::CubeMap {
+            for (face, &address) in addresses.iter().enumerate().skip(1).take(5) {
+                self.write(0x086 + face as u16 - 1, (address >> 3) & 0x3F_FFFF);
+            }
+        }
+        self.write(base + 0xD, texture.format.code())
+    }
+
+    /// TEXUNIT_CONFIG: units 0-2 on by bits 0-2 of `enabled`; unit 2 reading texcoord 1
+    /// when `texcoord2_from_1`.
+    pub fn texture_units(&mut self, enabled: u32, texcoord2_from_1: bool) -> &mut Self {
+        let value = (enabled & 7) | 1 << 12 | u32::from(texcoord2_from_1) << 13;
+        self.write(id::TEXUNIT_CONFIG, value | 1 << 16)
+    }
+
+    /// Light `index`'s registers.
+    pub fn light(&mut self, index: usize, light: &LightSetup) -> &mut Self {
+        let base = 0x140 + 0x10 * (index as u16 % 8);
+        for (k, &color) in light.colors.iter().enumerate() {
+            self.write(base + k as u16, light_color_word(color));
+        }
+        let [x, y, z] = light.position.map(|c| FLOAT16.from_f32(c));
+        self.write(base + 4, y << 16 | x);
+        self.write(base + 5, z);
+        let [sx, sy, sz] = light.spot_direction.map(|c| fixed13(-c));
+        self.write(base + 6, sy << 16 | sx);
+        self.write(base + 7, sz);
+        let config = u32::from(light.directional)
+            | u32::from(light.two_sided) << 1
+            | u32::from(light.geometric[0]) << 2
+            | u32::from(light.geometric[1]) << 3;
+        self.write(base + 9, config);
+        self.write(base + 0xA, FLOAT20.from_f32(light.attenuation.0));
+        self.write(base + 0xB, FLOAT20.from_f32(light.attenuation.1))
+    }
+
+    /// Fragment lighting on with `environment`, or off.
+    pub fn lighting(&mut self, environment: Option<&LightEnvironment>) -> &mut Self {
+        let Some(env) = environment else {
+            self.write(id::LIGHTING_ENABLE, 0);
+            return self.write(0x1C6, 1);
+        };
+        self.write(id::LIGHTING_ENABLE, 1);
+        self.write(0x1C6, 0);
+        self.write(id::LIGHTING_AMBIENT, light_color_word(env.ambient));
+        let count = env.lights.len().clamp(1, 8);
+        self.write(id::LIGHTING_NUM_LIGHTS, count as u32 - 1);
+        let permutation = env.lights[..count]
+            .iter()
+            .enumerate()
+            .fold(0, |word, (slot, &light)| {
+                word | ((light as u32 & 7) << (4 * slot))
+            });
+        self.write(id::LIGHTING_LIGHT_PERMUTATION, permutation);
+        self.write(id::LIGHTING_CONFIG0, env.config0 | 0x400 | 1 << 31);
+        self.write(id::LIGHTING_CONFIG1, env.config1 | 1 << 18);
+        self.write(id::LIGHTING_LUTINPUT_ABS, env.lut_inputs[0]);
+        self.write(id::LIGHTING_LUTINPUT_SELECT, env.lut_inputs[1]);
+        self.write(id::LIGHTING_LUTINPUT_SCALE, env.lut_inputs[2])
+    }
+
+    /// Uploads lookup table slot `slot` (docs/gpu-lighting.md): the index set, then the 256
+    /// entries through the data FIFO, eight words a write.
+    pub fn lighting_lut(&mut self, slot: usize, entries: &[u32; LUT_ENTRIES]) -> &mut Self {
+        self.write(id::LIGHTING_LUT_INDEX, (slot as u32 & 0x1F) << 8);
+        for chunk in entries.chunks(8) {
+            self.commands
+                .write_consecutive(id::LIGHTING_LUT_DATA0, chunk);
+        }
+        self
     }
 
     /// Ends the command buffer being written: FINALIZE, placed in memory, run as a command

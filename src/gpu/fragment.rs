@@ -3,10 +3,10 @@
 //! blending or a logic op, and the write masks. All arithmetic is on 8-bit channels, as
 //! docs/gpu-combiners-and-texturing.md §1 and docs/gpu-rasterizer-and-framebuffer.md §5 give it.
 //!
-//! The colour sources are gathered in [`Sources`]: the interpolated vertex colour now, and the
-//! slots part 2 fills (texture units 0-2, the procedural texture, the fragment-lighting
-//! colours). Until texture units exist, a texture source reads its unit's border colour, and the
-//! lighting colours read (0, 0, 0, 0) as when lighting is off.
+//! The colour sources are gathered in [`Sources`]: the interpolated vertex colour, texture
+//! units 0-2 (`super::texture`), the fragment-lighting colours (`super::lighting`) and the
+//! procedural texture's slot (unit 3, read as (0, 0, 0, 0) until it exists); the rasterizer
+//! fills them per fragment.
 
 use super::color::Rgba8;
 use super::regs::{RegisterFile, bits, id};

@@ -68,6 +68,8 @@ impl std::error::Error for MemoryError {}
 #[derive(Clone, Default)]
 pub struct PhysicalMemory {
     pages: HashMap<u32, Box<[u8; PAGE_BYTES]>>,
+    /// Counts writes: what was read at one generation is unchanged while it stays the same.
+    generation: u64,
 }
 
 impl fmt::Debug for PhysicalMemory {
@@ -82,6 +84,12 @@ impl PhysicalMemory {
     /// Memory with nothing written (reads as zeros).
     pub fn new() -> PhysicalMemory {
         PhysicalMemory::default()
+    }
+
+    /// The write count: equal values mean nothing was written in between (the texture cache
+    /// skips re-reading its textures while it holds).
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Bytes of pages held (what the model costs).
@@ -135,6 +143,7 @@ impl PhysicalMemory {
     /// Writes `bytes` from `address`.
     pub fn write(&mut self, address: u32, bytes: &[u8]) -> Result<(), MemoryError> {
         Self::check(address, bytes.len() as u64)?;
+        self.generation += 1;
         let mut done = 0;
         for (page, offset, n) in pieces(address, bytes.len()) {
             let target = self

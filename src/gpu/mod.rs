@@ -29,11 +29,13 @@ mod draw;
 pub mod fragment;
 pub mod fuzz;
 pub mod image;
+pub mod lighting;
 pub mod loader;
 pub mod memory;
 pub mod raster;
 pub mod regs;
 pub mod shader_unit;
+pub mod texture;
 pub mod trace;
 pub mod transfer;
 pub mod vertex;
@@ -121,6 +123,13 @@ pub enum GpuError {
         /// Why.
         error: ProgramError,
     },
+    /// A texture unit's data lies outside the modelled memory.
+    Texture {
+        /// Which unit (0-2).
+        unit: usize,
+        /// The access.
+        error: MemoryError,
+    },
     /// The engine could not prepare a unit's program.
     Engine {
         /// Which unit.
@@ -155,6 +164,7 @@ impl fmt::Display for GpuError {
             GpuError::Program { stage, error } => {
                 write!(f, "{} shader unit: {error}", stage_name(*stage))
             }
+            GpuError::Texture { unit, error } => write!(f, "texture unit {unit}: {error}"),
             GpuError::Engine { stage, error } => {
                 write!(f, "{} shader unit: {error}", stage_name(*stage))
             }
@@ -226,6 +236,8 @@ pub struct StageTimes {
     pub fragments: Duration,
     /// Loading the render target from memory and writing it back.
     pub target: Duration,
+    /// Checking bound textures against memory and decoding the changed ones.
+    pub textures: Duration,
 }
 
 impl StageTimes {
@@ -238,6 +250,7 @@ impl StageTimes {
             + self.setup
             + self.fragments
             + self.target
+            + self.textures
     }
 }
 
@@ -298,6 +311,10 @@ pub struct Gpu {
     vertex_cache: draw::VertexCache,
     /// Set-up triangles of the batch being rasterized (kept for its capacity).
     setup_buffer: Vec<raster::SetupTriangle>,
+    /// The fragment-lighting lookup tables (written through LIGHTING_LUT_DATA).
+    pub lighting_luts: Box<lighting::LightingLuts>,
+    /// Decoded textures.
+    pub texture_cache: texture::TextureCache,
 }
 
 impl fmt::Debug for Gpu {
@@ -345,6 +362,8 @@ impl Gpu {
             probed: Vec::new(),
             vertex_cache: draw::VertexCache::default(),
             setup_buffer: Vec::new(),
+            lighting_luts: Box::default(),
+            texture_cache: texture::TextureCache::default(),
         }
     }
 
@@ -412,6 +431,9 @@ impl Gpu {
             id::DRAWARRAYS => draw::draw(self, false)?,
             id::DRAWELEMENTS => draw::draw(self, true)?,
             id::RESTART_PRIMITIVE => self.assembler.restart(),
+            id::LIGHTING_LUT_DATA0..=id::LIGHTING_LUT_DATA7 => {
+                self.lighting_luts.push(&mut self.regs, value)
+            }
             id::FRAMEBUFFER_INVALIDATE | id::FRAMEBUFFER_FLUSH => self.finish()?,
             id::PRIMITIVE_CONFIG => {
                 let topology = Topology::from_code(bits(value, 8, 2));

@@ -17,9 +17,11 @@ use crate::engine::parallel::in_pool;
 use crate::numbers::sign_extend;
 
 use super::color::{ColorFormat, DepthFormat, Rgba8, tiled_offset};
-use super::fragment::{Combiners, FragmentOps, Sources, rgba_of};
+use super::fragment::{Combiners, FragmentOps, Sources};
+use super::lighting::{Lighting, LightingLuts};
 use super::memory::PhysicalMemory;
 use super::regs::{RegisterFile, bits, id};
+use super::texture::{BoundUnit, TextureKind, UnitConfig};
 use super::vertex::{OutputVertex, SEMANTICS, semantic};
 use super::{Gpu, GpuError, Triangle, charge};
 
@@ -141,6 +143,20 @@ pub struct RenderTarget {
     depth: Option<Surface>,
 }
 
+impl RenderTarget {
+    /// Whether `len` bytes from `address` overlap a surface.
+    fn overlaps(&self, address: u32, len: u64) -> bool {
+        [&self.color, &self.depth]
+            .into_iter()
+            .flatten()
+            .any(|surface| {
+                let start = surface.address as u64;
+                (address as u64) < start + surface.bytes.len() as u64
+                    && start < address as u64 + len
+            })
+    }
+}
+
 /// Everything a batch of triangles is rasterized with.
 #[derive(Clone, Debug)]
 pub struct RasterConfig {
@@ -155,15 +171,20 @@ pub struct RasterConfig {
     scissor: (u32, [i64; 4]),
     combiners: Combiners,
     ops: FragmentOps,
-    texture_colors: [Rgba8; 4],
+    /// Unit 2 reads texcoord 1 (TEXUNIT_CONFIG bit 13).
+    texcoord2_from_1: bool,
+    /// Texture units 0-2 with their textures (bound by [`Gpu::bind_textures`]).
+    textures: [Option<BoundUnit>; 3],
+    /// Fragment lighting, when on.
+    lighting: Option<Lighting>,
     /// Combiner stages that change the colour (trailing pass-through stages dropped).
     combiner_stages: usize,
     varyings: Varyings,
 }
 
 impl RasterConfig {
-    /// The configuration the registers describe.
-    pub fn configure(regs: &RegisterFile) -> RasterConfig {
+    /// The configuration the registers describe, with no textures bound yet.
+    pub fn configure(regs: &RegisterFile, luts: &LightingLuts) -> RasterConfig {
         let f24 = |register: u16| crate::numbers::float24_register(regs.get(register));
         let xy = regs.get(id::VIEWPORT_XY);
         let clip = regs.get(id::FRAGOP_CLIP) & 1 != 0;
@@ -193,11 +214,12 @@ impl RasterConfig {
                 ],
             ),
             combiners,
+            texcoord2_from_1: regs.get(id::TEXUNIT_CONFIG) & (1 << 13) != 0,
             combiner_stages: combiners.active_stages(),
             varyings: Varyings::configure(regs),
             ops: FragmentOps::configure(regs),
-            // Until texture units exist a texture source reads its unit's border colour.
-            texture_colors: [0x081u16, 0x091, 0x099, 0x081].map(|r| rgba_of(regs.get(r))),
+            textures: [None, None, None],
+            lighting: Lighting::configure(regs, luts),
         }
     }
 }
@@ -660,11 +682,34 @@ fn shade_pixel(
     let config = context.config;
     let (attributes, depth) = interpolate(t, w, (x, row), context, varyings);
     let color = semantic::COLOR;
-    let sources = Sources {
+    let mut sources = Sources {
         primary: std::array::from_fn(|c| unorm8(attributes[color + c])),
-        textures: config.texture_colors,
         ..Sources::default()
     };
+    for (unit, bound) in config.textures.iter().enumerate() {
+        if let Some(bound) = bound {
+            sources.textures[unit] = sample_unit(bound, unit, t, w, &attributes, context);
+        }
+    }
+    if let Some(lighting) = &config.lighting {
+        let q = semantic::QUATERNION;
+        let v = semantic::VIEW;
+        let bump = lighting
+            .bump
+            .map_or([0; 4], |(unit, _)| sources.textures[unit]);
+        let (primary, secondary) = lighting.shade(
+            [
+                attributes[q],
+                attributes[q + 1],
+                attributes[q + 2],
+                attributes[q + 3],
+            ],
+            [attributes[v], attributes[v + 1], attributes[v + 2]],
+            bump,
+        );
+        sources.fragment_primary = primary;
+        sources.fragment_secondary = secondary;
+    }
     let combined = config
         .combiners
         .run_stages(&sources, config.combiner_stages);
@@ -674,6 +719,94 @@ fn shade_pixel(
         depth,
         combined,
         passed,
+    }
+}
+
+/// The texture coordinates unit `unit` reads: (u, v, w), w being texcoord 0's w (unit 0
+/// only); unit 2 takes texcoord 1 when TEXUNIT_CONFIG bit 13 says so.
+fn texcoords(unit: usize, texcoord2_from_1: bool, attributes: &[f32; SEMANTICS]) -> [f32; 3] {
+    let (first, w) = match unit {
+        0 => (semantic::TEXCOORD0, attributes[semantic::TEXCOORD0_W]),
+        1 => (semantic::TEXCOORD1, 0.0),
+        _ if texcoord2_from_1 => (semantic::TEXCOORD1, 0.0),
+        _ => (semantic::TEXCOORD2, 0.0),
+    };
+    [attributes[first], attributes[first + 1], w]
+}
+
+/// Texture unit `unit`'s colour at a fragment. The level of detail, when the unit needs one,
+/// comes from the texture coordinates at the pixel's right and upper neighbours, interpolated
+/// on the same triangle (docs/gpu-texturing.md, "Level of detail").
+#[inline(never)]
+fn sample_unit(
+    bound: &BoundUnit,
+    unit: usize,
+    t: &SetupTriangle,
+    w: [i64; 3],
+    attributes: &[f32; SEMANTICS],
+    context: &PixelContext<'_>,
+) -> Rgba8 {
+    let from_1 = context.config.texcoord2_from_1;
+    let config = &bound.config;
+    let (face, s, tc) = config.project(texcoords(unit, from_1, attributes), None);
+    let lod = if config.needs_lod() {
+        let at = |step: usize| {
+            let moved: [i64; 3] = std::array::from_fn(|k| {
+                w[k] + if step == 0 {
+                    t.edges[k].0
+                } else {
+                    t.edges[k].1
+                }
+            });
+            let mut neighbour = [0.0; SEMANTICS];
+            let sources = match unit {
+                0 => [
+                    semantic::TEXCOORD0,
+                    semantic::TEXCOORD0 + 1,
+                    semantic::TEXCOORD0_W,
+                ],
+                1 => [
+                    semantic::TEXCOORD1,
+                    semantic::TEXCOORD1 + 1,
+                    semantic::TEXCOORD1,
+                ],
+                _ if from_1 => [
+                    semantic::TEXCOORD1,
+                    semantic::TEXCOORD1 + 1,
+                    semantic::TEXCOORD1,
+                ],
+                _ => [
+                    semantic::TEXCOORD2,
+                    semantic::TEXCOORD2 + 1,
+                    semantic::TEXCOORD2,
+                ],
+            };
+            interpolate_into(t, moved, &sources, &mut neighbour);
+            let (_, ns, nt) = config.project(texcoords(unit, from_1, &neighbour), Some(face));
+            (ns, nt)
+        };
+        bound.lod((s, tc), at(0), at(1))
+    } else {
+        0.0
+    };
+    bound.sample(face, s, tc, lod)
+}
+
+/// Interpolates the `semantics` at edge weights `w` (perspective-correct) into `out`.
+fn interpolate_into(
+    t: &SetupTriangle,
+    w: [i64; 3],
+    semantics: &[usize],
+    out: &mut [f32; SEMANTICS],
+) {
+    let weights = w.map(|k| k as f32);
+    let inv_w = weights[0] * t.v[0].inv_w + weights[1] * t.v[1].inv_w + weights[2] * t.v[2].inv_w;
+    let reciprocal = 1.0 / inv_w;
+    for &s in semantics {
+        out[s] = (weights[0] * t.v[0].over_w[s]
+            + weights[1] * t.v[1].over_w[s]
+            + weights[2] * t.v[2].over_w[s])
+            * reciprocal;
     }
 }
 
@@ -800,6 +933,36 @@ impl Gpu {
         Ok(())
     }
 
+    /// Binds the enabled texture units' textures to `config` (shadow maps are the shadow
+    /// stage's). A texture that overlaps the held render target is read after the target is
+    /// written back, so rendering to a texture and then sampling it sees the rendering.
+    fn bind_textures(&mut self, config: &mut RasterConfig) -> Result<(), GpuError> {
+        for unit in 0..config.textures.len() {
+            let Some(unit_config) = UnitConfig::configure(&self.regs, unit) else {
+                continue;
+            };
+            if unit_config.kind == TextureKind::Shadow {
+                continue;
+            }
+            let len = unit_config.face_bytes() as u64;
+            let faces = &unit_config.addresses[..unit_config.faces()];
+            if let Some(target) = &self.target
+                && faces.iter().any(|&address| target.overlaps(address, len))
+            {
+                self.store_target()?;
+            }
+            let texture = self
+                .texture_cache
+                .get(&unit_config, &self.memory)
+                .map_err(|error| GpuError::Texture { unit, error })?;
+            config.textures[unit] = Some(BoundUnit {
+                config: unit_config,
+                texture,
+            });
+        }
+        Ok(())
+    }
+
     /// The render target the registers describe, loaded from memory if it is not held.
     fn hold_target(&mut self) -> Result<(), GpuError> {
         let config = TargetConfig::configure(&self.regs);
@@ -846,12 +1009,16 @@ impl Gpu {
             return Ok(());
         }
         let triangles = std::mem::take(&mut self.pending);
+        let mut config = RasterConfig::configure(&self.regs, &self.lighting_luts);
+        let started = Instant::now();
+        let bound = self.bind_textures(&mut config);
+        charge(&mut self.times.textures, started);
+        bound?;
         let started = Instant::now();
         let held = self.hold_target();
         charge(&mut self.times.target, started);
         held?;
         let started = Instant::now();
-        let config = RasterConfig::configure(&self.regs);
         let target = self.target.as_mut().expect("held above");
         let target_config = target.config;
         let mut setup_triangles = std::mem::take(&mut self.setup_buffer);
