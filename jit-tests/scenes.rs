@@ -5,6 +5,8 @@
 //! `PICAJIT_WRITE_SCENES=1` rewrites them too, and a rewritten image is looked at again before
 //! it is committed).
 
+#[path = "../corpus/scenes/bump_surface.rs"]
+mod bump_surface;
 #[path = "../corpus/scenes/common.rs"]
 mod common;
 #[path = "../corpus/scenes/coverage.rs"]
@@ -15,8 +17,18 @@ mod geometry_modes;
 mod lit_cube;
 #[path = "../corpus/scenes/lit_sphere.rs"]
 mod lit_sphere;
+#[path = "../corpus/scenes/skybox.rs"]
+mod skybox;
 #[path = "common/mod.rs"]
 mod test_common;
+#[path = "../corpus/scenes/texture_formats.rs"]
+mod texture_formats;
+#[path = "../corpus/scenes/textured.rs"]
+mod textured;
+#[path = "../corpus/scenes/textured_cube.rs"]
+mod textured_cube;
+#[path = "../corpus/scenes/textured_sphere.rs"]
+mod textured_sphere;
 
 use std::path::PathBuf;
 
@@ -34,6 +46,11 @@ const SCENES: &[Scene] = &[
     ("geometry-modes.ctf", geometry_modes::build),
     ("coverage.ctf", coverage::build),
     ("lit-sphere.ctf", lit_sphere::build),
+    ("textured-cube.ctf", textured_cube::build),
+    ("texture-formats.ctf", texture_formats::build),
+    ("skybox.ctf", skybox::build),
+    ("bump-surface.ctf", bump_surface::build),
+    ("textured-sphere.ctf", textured_sphere::build),
 ];
 
 fn scene_path(name: &str) -> PathBuf {
@@ -237,4 +254,40 @@ fn the_lit_sphere_covers_its_disc_once_and_is_lit_from_its_light() {
     assert!(brightness(128 + 35, 128 + 35) > brightness(128 - 35, 128 - 35) + 100);
     // The corners keep the clear colour.
     assert_eq!(at(&image, 0, 0), [0x1A, 0x20, 0x30, 0xFF]);
+}
+
+#[test]
+fn the_format_scene_shows_opaque_texels_and_the_checker_through_one_bit_alpha() {
+    use picajit::gpu::texture::{TextureFormat, decode, encode};
+    let image = image(&render(
+        &texture_formats::build(),
+        EngineKind::Interpreter,
+        1,
+    ));
+    // Cells are 64 pixels, four to a row, in format-code order; RGBA5551 is the third.
+    let texels: Vec<[u8; 4]> = (0..32 * 32)
+        .map(|k| texture_formats::picture(k % 32, k / 32))
+        .collect();
+    let stored = decode(
+        TextureFormat::Rgba5551,
+        32,
+        32,
+        &encode(TextureFormat::Rgba5551, 32, 32, &texels),
+    );
+    let checker = [[90, 90, 90, 255], [160, 160, 160, 255]];
+    // Its centre is opaque (alpha ≥ 128 keeps the bit): exactly a stored texel, replacing the
+    // checker; its corner is transparent: exactly the checker.
+    let centre = at(&image, 2 * 64 + 32, 255 - 32);
+    assert!(stored.iter().any(|t| *t == centre), "{centre:?}");
+    let corner = at(&image, 2 * 64 + 5, 255 - 5);
+    assert!(checker.contains(&corner), "{corner:?}");
+    // RGB565 (fourth) is opaque everywhere: its corner is a stored texel too.
+    let stored = decode(
+        TextureFormat::Rgb565,
+        32,
+        32,
+        &encode(TextureFormat::Rgb565, 32, 32, &texels),
+    );
+    let corner = at(&image, 3 * 64 + 5, 255 - 5);
+    assert!(stored.iter().any(|t| *t == corner), "{corner:?}");
 }

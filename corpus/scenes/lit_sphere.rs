@@ -41,6 +41,15 @@ pub fn build() -> Trace {
             );
         }
     }
+    scene.attributes(&lit_cube::ATTRIBUTES);
+    scene.buffer(&data, 24, &lit_cube::ELEMENTS);
+    scene.draw_elements(Topology::List, &Indices::U16(indices()));
+    scene.end_frame();
+    scene.finish()
+}
+
+/// The grid's triangles: two per quad between neighbouring rings and segments.
+pub fn indices() -> Vec<u16> {
     let mut indices = Vec::new();
     for r in 0..RINGS - 1 {
         for s in 0..SEGMENTS - 1 {
@@ -49,9 +58,5 @@ pub fn build() -> Trace {
             indices.extend([a, a + 1, b, b, a + 1, b + 1]);
         }
     }
-    scene.attributes(&lit_cube::ATTRIBUTES);
-    scene.buffer(&data, 24, &lit_cube::ELEMENTS);
-    scene.draw_elements(Topology::List, &Indices::U16(indices));
-    scene.end_frame();
-    scene.finish()
+    indices
 }
