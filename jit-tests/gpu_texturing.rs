@@ -797,3 +797,56 @@ fn clamp_to_border_shows_the_border_colour_past_the_texture() {
     assert_eq!(at(&image, 12, 3), [9, 9, 9, 255]);
     assert_eq!(at(&image, 3, 12), [9, 9, 9, 255]);
 }
+
+#[test]
+fn textures_outside_memory_or_too_large_are_errors_naming_the_unit() {
+    use picajit::gpu::trace;
+    use picajit::gpu::{Gpu, GpuConfig};
+    let (_, _, texels) = ramp();
+    let bytes = vec![encode(TextureFormat::Rgba8, 8, 8, &texels)];
+    let texture = setup(TextureFormat::Rgba8, &bytes, false, Wrap::Repeat);
+    // The same quad with unit 0's address moved below the memory regions, then with a
+    // 2047-texel-wide texture.
+    for (register, value, expected) in [
+        (0x085u16, 0x100u32, "texture unit 0: "),
+        (
+            0x082,
+            2047 << 16 | 8,
+            "texture unit 0: a 2047x8 texture is beyond the limit of 1024",
+        ),
+    ] {
+        let files = [SourceFile {
+            name: "vs.pica".into(),
+            text: TEXTURED.into(),
+        }];
+        let program = assemble(&files, AsmOptions::default()).unwrap().shbin;
+        let mut scene = SceneBuilder::new();
+        scene.program(&program, 0, None);
+        scene.render_target(Some((COLOR, ColorFormat::Rgba8)), None, (SIZE, SIZE));
+        scene.viewport(0, 0, SIZE, SIZE);
+        scene.texture(0, &texture);
+        scene.write(register, value);
+        scene.texture_units(1, false);
+        scene.attributes(&[
+            Attribute::new(0, ComponentType::Float, 4),
+            Attribute::new(1, ComponentType::Float, 4),
+        ]);
+        let data: Vec<u8> = [[-1.0f32, -1.0], [1.0, -1.0], [-1.0, 1.0]]
+            .iter()
+            .flat_map(|[x, y]| [*x, *y, -0.5, 1.0, 0.0, 0.0, 0.0, 0.0])
+            .flat_map(f32::to_le_bytes)
+            .collect();
+        scene.buffer(&data, 32, &[Element::Attribute(0), Element::Attribute(1)]);
+        scene.draw_arrays(Topology::List, 0, 3);
+        let error = trace::replay(
+            &scene.finish(),
+            Gpu::new(GpuConfig::default()),
+            None,
+            |_, _| {},
+        )
+        .err()
+        .expect("the draw fails")
+        .to_string();
+        assert!(error.contains(expected), "{error}");
+    }
+}

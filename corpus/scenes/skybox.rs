@@ -55,7 +55,7 @@ pub fn face_picture(face: usize, x: u32, y: u32) -> Rgba8 {
         [0.7, 0.35, 0.85],
     ];
     let shade = 1.0 - 0.5 * y as f32 / FACE as f32;
-    let grid = x % 8 == 0 || y % 8 == 0;
+    let grid = x.is_multiple_of(8) || y.is_multiple_of(8);
     // The arrow: a triangle with its tip at (32, 6) widening to row 26, then a shaft.
     let dx = (x as i32 - 32).unsigned_abs();
     let arrow = (6..26).contains(&y) && dx <= (y - 6) / 2 || (26..40).contains(&y) && dx <= 3;

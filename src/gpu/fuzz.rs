@@ -26,6 +26,7 @@ pub fn config() -> GpuConfig {
         threads: 1,
         max_draw_vertices: 1 << 12,
         max_command_words: 1 << 16,
+        max_texture_side: 128,
         ..GpuConfig::default()
     }
 }

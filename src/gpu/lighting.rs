@@ -65,14 +65,17 @@ impl LightingLuts {
     /// two's-complement index ⌊128x⌋, else [0, 1] by ⌊256x⌋; the fraction interpolates with
     /// the entry's difference field.
     pub fn lookup(&self, slot: usize, input: f32, signed: bool) -> f32 {
+        // Truncation (with one down for negative fractions) is the floor here: the inputs are
+        // clamped, and `f32::floor` is a library call on the baseline x86-64 target.
         let (index, fraction) = if signed {
             let scaled = (input * 128.0).clamp(-128.0, 127.999_99);
-            let whole = scaled.floor();
-            ((whole as i32 & 0xFF) as usize, scaled - whole)
+            let truncated = scaled as i32;
+            let whole = truncated - i32::from((truncated as f32) > scaled);
+            ((whole & 0xFF) as usize, scaled - whole as f32)
         } else {
             let scaled = (input * 256.0).clamp(0.0, 256.0);
-            let whole = scaled.floor().min(255.0);
-            (whole as usize, scaled - whole)
+            let whole = (scaled as usize).min(255);
+            (whole, scaled - whole as f32)
         };
         lut_value(self.tables[slot][index], fraction)
     }
@@ -247,6 +250,8 @@ pub struct Light {
     pub attenuation: Option<(f32, f32)>,
     /// The spotlight's term.
     spot: Option<Term>,
+    /// A directional light's normalised direction (the same for every fragment).
+    direction: Option<[f32; 3]>,
 }
 
 /// A colour register of the lighting block: B bits 0-7, G 10-17, R 20-27, as 0-1.
@@ -273,6 +278,8 @@ pub struct Lighting {
     clamp_highlights: bool,
     /// Bump mapping: the texture unit and whether it holds normals (else tangents).
     pub bump: Option<(usize, bool)>,
+    /// Whether a table reads cos φ (only then is the tangent needed).
+    reads_cos_phi: bool,
     /// Reconstruct a normal map's z from x and y.
     renormalize: bool,
 }
@@ -308,7 +315,7 @@ impl Lighting {
         let term = |lut: Lut, slot: usize| term_with(lut, slot, lut.disable_bit());
         let permutation = regs.get(id::LIGHTING_LIGHT_PERMUTATION);
         let count = bits(regs.get(id::LIGHTING_NUM_LIGHTS), 0, 3) as usize + 1;
-        let lights = (0..count)
+        let lights: Vec<Light> = (0..count)
             .map(|slot| {
                 let index = bits(permutation, 4 * slot as u32, 3) as usize;
                 let base = LIGHT_BASE + 0x10 * index as u16;
@@ -316,6 +323,11 @@ impl Lighting {
                 let config = word(9);
                 let spot = term_with(Lut::Sp, table::SP + index, 8 + index as u32);
                 let directional = config & 1 != 0;
+                let position = [
+                    FLOAT16.to_f32(word(4)),
+                    FLOAT16.to_f32(word(4) >> 16),
+                    FLOAT16.to_f32(word(5)),
+                ];
                 let attenuation = (config1 & (1 << (24 + index)) == 0 && !directional)
                     .then(|| (FLOAT20.to_f32(word(0xA)), FLOAT20.to_f32(word(0xB))));
                 Light {
@@ -324,11 +336,8 @@ impl Lighting {
                     specular1: light_color(word(1)),
                     diffuse: light_color(word(2)),
                     ambient: light_color(word(3)),
-                    position: [
-                        FLOAT16.to_f32(word(4)),
-                        FLOAT16.to_f32(word(4) >> 16),
-                        FLOAT16.to_f32(word(5)),
-                    ],
+                    position,
+                    direction: directional.then(|| normalize3(position)),
                     spot_direction: [
                         signed_fixed(word(6), 2, 11),
                         signed_fixed(word(6) >> 16, 2, 11),
@@ -343,18 +352,29 @@ impl Lighting {
             })
             .collect();
         let bump_mode = bits(config0, 28, 2);
+        let d0 = term(Lut::D0, table::D0);
+        let d1 = term(Lut::D1, table::D1);
+        let fresnel = term(Lut::Fr, table::FR);
+        let reflection = [
+            term(Lut::Rr, table::RR),
+            term(Lut::Rg, table::RG),
+            term(Lut::Rb, table::RB),
+        ];
+        let reads_cos_phi = [d0, d1, fresnel]
+            .iter()
+            .chain(&reflection)
+            .chain(lights.iter().map(|light| &light.spot))
+            .flatten()
+            .any(|term| term.input == LutInput::CosPhi);
         Some(Lighting {
+            reads_cos_phi,
             ambient: light_color(regs.get(id::LIGHTING_AMBIENT)),
             lights,
             luts: Box::new(luts.clone()),
-            d0: term(Lut::D0, table::D0),
-            d1: term(Lut::D1, table::D1),
-            fresnel: term(Lut::Fr, table::FR),
-            reflection: [
-                term(Lut::Rr, table::RR),
-                term(Lut::Rg, table::RG),
-                term(Lut::Rb, table::RB),
-            ],
+            d0,
+            d1,
+            fresnel,
+            reflection,
             separate_reflection: Lut::Rg.available(environment),
             fresnel_alpha: bits(config0, 2, 2),
             clamp_highlights: config0 & (1 << 27) != 0,
@@ -379,7 +399,9 @@ impl Lighting {
     }
 
     /// The primary and secondary colours of a fragment with interpolated `quaternion` and
-    /// `view` vector, and the bump unit's texel when bump mapping is on.
+    /// `view` vector, and the bump unit's texel when bump mapping is on. Kept out of line, so
+    /// that a sampling profile shows lighting as its own stage (docs/gpu.md, "Speed").
+    #[inline(never)]
     pub fn shade(&self, quaternion: [f32; 4], view: [f32; 3], bump: Rgba8) -> (Rgba8, Rgba8) {
         let q = normalize4(quaternion);
         let (mut surface_normal, mut surface_tangent) = ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0]);
@@ -396,7 +418,11 @@ impl Lighting {
             }
         }
         let normal = rotate(q, surface_normal);
-        let tangent = rotate(q, surface_tangent);
+        let tangent = if self.reads_cos_phi {
+            rotate(q, surface_tangent)
+        } else {
+            [1.0, 0.0, 0.0]
+        };
         let v = normalize3(view);
         let mut primary = self.ambient;
         let mut secondary = [0.0f32; 3];
@@ -407,18 +433,22 @@ impl Lighting {
             } else {
                 add(light.position, view)
             };
-            let l = normalize3(to_light);
+            let l = light.direction.unwrap_or_else(|| normalize3(to_light));
             let h = normalize3(add(l, v));
             let ln = dot(l, normal);
             let nh = dot(normal, h);
-            let projected = sub(h, scale3(normal, nh));
+            let cos_phi = if self.reads_cos_phi {
+                dot(normalize3(sub(h, scale3(normal, nh))), tangent)
+            } else {
+                0.0
+            };
             let inputs = Inputs {
                 nh,
                 vh: dot(v, h),
                 nv: dot(normal, v),
                 ln,
                 spot: dot(l, light.spot_direction),
-                cos_phi: dot(normalize3(projected), tangent),
+                cos_phi,
             };
             let attenuation = light.attenuation.map_or(1.0, |(bias, scale)| {
                 let distance = length3(to_light);
@@ -483,9 +513,20 @@ impl Lighting {
                 255
             }
         };
-        let [r, g, b] = primary.map(unorm8);
-        let [sr, sg, sb] = secondary.map(unorm8);
-        ([r, g, b, pick(1)], [sr, sg, sb, pick(2)])
+        (
+            [
+                unorm8(primary[0]),
+                unorm8(primary[1]),
+                unorm8(primary[2]),
+                pick(1),
+            ],
+            [
+                unorm8(secondary[0]),
+                unorm8(secondary[1]),
+                unorm8(secondary[2]),
+                pick(2),
+            ],
+        )
     }
 }
 

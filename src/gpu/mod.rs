@@ -76,6 +76,9 @@ pub struct GpuConfig {
     /// The most command words one call may process, chained lists included (a list that jumps
     /// to itself ends here instead of running forever).
     pub max_command_words: u64,
+    /// The longest side a bound texture may have, in texels (the hardware's is 1024; the
+    /// DIM fields reach 2047); a larger one is an error.
+    pub max_texture_side: u32,
 }
 
 impl Default for GpuConfig {
@@ -86,6 +89,7 @@ impl Default for GpuConfig {
             threads: 1,
             max_draw_vertices: 1 << 24,
             max_command_words: 1 << 28,
+            max_texture_side: 1024,
         }
     }
 }
@@ -130,6 +134,15 @@ pub enum GpuError {
         /// The access.
         error: MemoryError,
     },
+    /// A bound texture larger than [`GpuConfig::max_texture_side`].
+    TextureTooLarge {
+        /// Which unit (0-2).
+        unit: usize,
+        /// Its width and height.
+        size: (u32, u32),
+        /// The limit.
+        limit: u32,
+    },
     /// The engine could not prepare a unit's program.
     Engine {
         /// Which unit.
@@ -165,6 +178,11 @@ impl fmt::Display for GpuError {
                 write!(f, "{} shader unit: {error}", stage_name(*stage))
             }
             GpuError::Texture { unit, error } => write!(f, "texture unit {unit}: {error}"),
+            GpuError::TextureTooLarge { unit, size, limit } => write!(
+                f,
+                "texture unit {unit}: a {}x{} texture is beyond the limit of {limit} texels a side",
+                size.0, size.1
+            ),
             GpuError::Engine { stage, error } => {
                 write!(f, "{} shader unit: {error}", stage_name(*stage))
             }

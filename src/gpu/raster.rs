@@ -644,16 +644,18 @@ fn rasterize_band(
                 fragments += 1;
                 let pixel = (x as u32, row);
                 if context.probe == Some((x, y)) {
-                    probed.push(shade_pixel(
+                    shade_pixel(
                         band,
                         t,
                         current,
                         pixel,
                         context,
                         &Varyings::ALL,
-                    ));
+                        Some(&mut probed),
+                    );
                 } else {
-                    shade_pixel(band, t, current, pixel, context, &context.config.varyings);
+                    let varyings = &context.config.varyings;
+                    shade_pixel(band, t, current, pixel, context, varyings, None);
                 }
             }
         }
@@ -678,12 +680,18 @@ fn shade_pixel(
     (x, row): (u32, u32),
     context: &PixelContext<'_>,
     varyings: &Varyings,
-) -> ProbedFragment {
+    probed: Option<&mut Vec<ProbedFragment>>,
+) {
     let config = context.config;
     let (attributes, depth) = interpolate(t, w, (x, row), context, varyings);
     let color = semantic::COLOR;
     let mut sources = Sources {
-        primary: std::array::from_fn(|c| unorm8(attributes[color + c])),
+        primary: [
+            unorm8(attributes[color]),
+            unorm8(attributes[color + 1]),
+            unorm8(attributes[color + 2]),
+            unorm8(attributes[color + 3]),
+        ],
         ..Sources::default()
     };
     for (unit, bound) in config.textures.iter().enumerate() {
@@ -714,24 +722,34 @@ fn shade_pixel(
         .combiners
         .run_stages(&sources, config.combiner_stages);
     let passed = write_fragment(band, (x, row), combined, depth, config, context.target);
-    ProbedFragment {
-        attributes,
-        depth,
-        combined,
-        passed,
+    if let Some(probed) = probed {
+        probed.push(ProbedFragment {
+            attributes,
+            depth,
+            combined,
+            passed,
+        });
     }
 }
 
-/// The texture coordinates unit `unit` reads: (u, v, w), w being texcoord 0's w (unit 0
-/// only); unit 2 takes texcoord 1 when TEXUNIT_CONFIG bit 13 says so.
-fn texcoords(unit: usize, texcoord2_from_1: bool, attributes: &[f32; SEMANTICS]) -> [f32; 3] {
-    let (first, w) = match unit {
-        0 => (semantic::TEXCOORD0, attributes[semantic::TEXCOORD0_W]),
-        1 => (semantic::TEXCOORD1, 0.0),
-        _ if texcoord2_from_1 => (semantic::TEXCOORD1, 0.0),
-        _ => (semantic::TEXCOORD2, 0.0),
+/// The semantics of the texture coordinates unit `unit` reads: u, v, and w (texcoord 0's w,
+/// unit 0 only; the others read 0 there); unit 2 takes texcoord 1 when TEXUNIT_CONFIG bit 13
+/// says so.
+fn texcoord_semantics(unit: usize, texcoord2_from_1: bool) -> [usize; 3] {
+    let first = match unit {
+        0 => semantic::TEXCOORD0,
+        1 => semantic::TEXCOORD1,
+        _ if texcoord2_from_1 => semantic::TEXCOORD1,
+        _ => semantic::TEXCOORD2,
     };
-    [attributes[first], attributes[first + 1], w]
+    [first, first + 1, semantic::TEXCOORD0_W]
+}
+
+/// The texture coordinates (u, v, w) unit `unit` reads from the interpolated attributes.
+fn texcoords(unit: usize, texcoord2_from_1: bool, attributes: &[f32; SEMANTICS]) -> [f32; 3] {
+    let [u, v, w] = texcoord_semantics(unit, texcoord2_from_1);
+    let w = if unit == 0 { attributes[w] } else { 0.0 };
+    [attributes[u], attributes[v], w]
 }
 
 /// Texture unit `unit`'s colour at a fragment. The level of detail, when the unit needs one,
@@ -750,39 +768,21 @@ fn sample_unit(
     let config = &bound.config;
     let (face, s, tc) = config.project(texcoords(unit, from_1, attributes), None);
     let lod = if config.needs_lod() {
+        let sources = texcoord_semantics(unit, from_1);
         let at = |step: usize| {
-            let moved: [i64; 3] = std::array::from_fn(|k| {
-                w[k] + if step == 0 {
+            let step = |k: usize| {
+                if step == 0 {
                     t.edges[k].0
                 } else {
                     t.edges[k].1
                 }
-            });
-            let mut neighbour = [0.0; SEMANTICS];
-            let sources = match unit {
-                0 => [
-                    semantic::TEXCOORD0,
-                    semantic::TEXCOORD0 + 1,
-                    semantic::TEXCOORD0_W,
-                ],
-                1 => [
-                    semantic::TEXCOORD1,
-                    semantic::TEXCOORD1 + 1,
-                    semantic::TEXCOORD1,
-                ],
-                _ if from_1 => [
-                    semantic::TEXCOORD1,
-                    semantic::TEXCOORD1 + 1,
-                    semantic::TEXCOORD1,
-                ],
-                _ => [
-                    semantic::TEXCOORD2,
-                    semantic::TEXCOORD2 + 1,
-                    semantic::TEXCOORD2,
-                ],
             };
-            interpolate_into(t, moved, &sources, &mut neighbour);
-            let (_, ns, nt) = config.project(texcoords(unit, from_1, &neighbour), Some(face));
+            let moved = [w[0] + step(0), w[1] + step(1), w[2] + step(2)];
+            let mut coords = interpolate_three(t, moved, sources);
+            if unit != 0 {
+                coords[2] = 0.0;
+            }
+            let (_, ns, nt) = config.project(coords, Some(face));
             (ns, nt)
         };
         bound.lod((s, tc), at(0), at(1))
@@ -792,22 +792,18 @@ fn sample_unit(
     bound.sample(face, s, tc, lod)
 }
 
-/// Interpolates the `semantics` at edge weights `w` (perspective-correct) into `out`.
-fn interpolate_into(
-    t: &SetupTriangle,
-    w: [i64; 3],
-    semantics: &[usize],
-    out: &mut [f32; SEMANTICS],
-) {
-    let weights = w.map(|k| k as f32);
+/// Three semantics interpolated at edge weights `w` (perspective-correct).
+fn interpolate_three(t: &SetupTriangle, w: [i64; 3], semantics: [usize; 3]) -> [f32; 3] {
+    let weights = [w[0] as f32, w[1] as f32, w[2] as f32];
     let inv_w = weights[0] * t.v[0].inv_w + weights[1] * t.v[1].inv_w + weights[2] * t.v[2].inv_w;
     let reciprocal = 1.0 / inv_w;
-    for &s in semantics {
-        out[s] = (weights[0] * t.v[0].over_w[s]
+    let at = |s: usize| {
+        (weights[0] * t.v[0].over_w[s]
             + weights[1] * t.v[1].over_w[s]
             + weights[2] * t.v[2].over_w[s])
-            * reciprocal;
-    }
+            * reciprocal
+    };
+    [at(semantics[0]), at(semantics[1]), at(semantics[2])]
 }
 
 /// The attributes `varyings` names and the position at pixel (x, row)'s centre, and the depth
@@ -824,7 +820,7 @@ fn interpolate(
 ) -> ([f32; SEMANTICS], u32) {
     let config = context.config;
     // Perspective-correct: attribute/w and 1/w interpolated with the edge weights.
-    let weights = w.map(|k| k as f32);
+    let weights = [w[0] as f32, w[1] as f32, w[2] as f32];
     let sum = weights[0] + weights[1] + weights[2];
     let inv_w = weights[0] * t.v[0].inv_w + weights[1] * t.v[1].inv_w + weights[2] * t.v[2].inv_w;
     let reciprocal = 1.0 / inv_w;
@@ -943,6 +939,14 @@ impl Gpu {
             };
             if unit_config.kind == TextureKind::Shadow {
                 continue;
+            }
+            let limit = self.config.max_texture_side;
+            if unit_config.width > limit || unit_config.height > limit {
+                return Err(GpuError::TextureTooLarge {
+                    unit,
+                    size: (unit_config.width, unit_config.height),
+                    limit,
+                });
             }
             let len = unit_config.face_bytes() as u64;
             let faces = &unit_config.addresses[..unit_config.faces()];

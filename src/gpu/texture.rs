@@ -686,9 +686,10 @@ fn weight(fraction: f32) -> u32 {
 
 /// `a` and `b` mixed with `b`'s weight `w` (in 1/256ths), rounded to nearest.
 fn mix(a: Rgba8, b: Rgba8, w: u32) -> Rgba8 {
-    std::array::from_fn(|c| {
+    let channel = |c: usize| {
         ((a[c] as u32 * (WEIGHT_ONE - w) + b[c] as u32 * w + WEIGHT_ONE / 2) / WEIGHT_ONE) as u8
-    })
+    };
+    [channel(0), channel(1), channel(2), channel(3)]
 }
 
 /// A texture unit bound for a batch: its configuration and its decoded texture.
@@ -720,17 +721,33 @@ impl BoundUnit {
         if !linear {
             return self.fetch(level, floor_i32(x), floor_i32(y));
         }
-        // The four texels around (x, y), centres at half-integers.
+        // The four texels around (x, y), centres at half-integers, weighted by the products
+        // of the fractions (in 1/256ths each) and rounded once.
         let (x, y) = (x - 0.5, y - 0.5);
         let (x0, y0) = (floor_i32(x), floor_i32(y));
         let (wx, wy) = (weight(x - x0 as f32), weight(y - y0 as f32));
-        let bottom = mix(self.fetch(level, x0, y0), self.fetch(level, x0 + 1, y0), wx);
-        let top = mix(
-            self.fetch(level, x0, y0 + 1),
-            self.fetch(level, x0 + 1, y0 + 1),
-            wx,
-        );
-        mix(bottom, top, wy)
+        let taps = [
+            (
+                self.fetch(level, x0, y0),
+                (WEIGHT_ONE - wx) * (WEIGHT_ONE - wy),
+            ),
+            (self.fetch(level, x0 + 1, y0), wx * (WEIGHT_ONE - wy)),
+            (self.fetch(level, x0, y0 + 1), (WEIGHT_ONE - wx) * wy),
+            (self.fetch(level, x0 + 1, y0 + 1), wx * wy),
+        ];
+        let mut sums = [WEIGHT_ONE * WEIGHT_ONE / 2; 4];
+        for (texel, w) in taps {
+            for c in 0..4 {
+                sums[c] += texel[c] as u32 * w;
+            }
+        }
+        let one = WEIGHT_ONE * WEIGHT_ONE;
+        [
+            (sums[0] / one) as u8,
+            (sums[1] / one) as u8,
+            (sums[2] / one) as u8,
+            (sums[3] / one) as u8,
+        ]
     }
 
     /// The texel colour at (s, t) of `face` with level of detail `lod` (log2 of texels per
@@ -751,12 +768,13 @@ impl BoundUnit {
         }
         if !config.mip_linear {
             // The nearest level: rounding half down, as OpenGL's nearest mipmap.
-            let level = ((lod + 0.5).ceil() as u32)
-                .saturating_sub(1)
-                .min(config.max_level);
+            let above = lod + 0.5;
+            let whole = above as u32;
+            let ceiling = whole + u32::from((whole as f32) < above);
+            let level = ceiling.saturating_sub(1).min(config.max_level);
             return self.sample_level(&levels[level as usize], s, t, config.min_linear);
         }
-        let lower = lod.floor() as u32;
+        let lower = lod as u32;
         let upper = (lower + 1).min(config.max_level);
         let a = self.sample_level(&levels[lower as usize], s, t, config.min_linear);
         if upper == lower {
@@ -780,7 +798,11 @@ impl BoundUnit {
 
 /// ⌊x⌋ as an integer, saturating far outside the texture.
 fn floor_i32(x: f32) -> i32 {
-    x.floor().clamp(-(1 << 24) as f32, (1 << 24) as f32) as i32
+    // Truncation, one down for negative fractions: `f32::floor` is a library call on the
+    // baseline x86-64 target.
+    let x = x.clamp(-(1 << 24) as f32, (1 << 24) as f32);
+    let truncated = x as i32;
+    truncated - i32::from((truncated as f32) > x)
 }
 
 /// Decoded textures kept between batches, keyed by what they were decoded from.
