@@ -669,8 +669,12 @@ const COLOR: u32 = 0x1800_0000;
 const DEPTH: u32 = 0x1804_0000;
 
 /// A full-target quad with texcoords (0, 0) at the bottom left to (`reach`, `reach`), unit 0
-/// bound to `texture`, the combiners passing texture 0 on.
-fn textured_quad(texture: &TextureSetup<'_>, reach: f32) -> Image {
+/// bound to `texture` and then `adjust`ed, the combiners passing texture 0 on.
+fn quad_scene(
+    texture: &TextureSetup<'_>,
+    reach: f32,
+    adjust: impl FnOnce(&mut SceneBuilder),
+) -> picajit::gpu::trace::Trace {
     let files = [SourceFile {
         name: "vs.pica".into(),
         text: TEXTURED.into(),
@@ -688,6 +692,7 @@ fn textured_quad(texture: &TextureSetup<'_>, reach: f32) -> Image {
     scene.cull(0);
     scene.memory_fill(COLOR, SIZE * SIZE * 4, 0xFF, 32);
     scene.texture(0, texture);
+    adjust(&mut scene);
     scene.texture_units(1, false);
     scene.combiner(0, &CombinerStage::new(0, [source::TEXTURE0; 3]));
     for k in 1..6 {
@@ -711,7 +716,12 @@ fn textured_quad(texture: &TextureSetup<'_>, reach: f32) -> Image {
     ]);
     scene.buffer(&data, 32, &[Element::Attribute(0), Element::Attribute(1)]);
     scene.draw_arrays(Topology::Strip, 0, 4);
-    let trace = scene.finish();
+    scene.finish()
+}
+
+/// [`quad_scene`] rendered on one and on two threads (the same image).
+fn textured_quad(texture: &TextureSetup<'_>, reach: f32) -> Image {
+    let trace = quad_scene(texture, reach, |_| {});
     let one = color_image(&render_trace(&trace, EngineKind::Interpreter, 1));
     let two = color_image(&render_trace(&trace, EngineKind::Interpreter, 2));
     assert_eq!(one.pixels, two.pixels, "threads change the image");
@@ -815,38 +825,13 @@ fn textures_outside_memory_or_too_large_are_errors_naming_the_unit() {
             "texture unit 0: a 2047x8 texture is beyond the limit of 1024",
         ),
     ] {
-        let files = [SourceFile {
-            name: "vs.pica".into(),
-            text: TEXTURED.into(),
-        }];
-        let program = assemble(&files, AsmOptions::default()).unwrap().shbin;
-        let mut scene = SceneBuilder::new();
-        scene.program(&program, 0, None);
-        scene.render_target(Some((COLOR, ColorFormat::Rgba8)), None, (SIZE, SIZE));
-        scene.viewport(0, 0, SIZE, SIZE);
-        scene.texture(0, &texture);
-        scene.write(register, value);
-        scene.texture_units(1, false);
-        scene.attributes(&[
-            Attribute::new(0, ComponentType::Float, 4),
-            Attribute::new(1, ComponentType::Float, 4),
-        ]);
-        let data: Vec<u8> = [[-1.0f32, -1.0], [1.0, -1.0], [-1.0, 1.0]]
-            .iter()
-            .flat_map(|[x, y]| [*x, *y, -0.5, 1.0, 0.0, 0.0, 0.0, 0.0])
-            .flat_map(f32::to_le_bytes)
-            .collect();
-        scene.buffer(&data, 32, &[Element::Attribute(0), Element::Attribute(1)]);
-        scene.draw_arrays(Topology::List, 0, 3);
-        let error = trace::replay(
-            &scene.finish(),
-            Gpu::new(GpuConfig::default()),
-            None,
-            |_, _| {},
-        )
-        .err()
-        .expect("the draw fails")
-        .to_string();
+        let scene = quad_scene(&texture, 1.0, |scene| {
+            scene.write(register, value);
+        });
+        let error = trace::replay(&scene, Gpu::new(GpuConfig::default()), None, |_, _| {})
+            .err()
+            .expect("the draw fails")
+            .to_string();
         assert!(error.contains(expected), "{error}");
     }
 }
