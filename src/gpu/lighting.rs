@@ -558,7 +558,7 @@ fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
 }
 
 fn scale3(a: [f32; 3], s: f32) -> [f32; 3] {
-    a.map(|c| c * s)
+    [a[0] * s, a[1] * s, a[2] * s]
 }
 
 fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
@@ -587,7 +587,7 @@ fn normalize3(a: [f32; 3]) -> [f32; 3] {
 fn normalize4(q: [f32; 4]) -> [f32; 4] {
     let length = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
     if length > 0.0 && length.is_finite() {
-        q.map(|c| c / length)
+        [q[0] / length, q[1] / length, q[2] / length, q[3] / length]
     } else {
         [0.0, 0.0, 0.0, 1.0]
     }

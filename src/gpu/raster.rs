@@ -452,7 +452,11 @@ pub fn setup(
     }
     let before = out.len();
     if vertices.iter().all(|v| inside(v, config)) {
-        let screen = vertices.map(|v| to_screen(&v, config));
+        let screen = [
+            to_screen(&vertices[0], config),
+            to_screen(&vertices[1], config),
+            to_screen(&vertices[2], config),
+        ];
         out.extend(triangle_setup(screen, config, target));
         return out.len() - before;
     }
@@ -489,12 +493,17 @@ fn to_screen(v: &ClipVertex, config: &RasterConfig) -> ScreenVertex {
     let x = (v[0] * inv_w + 1.0) * config.half_width + config.origin.0;
     let y = (v[1] * inv_w + 1.0) * config.half_height + config.origin.1;
     let snap = |value: f32| round_half_away(value * SUBPIXEL as f32);
+    // A plain loop: the array `map` closure is not always inlined here.
+    let mut over_w = [0.0; SEMANTICS];
+    for (out, &a) in over_w.iter_mut().zip(v) {
+        *out = a * inv_w;
+    }
     ScreenVertex {
         x: snap(x),
         y: snap(y),
         inv_w,
         z: v[2] * inv_w,
-        over_w: v.map(|a| a * inv_w),
+        over_w,
     }
 }
 
