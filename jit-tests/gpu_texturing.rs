@@ -652,17 +652,9 @@ fn lookup_tables_arrive_through_the_data_fifo() {
 
 // --- Rendered images ----------------------------------------------------------------------
 
-const TEXTURED: &str = "
-.out outPos position
-.out outTex texcoord0
-.out outColor color
-.proc main
-    mov outPos, v0
-    mov outTex, v1
-    mov outColor, v1
-    end
-.end
-";
+/// Clip-space positions and texture coordinates in, as they are out (the format scene's
+/// shader).
+const TEXTURED: &str = include_str!("../corpus/scenes/pass-texcoord.v.pica");
 
 const SIZE: u32 = 16;
 const COLOR: u32 = 0x1800_0000;

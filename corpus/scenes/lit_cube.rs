@@ -13,19 +13,6 @@ use super::common::*;
 /// The vertex shader: transform, then light in view space.
 pub const LIT_VERTEX: &str = include_str!("../programs/scene-lit/0-main.v.pica");
 
-fn normalize(v: [f32; 3]) -> [f32; 3] {
-    let length = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
-    v.map(|c| c / length)
-}
-
-fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
-
 /// One vertex: position (3 floats), colour (4 unsigned bytes), normal (4 shorts): 24 bytes.
 pub fn vertex(out: &mut Vec<u8>, position: [f32; 3], color: [u8; 4], normal: [f32; 3]) {
     out.extend(floats(&position));
@@ -88,18 +75,22 @@ pub fn begin_lit(scene: &mut SceneBuilder) {
     scene.uniform(Stage::Vertex, 10, [0.85, 0.85, 0.8, 0.0]);
 }
 
-/// Builds the scene.
-pub fn build() -> Trace {
-    let mut scene = SceneBuilder::new();
-    begin_lit(&mut scene);
-    let model = multiply(
+/// The cube's model-view matrix: turned to show three faces, 4.2 in front of the eye.
+pub fn model() -> Mat4 {
+    multiply(
         &translation(0.0, 0.0, -4.2),
         &multiply(
             &rotation(normalize([1.0, 1.0, 0.0]), 0.7),
             &rotation([0.0, 1.0, 0.0], 0.5),
         ),
-    );
-    scene.uniforms(Stage::Vertex, 4, &model);
+    )
+}
+
+/// Builds the scene.
+pub fn build() -> Trace {
+    let mut scene = SceneBuilder::new();
+    begin_lit(&mut scene);
+    scene.uniforms(Stage::Vertex, 4, &model());
     let (data, indices) = cube();
     scene.attributes(&ATTRIBUTES);
     scene.buffer(&data, 24, &ELEMENTS);

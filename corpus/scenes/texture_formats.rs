@@ -15,17 +15,7 @@ use picajit::gpu::trace::Trace;
 use super::common::*;
 
 /// Clip-space positions and texture coordinates in, as they are out.
-const PASS_TEXCOORD: &str = "
-.out outPos position
-.out outTex texcoord0
-.out outColor color
-.proc main
-    mov outPos, v0
-    mov outTex, v1
-    mov outColor, v1
-    end
-.end
-";
+pub const PASS_TEXCOORD: &str = include_str!("pass-texcoord.v.pica");
 
 /// The picture's size.
 const SIDE: u32 = 32;

@@ -194,9 +194,3 @@ pub fn light(
         attenuation,
     }
 }
-
-/// `v` scaled to length 1.
-pub fn normalize(v: [f32; 3]) -> [f32; 3] {
-    let length = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
-    v.map(|c| c / length)
-}

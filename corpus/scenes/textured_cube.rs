@@ -45,11 +45,7 @@ pub fn cube() -> (Vec<u8>, Vec<u16>) {
     let mut data = Vec::new();
     let mut indices = Vec::new();
     for (k, (n, u)) in faces.iter().enumerate() {
-        let v = [
-            n[1] * u[2] - n[2] * u[1],
-            n[2] * u[0] - n[0] * u[2],
-            n[0] * u[1] - n[1] * u[0],
-        ];
+        let v = cross(*n, *u);
         for (su, sv) in [(-1.0f32, -1.0f32), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
             let p = std::array::from_fn(|c| n[c] + su * u[c] + sv * v[c]);
             vertex(&mut data, p, *n, *u, [su + 1.0, sv + 1.0]);
@@ -64,14 +60,7 @@ pub fn cube() -> (Vec<u8>, Vec<u16>) {
 pub fn build() -> Trace {
     let mut scene = SceneBuilder::new();
     begin_fragment_lit(&mut scene, 0x1A20_30FF);
-    let model = multiply(
-        &translation(0.0, 0.0, -4.2),
-        &multiply(
-            &rotation(normalize([1.0, 1.0, 0.0]), 0.7),
-            &rotation([0.0, 1.0, 0.0], 0.5),
-        ),
-    );
-    scene.uniforms(Stage::Vertex, 4, &model);
+    scene.uniforms(Stage::Vertex, 4, &super::lit_cube::model());
     let bricks = [mipmapped(TextureFormat::Etc1, 64, 4, brick)];
     scene.texture(0, &texture_2d(TextureFormat::Etc1, 64, 4, &bricks));
     scene.texture_units(1, false);

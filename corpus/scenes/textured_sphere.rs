@@ -10,8 +10,7 @@ use picajit::gpu::color::Rgba8;
 use picajit::gpu::texture::TextureFormat;
 use picajit::gpu::trace::Trace;
 
-use super::common::*;
-use super::lit_sphere::{RINGS, SEGMENTS, indices};
+use super::lit_sphere::{RINGS, SEGMENTS, indices, model, points};
 use super::textured::*;
 
 /// Squares of two greens and a blue in a 16-texel grid, with grain: a small planet.
@@ -27,30 +26,21 @@ fn planet(x: u32, y: u32) -> Rgba8 {
 pub fn build() -> Trace {
     let mut scene = SceneBuilder::new();
     begin_fragment_lit(&mut scene, 0x1A20_30FF);
-    let model = multiply(
-        &translation(0.0, 0.0, -3.5),
-        &rotation([0.0, 1.0, 0.0], 0.4),
-    );
-    scene.uniforms(Stage::Vertex, 4, &model);
+    scene.uniforms(Stage::Vertex, 4, &model());
     let texture = [mipmapped(TextureFormat::Etc1, 128, 5, planet)];
     scene.texture(0, &texture_2d(TextureFormat::Etc1, 128, 5, &texture));
     scene.texture_units(1, false);
     texture_times_light(&mut scene);
     two_lights(&mut scene, 30.0, [1.4, -0.8, -1.8]);
     let mut data = Vec::new();
-    for r in 0..RINGS {
-        let phi = std::f32::consts::PI * r as f32 / (RINGS - 1) as f32;
-        for s in 0..SEGMENTS {
-            let theta = std::f32::consts::TAU * s as f32 / (SEGMENTS - 1) as f32;
-            let n = [phi.sin() * theta.cos(), phi.cos(), phi.sin() * theta.sin()];
-            // The direction of increasing s: the derivative along theta.
-            let tangent = [-theta.sin(), 0.0, theta.cos()];
-            let uv = [
-                2.0 * s as f32 / (SEGMENTS - 1) as f32,
-                1.0 - r as f32 / (RINGS - 1) as f32,
-            ];
-            vertex(&mut data, n, n, tangent, uv);
-        }
+    for (r, s, theta, n) in points() {
+        // The direction of increasing s: the derivative along theta.
+        let tangent = [-theta.sin(), 0.0, theta.cos()];
+        let uv = [
+            2.0 * s as f32 / (SEGMENTS - 1) as f32,
+            1.0 - r as f32 / (RINGS - 1) as f32,
+        ];
+        vertex(&mut data, n, n, tangent, uv);
     }
     scene.attributes(&ATTRIBUTES);
     scene.buffer(&data, STRIDE, &ELEMENTS);

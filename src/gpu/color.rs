@@ -137,6 +137,15 @@ pub const fn widen(value: u32, bits: u32) -> u8 {
     out as u8
 }
 
+/// A value in [0, 1] as 8 bits: c · 255 rounded half away from zero (values outside clamp):
+/// interpolated colours and the fragment-lighting colours.
+pub fn unorm8(value: f32) -> u8 {
+    let scaled = value.clamp(0.0, 1.0) * 255.0;
+    // Truncation is exact and cheap; the fraction decides the rounding.
+    let whole = scaled as u32;
+    (whole + (scaled - whole as f32 >= 0.5) as u32) as u8
+}
+
 /// An 8-bit channel narrowed to its top `bits` bits.
 pub const fn narrow(value: u32, bits: u32) -> u32 {
     (value & 0xFF) >> (8 - bits)

@@ -8,7 +8,7 @@
 //! which input, scale and index mode, so the per-fragment work ([`Lighting::shade`]) is
 //! arithmetic only.
 
-use super::color::Rgba8;
+use super::color::{Rgba8, unorm8};
 use super::regs::{RegisterFile, bits, id};
 use crate::numbers::{FLOAT16, FLOAT20, signed_fixed};
 
@@ -191,13 +191,13 @@ impl Lut {
         self as u32
     }
 
-    /// LIGHTING_CONFIG1's disable bit (the spotlight's are per light, bits 8-15: light 0's
-    /// here).
-    fn disable_bit(self) -> u32 {
+    /// LIGHTING_CONFIG1's disable bit for the table in `slot` (the spotlights' are per light,
+    /// bits 8-15).
+    fn disable_bit(self, slot: usize) -> u32 {
         match self {
             Lut::D0 => 16,
             Lut::D1 => 17,
-            Lut::Sp => 8,
+            Lut::Sp => 8 + (slot - table::SP) as u32,
             Lut::Fr => 19,
             Lut::Rb => 20,
             Lut::Rg => 21,
@@ -302,8 +302,8 @@ impl Lighting {
         let environment = bits(config0, 4, 4);
         // A table is read when the configuration has it and its disable bit is clear (the
         // spotlight's bit is per light).
-        let term_with = |lut: Lut, slot: usize, disable_bit: u32| -> Option<Term> {
-            let on = lut.available(environment) && config1 & (1 << disable_bit) == 0;
+        let term = |lut: Lut, slot: usize| -> Option<Term> {
+            let on = lut.available(environment) && config1 & (1 << lut.disable_bit(slot)) == 0;
             on.then(|| Term {
                 slot,
                 input: LutInput::from_code(bits(select, 4 * lut.nibble(), 3)),
@@ -312,7 +312,6 @@ impl Lighting {
                 scale: lut_scale(bits(scale, 4 * lut.nibble(), 3)),
             })
         };
-        let term = |lut: Lut, slot: usize| term_with(lut, slot, lut.disable_bit());
         let permutation = regs.get(id::LIGHTING_LIGHT_PERMUTATION);
         let count = bits(regs.get(id::LIGHTING_NUM_LIGHTS), 0, 3) as usize + 1;
         let lights: Vec<Light> = (0..count)
@@ -321,7 +320,7 @@ impl Lighting {
                 let base = LIGHT_BASE + 0x10 * index as u16;
                 let word = |offset: u16| regs.get(base + offset);
                 let config = word(9);
-                let spot = term_with(Lut::Sp, table::SP + index, 8 + index as u32);
+                let spot = term(Lut::Sp, table::SP + index);
                 let directional = config & 1 != 0;
                 let position = [
                     FLOAT16.to_f32(word(4)),
@@ -538,11 +537,6 @@ struct Inputs {
     ln: f32,
     spot: f32,
     cos_phi: f32,
-}
-
-/// A value in [0, 1] as 8 bits, rounded to nearest (values outside clamp).
-fn unorm8(value: f32) -> u8 {
-    (value.clamp(0.0, 1.0) * 255.0 + 0.5) as u8
 }
 
 fn dot(a: [f32; 3], b: [f32; 3]) -> f32 {

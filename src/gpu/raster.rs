@@ -16,7 +16,7 @@ use std::time::Instant;
 use crate::engine::parallel::in_pool;
 use crate::numbers::sign_extend;
 
-use super::color::{ColorFormat, DepthFormat, Rgba8, tiled_offset};
+use super::color::{ColorFormat, DepthFormat, Rgba8, tiled_offset, unorm8};
 use super::fragment::{Combiners, FragmentOps, Sources};
 use super::lighting::{Lighting, LightingLuts};
 use super::memory::PhysicalMemory;
@@ -257,25 +257,25 @@ impl Varyings {
 
     /// The semantics the enabled stages read.
     pub fn configure(regs: &RegisterFile) -> Varyings {
-        let pair = |first: usize| 3u32 << first;
-        let texcoord = |k: u32| match k {
-            0 => pair(semantic::TEXCOORD0) | 1 << semantic::TEXCOORD0_W,
-            1 => pair(semantic::TEXCOORD1),
-            _ => pair(semantic::TEXCOORD2),
+        // Set k's u and v, and texcoord 0's w with set 0.
+        let texcoord = |k: usize| {
+            let w = if k == 0 {
+                1 << semantic::TEXCOORD0_W
+            } else {
+                0
+            };
+            3u32 << TEXCOORD_FIRST[k.min(2)] | w
         };
         let units = regs.get(id::TEXUNIT_CONFIG);
+        let from_1 = units & 1 << 13 != 0;
         let mut set = 0xF << semantic::COLOR;
-        if units & 1 != 0 {
-            set |= texcoord(0);
-        }
-        if units & 2 != 0 {
-            set |= texcoord(1);
-        }
-        if units & 4 != 0 {
-            set |= texcoord(if units & 1 << 13 != 0 { 1 } else { 2 });
+        for unit in 0..3 {
+            if units & 1 << unit != 0 {
+                set |= texcoord(texcoord_set(unit, from_1));
+            }
         }
         if units & 1 << 10 != 0 {
-            set |= texcoord(bits(units, 8, 2));
+            set |= texcoord(bits(units, 8, 2) as usize);
         }
         if regs.get(id::LIGHTING_ENABLE) & 1 != 0 {
             set |= 0xF << semantic::QUATERNION | 0x7 << semantic::VIEW;
@@ -673,14 +673,6 @@ fn rasterize_band(
     (fragments, probed)
 }
 
-/// A value in [0, 1] as 8 bits: c · 255 rounded half away from zero.
-fn unorm8(value: f32) -> u8 {
-    let scaled = value.clamp(0.0, 1.0) * 255.0;
-    // Truncation is exact and cheap; the fraction decides the rounding.
-    let whole = scaled as u32;
-    (whole + (scaled - whole as f32 >= 0.5) as u32) as u8
-}
-
 /// Interpolates, combines, tests and writes one covered pixel.
 fn shade_pixel(
     band: &mut Band<'_>,
@@ -741,24 +733,34 @@ fn shade_pixel(
     }
 }
 
-/// The semantics of the texture coordinates unit `unit` reads: u, v, and w (texcoord 0's w,
-/// unit 0 only; the others read 0 there); unit 2 takes texcoord 1 when TEXUNIT_CONFIG bit 13
-/// says so.
+/// The u semantic of texture coordinate set k (0-2); v follows it.
+const TEXCOORD_FIRST: [usize; 3] = [
+    semantic::TEXCOORD0,
+    semantic::TEXCOORD1,
+    semantic::TEXCOORD2,
+];
+
+/// The texture coordinate set texture unit `unit` (0-2) reads: its own, but unit 2 reads set 1
+/// when TEXUNIT_CONFIG bit 13 says so.
+fn texcoord_set(unit: usize, texcoord2_from_1: bool) -> usize {
+    if unit == 2 && texcoord2_from_1 {
+        1
+    } else {
+        unit
+    }
+}
+
+/// The semantics of the texture coordinates unit `unit` reads: u, v, and texcoord 0's w
+/// (which only unit 0 reads: [`unit_coords`]).
 fn texcoord_semantics(unit: usize, texcoord2_from_1: bool) -> [usize; 3] {
-    let first = match unit {
-        0 => semantic::TEXCOORD0,
-        1 => semantic::TEXCOORD1,
-        _ if texcoord2_from_1 => semantic::TEXCOORD1,
-        _ => semantic::TEXCOORD2,
-    };
+    let first = TEXCOORD_FIRST[texcoord_set(unit, texcoord2_from_1)];
     [first, first + 1, semantic::TEXCOORD0_W]
 }
 
-/// The texture coordinates (u, v, w) unit `unit` reads from the interpolated attributes.
-fn texcoords(unit: usize, texcoord2_from_1: bool, attributes: &[f32; SEMANTICS]) -> [f32; 3] {
-    let [u, v, w] = texcoord_semantics(unit, texcoord2_from_1);
-    let w = if unit == 0 { attributes[w] } else { 0.0 };
-    [attributes[u], attributes[v], w]
+/// The (u, v, w) unit `unit` samples at from the values of its [`texcoord_semantics`]: the
+/// units other than 0 have no w.
+fn unit_coords(unit: usize, [u, v, w]: [f32; 3]) -> [f32; 3] {
+    [u, v, if unit == 0 { w } else { 0.0 }]
 }
 
 /// Texture unit `unit`'s colour at a fragment. The level of detail, when the unit needs one,
@@ -775,9 +777,15 @@ fn sample_unit(
 ) -> Rgba8 {
     let from_1 = context.config.texcoord2_from_1;
     let config = &bound.config;
-    let (face, s, tc) = config.project(texcoords(unit, from_1, attributes), None);
+    let sources = texcoord_semantics(unit, from_1);
+    let values = [
+        attributes[sources[0]],
+        attributes[sources[1]],
+        attributes[sources[2]],
+    ];
+    let centre = unit_coords(unit, values);
+    let (face, s, tc) = config.project(centre, None);
     let lod = if config.needs_lod() {
-        let sources = texcoord_semantics(unit, from_1);
         let at = |step: usize| {
             let step = |k: usize| {
                 if step == 0 {
@@ -787,10 +795,7 @@ fn sample_unit(
                 }
             };
             let moved = [w[0] + step(0), w[1] + step(1), w[2] + step(2)];
-            let mut coords = interpolate_three(t, moved, sources);
-            if unit != 0 {
-                coords[2] = 0.0;
-            }
+            let coords = unit_coords(unit, interpolate_three(t, moved, sources));
             let (_, ns, nt) = config.project(coords, Some(face));
             (ns, nt)
         };
@@ -801,18 +806,31 @@ fn sample_unit(
     bound.sample(face, s, tc, lod)
 }
 
-/// Three semantics interpolated at edge weights `w` (perspective-correct).
-fn interpolate_three(t: &SetupTriangle, w: [i64; 3], semantics: [usize; 3]) -> [f32; 3] {
+/// The edge weights as floats and 1 / (their 1/w sum): what perspective-correct interpolation
+/// at a pixel multiplies with ([`weighted`]).
+#[inline(always)]
+fn perspective(t: &SetupTriangle, w: [i64; 3]) -> ([f32; 3], f32) {
     let weights = [w[0] as f32, w[1] as f32, w[2] as f32];
     let inv_w = weights[0] * t.v[0].inv_w + weights[1] * t.v[1].inv_w + weights[2] * t.v[2].inv_w;
-    let reciprocal = 1.0 / inv_w;
-    let at = |s: usize| {
-        (weights[0] * t.v[0].over_w[s]
-            + weights[1] * t.v[1].over_w[s]
-            + weights[2] * t.v[2].over_w[s])
-            * reciprocal
-    };
-    [at(semantics[0]), at(semantics[1]), at(semantics[2])]
+    (weights, 1.0 / inv_w)
+}
+
+/// Semantic `s` at a pixel: its attribute/w interpolated with the weights, times the
+/// reciprocal ([`perspective`]).
+#[inline(always)]
+fn weighted(t: &SetupTriangle, (weights, reciprocal): ([f32; 3], f32), s: usize) -> f32 {
+    (weights[0] * t.v[0].over_w[s] + weights[1] * t.v[1].over_w[s] + weights[2] * t.v[2].over_w[s])
+        * reciprocal
+}
+
+/// Three semantics interpolated at edge weights `w`.
+fn interpolate_three(t: &SetupTriangle, w: [i64; 3], semantics: [usize; 3]) -> [f32; 3] {
+    let at = perspective(t, w);
+    [
+        weighted(t, at, semantics[0]),
+        weighted(t, at, semantics[1]),
+        weighted(t, at, semantics[2]),
+    ]
 }
 
 /// The attributes `varyings` names and the position at pixel (x, row)'s centre, and the depth
@@ -829,17 +847,12 @@ fn interpolate(
 ) -> ([f32; SEMANTICS], u32) {
     let config = context.config;
     // Perspective-correct: attribute/w and 1/w interpolated with the edge weights.
-    let weights = [w[0] as f32, w[1] as f32, w[2] as f32];
+    let at = perspective(t, w);
+    let (weights, reciprocal) = at;
     let sum = weights[0] + weights[1] + weights[2];
-    let inv_w = weights[0] * t.v[0].inv_w + weights[1] * t.v[1].inv_w + weights[2] * t.v[2].inv_w;
-    let reciprocal = 1.0 / inv_w;
     let mut attributes = [0.0; SEMANTICS];
     for &s in varyings.semantics() {
-        let s = s as usize;
-        attributes[s] = (weights[0] * t.v[0].over_w[s]
-            + weights[1] * t.v[1].over_w[s]
-            + weights[2] * t.v[2].over_w[s])
-            * reciprocal;
+        attributes[s as usize] = weighted(t, at, s as usize);
     }
     let zs = (weights[0] * t.v[0].z + weights[1] * t.v[1].z + weights[2] * t.v[2].z) / sum;
     let mut depth = zs * config.depth_scale + config.depth_offset;

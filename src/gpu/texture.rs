@@ -193,7 +193,7 @@ pub fn etc1_block(color: u64, alpha: Option<u64>) -> [Rgba8; 16] {
     };
     std::array::from_fn(|k| {
         let (x, y) = (k % 4, k / 4);
-        let bit = 4 * x + y;
+        let bit = etc_bit(x, y);
         let sub = usize::from(if flip { y >= 2 } else { x >= 2 });
         let magnitude = ETC1_MODIFIERS[tables[sub] as usize][field(bit as u32, 1) as usize];
         let modifier = if field(16 + bit as u32, 1) != 0 {
@@ -211,49 +211,69 @@ pub fn etc1_block(color: u64, alpha: Option<u64>) -> [Rgba8; 16] {
 /// [`TextureFormat::image_bytes`] long). Texel (x, row) is entry `row · width + x`, `row`
 /// counting memory rows: row 0 is sampled at the top of the texture (t = 1).
 pub fn decode(format: TextureFormat, width: u32, height: u32, bytes: &[u8]) -> Vec<Rgba8> {
-    let (width, height) = (width as usize, height as usize);
-    let mut out = vec![[0u8; 4]; width * height];
-    let tiles_across = width.div_ceil(8);
-    let tile_bytes = format.tile_bytes();
+    let (w, h) = (width as usize, height as usize);
+    let mut out = vec![[0u8; 4]; w * h];
     let mut put = |x: usize, y: usize, color: Rgba8| {
-        if x < width && y < height {
-            out[y * width + x] = color;
+        if x < w && y < h {
+            out[y * w + x] = color;
         }
     };
-    for tile_y in 0..height.div_ceil(8) {
-        for tile_x in 0..tiles_across {
-            let tile = &bytes[(tile_y * tiles_across + tile_x) * tile_bytes..][..tile_bytes];
-            let (x0, y0) = (tile_x * 8, tile_y * 8);
-            match format {
-                TextureFormat::Etc1 | TextureFormat::Etc1a4 => {
-                    let block_bytes = tile_bytes / 4;
-                    for (b, block) in tile.chunks_exact(block_bytes).enumerate() {
-                        let word = |at: usize| {
-                            u64::from_le_bytes(block[at..at + 8].try_into().expect("8 bytes"))
-                        };
-                        let texels = if format == TextureFormat::Etc1a4 {
-                            etc1_block(word(8), Some(word(0)))
-                        } else {
-                            etc1_block(word(0), None)
-                        };
-                        let (bx, by) = (x0 + 4 * (b % 2), y0 + 4 * (b / 2));
-                        for (k, &color) in texels.iter().enumerate() {
-                            put(bx + k % 4, by + k / 4, color);
-                        }
-                    }
+    let tile_bytes = format.tile_bytes();
+    for (offset, x0, y0) in tiles(width, height, tile_bytes) {
+        let tile = &bytes[offset..offset + tile_bytes];
+        if is_etc(format) {
+            for (b, block) in tile.chunks_exact(tile_bytes / 4).enumerate() {
+                let word =
+                    |at: usize| u64::from_le_bytes(block[at..at + 8].try_into().expect("8 bytes"));
+                let texels = if format == TextureFormat::Etc1a4 {
+                    etc1_block(word(8), Some(word(0)))
+                } else {
+                    etc1_block(word(0), None)
+                };
+                let (bx, by) = etc_block_origin(x0, y0, b);
+                for (k, &color) in texels.iter().enumerate() {
+                    put(bx + k % 4, by + k / 4, color);
                 }
-                _ => {
-                    for y in 0..8 {
-                        for x in 0..8 {
-                            let index = morton(x as u32, y as u32) as usize;
-                            put(x0 + x, y0 + y, texel(format, tile, index));
-                        }
-                    }
-                }
+            }
+            continue;
+        }
+        for y in 0..8 {
+            for x in 0..8 {
+                let index = morton(x as u32, y as u32) as usize;
+                put(x0 + x, y0 + y, texel(format, tile, index));
             }
         }
     }
     out
+}
+
+/// Each 8×8 tile of a `width` × `height` image in memory order: its byte offset and the
+/// (x, memory row) of its first texel. Tiles run along a tile row, then tile rows follow.
+fn tiles(
+    width: u32,
+    height: u32,
+    tile_bytes: usize,
+) -> impl Iterator<Item = (usize, usize, usize)> {
+    let across = width.div_ceil(8) as usize;
+    (0..across * height.div_ceil(8) as usize)
+        .map(move |k| (k * tile_bytes, 8 * (k % across), 8 * (k / across)))
+}
+
+/// Whether `format` is stored in ETC blocks.
+fn is_etc(format: TextureFormat) -> bool {
+    matches!(format, TextureFormat::Etc1 | TextureFormat::Etc1a4)
+}
+
+/// The first texel of ETC block `b` (0-3) of the tile at (x0, y0): (0-3, 0-3), (4-7, 0-3),
+/// (0-3, 4-7), (4-7, 4-7).
+fn etc_block_origin(x0: usize, y0: usize, b: usize) -> (usize, usize) {
+    (x0 + 4 * (b % 2), y0 + 4 * (b / 2))
+}
+
+/// The bit of texel (x, y) of an ETC block in its index fields (and the nibble of its alpha):
+/// column-major.
+fn etc_bit(x: usize, y: usize) -> usize {
+    4 * x + y
 }
 
 /// Encodes a `width` × `height` image (texels by memory row, as [`decode`] returns them) in
@@ -264,8 +284,6 @@ pub fn decode(format: TextureFormat, width: u32, height: u32, bytes: &[u8]) -> V
 pub fn encode(format: TextureFormat, width: u32, height: u32, texels: &[Rgba8]) -> Vec<u8> {
     let (w, h) = (width as usize, height as usize);
     let mut out = vec![0u8; format.image_bytes(width, height)];
-    let tiles_across = w.div_ceil(8);
-    let tile_bytes = format.tile_bytes();
     let get = |x: usize, y: usize| -> Rgba8 {
         if x < w && y < h {
             texels[y * w + x]
@@ -273,35 +291,31 @@ pub fn encode(format: TextureFormat, width: u32, height: u32, texels: &[Rgba8]) 
             [0; 4]
         }
     };
-    for tile_y in 0..h.div_ceil(8) {
-        for tile_x in 0..tiles_across {
-            let tile = &mut out[(tile_y * tiles_across + tile_x) * tile_bytes..][..tile_bytes];
-            let (x0, y0) = (tile_x * 8, tile_y * 8);
-            if matches!(format, TextureFormat::Etc1 | TextureFormat::Etc1a4) {
-                let block_bytes = tile_bytes / 4;
-                for (b, block) in tile.chunks_exact_mut(block_bytes).enumerate() {
-                    let (bx, by) = (x0 + 4 * (b % 2), y0 + 4 * (b / 2));
-                    let pixels: [Rgba8; 16] = std::array::from_fn(|k| get(bx + k % 4, by + k / 4));
-                    let color = etc1_encode(&pixels).to_le_bytes();
-                    if format == TextureFormat::Etc1a4 {
-                        let mut alpha = 0u64;
-                        for (k, pixel) in pixels.iter().enumerate() {
-                            let bit = 4 * (k % 4) + k / 4;
-                            alpha |= ((pixel[3] >> 4) as u64) << (4 * bit);
-                        }
-                        block[..8].copy_from_slice(&alpha.to_le_bytes());
-                        block[8..].copy_from_slice(&color);
-                    } else {
-                        block.copy_from_slice(&color);
+    let tile_bytes = format.tile_bytes();
+    for (offset, x0, y0) in tiles(width, height, tile_bytes) {
+        let tile = &mut out[offset..offset + tile_bytes];
+        if is_etc(format) {
+            for (b, block) in tile.chunks_exact_mut(tile_bytes / 4).enumerate() {
+                let (bx, by) = etc_block_origin(x0, y0, b);
+                let pixels: [Rgba8; 16] = std::array::from_fn(|k| get(bx + k % 4, by + k / 4));
+                let color = etc1_encode(&pixels).to_le_bytes();
+                if format == TextureFormat::Etc1a4 {
+                    let mut alpha = 0u64;
+                    for (k, pixel) in pixels.iter().enumerate() {
+                        alpha |= ((pixel[3] >> 4) as u64) << (4 * etc_bit(k % 4, k / 4));
                     }
+                    block[..8].copy_from_slice(&alpha.to_le_bytes());
+                    block[8..].copy_from_slice(&color);
+                } else {
+                    block.copy_from_slice(&color);
                 }
-                continue;
             }
-            for y in 0..8 {
-                for x in 0..8 {
-                    let index = morton(x as u32, y as u32) as usize;
-                    encode_texel(format, get(x0 + x, y0 + y), tile, index);
-                }
+            continue;
+        }
+        for y in 0..8 {
+            for x in 0..8 {
+                let index = morton(x as u32, y as u32) as usize;
+                encode_texel(format, get(x0 + x, y0 + y), tile, index);
             }
         }
     }
@@ -368,7 +382,7 @@ fn etc1_encode(pixels: &[Rgba8; 16]) -> u64 {
             .expect("eight tables");
         for &k in &members {
             let (code, _) = choose(table, pixels[k]);
-            let bit = 4 * (k % 4) + k / 4;
+            let bit = etc_bit(k % 4, k / 4);
             word |= ((code & 1) as u64) << bit | ((code >> 1) as u64) << (16 + bit);
         }
         // Table codewords: sub-block 1 in bits 37-39, sub-block 2 in 34-36.
