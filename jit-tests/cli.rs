@@ -1207,3 +1207,93 @@ fn names_from_a_file_are_escaped_when_printed() {
     let output = run_program(&path, &input, &[]);
     assert_usage_error(&output, "projection[4], light\\nDir\\x1b[2J");
 }
+
+/// A three-frame trace whose top screen shows, at the end of frame k, a framebuffer that is
+/// black but for one red pixel at screen column k·100 of the top row (each frame loads its
+/// own framebuffer and swaps to it).
+fn three_frame_screens() -> PathBuf {
+    use picajit::gpu::builder::SceneBuilder;
+    use picajit::gpu::color::ColorFormat;
+    use picajit::gpu::display::Screen;
+    use picajit::gpu::memory::FCRAM;
+    use picajit::gpu::trace::TraceOp;
+    let mut scene = SceneBuilder::new();
+    for k in 0..3u32 {
+        let address = FCRAM.start + k * 0x10_0000;
+        let mut bytes = vec![0u8; 400 * 240 * 3];
+        // Column x is memory row x; the top row of the screen is a row's last pixel. RGB8's
+        // bytes are b, g, r.
+        let at = ((k * 100 * 240 + 239) * 3) as usize;
+        bytes[at + 2] = 255;
+        scene.op(TraceOp::MemoryLoad { address, bytes });
+        scene.present(
+            Screen::Top,
+            address,
+            ColorFormat::Rgb8,
+            (240, 400),
+            k % 2 == 1,
+        );
+        scene.end_frame();
+    }
+    temp_file(
+        "three-frames.ctf",
+        &picajit::gpu::trace::write(&scene.finish()),
+    )
+}
+
+/// Where the red pixels of a screen image are.
+fn red_pixels(path: &Path) -> Vec<(u32, u32)> {
+    let (width, _, pixels) = read_png(path);
+    (0..pixels.len() as u32)
+        .filter(|&k| pixels[k as usize] == [255, 0, 0, 255])
+        .map(|k| (k % width, k / width))
+        .collect()
+}
+
+/// `picajit render TRACE --screen top EXTRA... -o OUT`, which must succeed.
+fn render_top_screen(trace: &str, extra: &[&str], out: &Path) {
+    let mut args = vec!["render", trace, "--screen", "top"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["-o", out.to_str().unwrap()]);
+    let output = picajit(&args);
+    assert!(output.status.success(), "{output:?}");
+}
+
+#[test]
+fn render_writes_what_a_screen_shows_for_one_frame_or_a_range() {
+    let trace = three_frame_screens();
+    let trace = trace.to_str().unwrap();
+    let dir = std::env::temp_dir().join(format!("picajit-cli-{}", std::process::id()));
+    // The end of the trace, and the end of frame 1.
+    let last = dir.join("screen-last.png");
+    render_top_screen(trace, &[], &last);
+    assert_eq!(read_png(&last).0, 400);
+    assert_eq!(red_pixels(&last), [(200, 0)]);
+    let one = dir.join("screen-1.png");
+    render_top_screen(trace, &["--frame", "1"], &one);
+    assert_eq!(red_pixels(&one), [(100, 0)]);
+    // Frames 0 and 1 into a folder, one PNG each, nothing for frame 2.
+    let frames = dir.join("frames");
+    render_top_screen(trace, &["--frames", "0..2"], &frames);
+    assert_eq!(red_pixels(&frames.join("frame-0000.png")), [(0, 0)]);
+    assert_eq!(red_pixels(&frames.join("frame-0001.png")), [(100, 0)]);
+    assert!(!frames.join("frame-0002.png").exists());
+    render_top_screen(trace, &["--frames", "2.."], &frames);
+    assert_eq!(red_pixels(&frames.join("frame-0002.png")), [(200, 0)]);
+}
+
+#[test]
+fn render_rejects_frames_beyond_the_trace_and_screens_never_written() {
+    let trace = three_frame_screens();
+    let trace = trace.to_str().unwrap();
+    let out = std::env::temp_dir().join(format!("picajit-cli-{}/bad", std::process::id()));
+    let out = out.to_str().unwrap();
+    let output = picajit(&["render", trace, "--frames", "1..=3", "-o", out]);
+    assert_usage_error(&output, "--frames 1..=3: the trace has 3 frames");
+    let output = picajit(&["render", trace, "--frame", "3", "-o", out]);
+    assert_usage_error(&output, "--frame 3: the trace has 3 frames");
+    let output = picajit(&["render", trace, "--frames", "2..1", "-o", out]);
+    assert_eq!(output.status.code(), Some(2));
+    let output = picajit(&["render", trace, "--screen", "bottom", "-o", out]);
+    assert_usage_error(&output, "the bottom screen has no framebuffer");
+}

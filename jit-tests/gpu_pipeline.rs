@@ -647,3 +647,259 @@ fn mutated_traces_and_command_buffers_never_panic() {
         let _ = check_commands(&mutate(&commands, &mut rng));
     }
 }
+
+// --- Screens -----------------------------------------------------------------------------
+
+mod screens {
+    use picajit::gpu::builder::SceneBuilder;
+    use picajit::gpu::color::ColorFormat;
+    use picajit::gpu::display::{Screen, ScreenError};
+    use picajit::gpu::memory::FCRAM;
+    use picajit::gpu::trace::{self, Replayer, TraceOp};
+    use picajit::gpu::{Gpu, GpuConfig};
+
+    /// A top-screen framebuffer: 400 memory rows of 240 RGB8 pixels (bytes b, g, r), black but
+    /// for the pixels given as (memory row, pixel in the row, colour).
+    fn framebuffer(marks: &[(u32, u32, [u8; 3])]) -> Vec<u8> {
+        let mut bytes = vec![0u8; 400 * 240 * 3];
+        for &(row, pixel, [r, g, b]) in marks {
+            let at = ((row * 240 + pixel) * 3) as usize;
+            bytes[at..at + 3].copy_from_slice(&[b, g, r]);
+        }
+        bytes
+    }
+
+    fn replayed(scene: SceneBuilder) -> Replayer {
+        trace::replay(
+            &scene.finish(),
+            Gpu::new(GpuConfig::default()),
+            None,
+            |_, _| {},
+        )
+        .unwrap()
+    }
+
+    /// A framebuffer's memory rows are the screen's columns from the left, and a row's first
+    /// pixel is the bottom of the screen (3dbrew, "GPU/External Registers": the framebuffers
+    /// are drawn from left to right; homebrew writes pixel (x, y) at x·240 + 239 − y).
+    #[test]
+    fn the_top_screen_shows_memory_rows_as_columns_bottom_first() {
+        let address = FCRAM.start + 0x10_0000;
+        let mut scene = SceneBuilder::new();
+        scene.op(TraceOp::MemoryLoad {
+            address,
+            bytes: framebuffer(&[
+                (0, 0, [255, 0, 0]),     // the bottom-left corner
+                (399, 239, [0, 255, 0]), // the top-right corner
+                (10, 200, [0, 0, 255]),  // x = 10, y = 39
+            ]),
+        });
+        scene.present(Screen::Top, address, ColorFormat::Rgb8, (240, 400), false);
+        scene.end_frame();
+        let image = replayed(scene).screen_image(Screen::Top).unwrap();
+        assert_eq!((image.width, image.height), (400, 240));
+        let at = |x: u32, y: u32| image.pixels[(y * 400 + x) as usize];
+        assert_eq!(at(0, 239), [255, 0, 0, 255]);
+        assert_eq!(at(399, 0), [0, 255, 0, 255]);
+        assert_eq!(at(10, 39), [0, 0, 255, 255]);
+        let lit = image.pixels.iter().filter(|p| p[..3] != [0, 0, 0]).count();
+        assert_eq!(lit, 3);
+    }
+
+    /// The select register picks the second framebuffer; the bottom screen is 320 wide; a
+    /// 16-bit format is read at its own size.
+    #[test]
+    fn the_select_bit_format_and_bottom_screen_are_read() {
+        let (first, second) = (FCRAM.start + 0x20_0000, FCRAM.start + 0x30_0000);
+        let mut bytes = vec![0u8; 320 * 240 * 2];
+        // RGB565 pure red (0xF800) at memory row 319, pixel 0: the bottom-right corner.
+        let at = (319 * 240) * 2;
+        bytes[at..at + 2].copy_from_slice(&0xF800u16.to_le_bytes());
+        let mut scene = SceneBuilder::new();
+        scene.op(TraceOp::MemoryLoad {
+            address: first,
+            bytes: vec![0xFF; 320 * 240 * 2],
+        });
+        scene.op(TraceOp::MemoryLoad {
+            address: second,
+            bytes,
+        });
+        scene.present(
+            Screen::Bottom,
+            first,
+            ColorFormat::Rgb565,
+            (240, 320),
+            false,
+        );
+        scene.present(
+            Screen::Bottom,
+            second,
+            ColorFormat::Rgb565,
+            (240, 320),
+            true,
+        );
+        scene.end_frame();
+        let image = replayed(scene).screen_image(Screen::Bottom).unwrap();
+        assert_eq!((image.width, image.height), (320, 240));
+        assert_eq!(image.pixels[(239 * 320 + 319) as usize], [255, 0, 0, 255]);
+        assert_eq!(image.pixels[0], [0, 0, 0, 255]);
+    }
+
+    /// A screen without a framebuffer, or whose framebuffer nothing wrote, shows nothing: an
+    /// error that names the screen.
+    #[test]
+    fn a_screen_never_set_up_or_never_written_is_an_error() {
+        let mut scene = SceneBuilder::new();
+        scene.present(
+            Screen::Top,
+            FCRAM.start + 0x40_0000,
+            ColorFormat::Rgb8,
+            (240, 400),
+            false,
+        );
+        scene.end_frame();
+        let replayer = replayed(scene);
+        assert_eq!(
+            replayer.screen_image(Screen::Bottom),
+            Err(ScreenError::NoFramebuffer(Screen::Bottom))
+        );
+        let error = replayer.screen_image(Screen::Top).unwrap_err();
+        assert_eq!(
+            error,
+            ScreenError::NeverWritten(Screen::Top, FCRAM.start + 0x40_0000)
+        );
+        assert!(error.to_string().contains("top screen"));
+    }
+}
+
+// --- The external registers as replay reads them (docs/citrace.md §4) -----------------------
+
+mod external_registers {
+    use picajit::gpu::command::CommandWriter;
+    use picajit::gpu::memory::FCRAM;
+    use picajit::gpu::regs::id;
+    use picajit::gpu::trace::{GPU_REGISTERS, InitialState, Replayer, TraceOpRef, external};
+    use picajit::gpu::{Gpu, GpuConfig};
+
+    const LIST: u32 = FCRAM.start + 0x1000;
+
+    fn replayer() -> Replayer {
+        Replayer::new(Gpu::new(GpuConfig::default()), &InitialState::default())
+    }
+
+    fn mmio(replayer: &mut Replayer, offset: u32, value: u32) {
+        let op = TraceOpRef::RegisterWrite {
+            address: GPU_REGISTERS + offset,
+            value,
+        };
+        replayer.step(op).unwrap();
+    }
+
+    /// A list of 8 + 8 bytes: the first sets the ambient colour to 1, the second to 2.
+    fn load_two_writes(replayer: &mut Replayer) {
+        let mut words = CommandWriter::new();
+        words
+            .write(id::LIGHTING_AMBIENT, 1)
+            .write(id::LIGHTING_AMBIENT, 2);
+        let bytes: Vec<u8> = words.words().iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert_eq!(bytes.len(), 16);
+        let op = TraceOpRef::MemoryLoad {
+            address: LIST,
+            bytes: &bytes,
+        };
+        replayer.step(op).unwrap();
+    }
+
+    /// The size register counts 8-byte units (3dbrew: "Buffer Size>>3"), whatever memory load
+    /// came before: a size of 1 runs the first 8 bytes only, a size of 2 both writes.
+    #[test]
+    fn the_command_list_size_counts_eight_byte_units() {
+        let mut r = replayer();
+        load_two_writes(&mut r);
+        mmio(&mut r, external::COMMAND_LIST_ADDRESS[0], LIST >> 3);
+        mmio(&mut r, external::COMMAND_LIST_SIZE[0], 1);
+        mmio(&mut r, external::COMMAND_LIST_TRIGGER[0], 1);
+        assert_eq!(r.gpu.regs.get(id::LIGHTING_AMBIENT), 1);
+        // 16 written as a byte count would be 128 bytes: the list's 16 bytes, then zeros.
+        mmio(&mut r, external::COMMAND_LIST_SIZE[0], 2);
+        mmio(&mut r, external::COMMAND_LIST_TRIGGER[0], 1);
+        assert_eq!(r.gpu.regs.get(id::LIGHTING_AMBIENT), 2);
+    }
+
+    /// 0x104018E0-F4 are internal registers 0x238-0x23D through the window at 0x10401000: a
+    /// size and address a command buffer wrote are the ones a kick reads, and an MMIO write is
+    /// visible in the register file.
+    #[test]
+    fn the_command_list_registers_are_the_internal_ones() {
+        let mut r = replayer();
+        load_two_writes(&mut r);
+        let mut setup = CommandWriter::new();
+        setup
+            .write(id::CMDBUF_ADDR0, LIST >> 3)
+            .write(id::CMDBUF_SIZE0, 2);
+        r.gpu.run_commands(&setup.finish()).unwrap();
+        mmio(&mut r, external::COMMAND_LIST_TRIGGER[0], 1);
+        assert_eq!(r.gpu.regs.get(id::LIGHTING_AMBIENT), 2);
+        mmio(&mut r, external::COMMAND_LIST_SIZE[1], 5);
+        assert_eq!(r.gpu.regs.get(id::CMDBUF_SIZE1), 5);
+        assert_eq!(
+            external::COMMAND_LIST_SIZE[1],
+            external::INTERNAL_WINDOW + 4 * u32::from(id::CMDBUF_SIZE1)
+        );
+    }
+
+    /// Only a write with bit 0 set starts a list.
+    #[test]
+    fn a_kick_without_bit_0_runs_nothing() {
+        let mut r = replayer();
+        load_two_writes(&mut r);
+        mmio(&mut r, external::COMMAND_LIST_ADDRESS[0], LIST >> 3);
+        mmio(&mut r, external::COMMAND_LIST_SIZE[0], 2);
+        mmio(&mut r, external::COMMAND_LIST_TRIGGER[0], 2);
+        assert_eq!(r.gpu.regs.get(id::LIGHTING_AMBIENT), 0);
+        assert_eq!(r.gpu.stats.command_lists, 0);
+    }
+
+    /// A 24-bit fill writes [start, end) and no byte past `end`, its pattern's phase kept from
+    /// `start`; the control register then reads finished (bit 1) and not busy (bit 0), as 3dbrew
+    /// describes the fill unit.
+    #[test]
+    fn a_24_bit_fill_stops_at_its_end() {
+        let mut r = replayer();
+        let start = FCRAM.start + 0x2000;
+        let op = TraceOpRef::MemoryLoad {
+            address: start,
+            bytes: &[0xEE; 32],
+        };
+        r.step(op).unwrap();
+        let fill = external::MEMORY_FILL[0];
+        mmio(&mut r, fill, start >> 3);
+        mmio(&mut r, fill + 4, (start + 16) >> 3);
+        mmio(&mut r, fill + 8, 0x00CC_BBAA);
+        mmio(&mut r, fill + 0xC, 1 << 8 | 1);
+        let mut bytes = [0; 24];
+        r.gpu.memory.read(start, &mut bytes).unwrap();
+        let pattern = [0xAA, 0xBB, 0xCC];
+        for (k, &byte) in bytes.iter().enumerate() {
+            let expected = if k < 16 { pattern[k % 3] } else { 0xEE };
+            assert_eq!(byte, expected, "byte {k}");
+        }
+        assert_eq!(r.external[(fill + 0xC) as usize / 4] & 3, 2);
+    }
+
+    /// After a display transfer the trigger register reads finished (bit 8) and not busy.
+    #[test]
+    fn a_transfer_reads_finished_afterwards() {
+        let mut r = replayer();
+        let (input, output) = (FCRAM.start + 0x4000, FCRAM.start + 0x8000);
+        mmio(&mut r, external::TRANSFER_INPUT, input >> 3);
+        mmio(&mut r, external::TRANSFER_OUTPUT, output >> 3);
+        mmio(&mut r, external::TRANSFER_INPUT_SIZE, 8 << 16 | 8);
+        mmio(&mut r, external::TRANSFER_OUTPUT_SIZE, 8 << 16 | 8);
+        mmio(&mut r, external::TRANSFER_FLAGS, 0);
+        mmio(&mut r, external::TRANSFER_TRIGGER, 1);
+        assert_eq!(r.stats.transfers, 1);
+        let trigger = r.external[external::TRANSFER_TRIGGER as usize / 4];
+        assert_eq!(trigger & 0x101, 0x100);
+    }
+}

@@ -354,10 +354,53 @@ fn cube_maps_sample_the_face_of_the_major_axis() {
         assert!((0.0..=1.0).contains(&s) && (0.0..=1.0).contains(&t));
         assert_eq!(bound.sample(face, s, t, 0.0), colors[k]);
     }
-    // On +Z the face's s follows x and t follows y: (x, y) = (0.5, −0.5) at z = 1 is
-    // (0.75, 0.25).
+    // On +Z the face's s follows x and t follows −y: (x, y) = (0.5, −0.5) at z = 1 is
+    // (0.75, 0.75).
     let (_, s, t) = bound.config.project([0.5, -0.5, 1.0], None);
-    assert_eq!((s, t), (0.75, 0.75 - 0.5));
+    assert_eq!((s, t), (0.75, 0.75));
+}
+
+/// A cube face stored as the PICA's texture converters store it (devkitPro's tex3ds flips
+/// every face vertically: the picture's top row is the face's last memory row) shows its top
+/// upwards on every wall, and the +Y face's top towards −Z, as OpenGL's faces do. The skybox
+/// of a real program came out mirrored top to bottom before this held.
+#[test]
+fn cube_faces_are_stored_upside_down() {
+    const TOP: Rgba8 = [255, 0, 0, 255];
+    const BOTTOM: Rgba8 = [0, 0, 255, 255];
+    // 8 × 8 texels by memory row: rows 0-3 are the picture's bottom half, rows 4-7 its top.
+    let face = || Level {
+        width: 8,
+        height: 8,
+        texels: (0..64)
+            .map(|k| if k / 8 < 4 { BOTTOM } else { TOP })
+            .collect(),
+    };
+    let mut bound = unit(vec![solid(8, [0; 4])], Wrap::ClampToEdge, false);
+    bound.config.kind = TextureKind::CubeMap;
+    bound.texture = Arc::new(DecodedTexture {
+        faces: (0..6).map(|_| vec![face()]).collect(),
+    });
+    let at = |direction: [f32; 3]| {
+        let (face, s, t) = bound.config.project(direction, None);
+        bound.sample(face, s, t, 0.0)
+    };
+    // The four walls: up is the top of the picture.
+    for wall in [
+        [1.0, 0.0, 0.0],
+        [-1.0, 0.0, 0.0],
+        [0.0, 0.0, 1.0],
+        [0.0, 0.0, -1.0],
+    ] {
+        let [x, _, z] = wall;
+        assert_eq!(at([x, 0.6, z]), TOP, "wall {wall:?}, looking up");
+        assert_eq!(at([x, -0.6, z]), BOTTOM, "wall {wall:?}, looking down");
+    }
+    // The ceiling's top is towards −Z, the floor's towards +Z (OpenGL's faces).
+    assert_eq!(at([0.0, 1.0, -0.6]), TOP);
+    assert_eq!(at([0.0, 1.0, 0.6]), BOTTOM);
+    assert_eq!(at([0.0, -1.0, 0.6]), TOP);
+    assert_eq!(at([0.0, -1.0, -0.6]), BOTTOM);
 }
 
 // --- Fragment lighting -------------------------------------------------------------------
@@ -826,4 +869,26 @@ fn textures_outside_memory_or_too_large_are_errors_naming_the_unit() {
             .to_string();
         assert!(error.contains(expected), "{error}");
     }
+}
+
+/// Each unit reads its format from its own TYPE register: 0x08E, 0x096 and 0x09E (3dbrew,
+/// *GPU/Internal Registers*), which are not at one offset from the units' first registers.
+/// Unit 1 once read unit 2's, and a real program's RGB8 normal map on unit 1 decoded as RGBA8
+/// (the bump-mapped cube of devkitPro's `normal_mapping` rendered as noise).
+#[test]
+fn each_unit_reads_its_own_type_register() {
+    let mut regs = RegisterFile::default();
+    regs.set(id::TEXUNIT_CONFIG, 0b111);
+    for (dim, address) in [(0x082u16, 0x085u16), (0x092, 0x095), (0x09A, 0x09D)] {
+        regs.set(dim, 8 << 16 | 8);
+        regs.set(address, 0x1800_0000 >> 3);
+    }
+    // Unit 0 RGBA4 (4), unit 1 RGB8 (1), unit 2 I8 (7).
+    regs.set(0x08E, 4);
+    regs.set(0x096, 1);
+    regs.set(0x09E, 7);
+    let format = |unit| UnitConfig::configure(&regs, unit).unwrap().format;
+    assert_eq!(format(0), TextureFormat::Rgba4);
+    assert_eq!(format(1), TextureFormat::Rgb8);
+    assert_eq!(format(2), TextureFormat::I8);
 }

@@ -36,7 +36,7 @@ use picajit::engine::EngineKind;
 use picajit::gpu::image::Image;
 use picajit::gpu::trace::{self, Trace};
 
-use test_common::{color_image as image, render_trace as render};
+use test_common::{color_image as image, read_png, render_trace as render};
 
 /// A scene: its file name and the function that builds it.
 type Scene = (&'static str, fn() -> Trace);
@@ -95,25 +95,6 @@ fn write_png(path: &std::path::Path, image: &Image) {
 }
 
 /// The pixels of an 8-bit RGBA PNG.
-fn read_png(path: &std::path::Path) -> (u32, u32, Vec<[u8; 4]>) {
-    let file = std::fs::File::open(path)
-        .unwrap_or_else(|e| panic!("{}: {e} (PICAJIT_WRITE_SCENES=1 writes it)", path.display()));
-    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
-        .read_info()
-        .unwrap();
-    let mut data = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut data).unwrap();
-    assert_eq!(
-        (info.color_type, info.bit_depth),
-        (png::ColorType::Rgba, png::BitDepth::Eight)
-    );
-    let pixels = data[..info.buffer_size()]
-        .chunks_exact(4)
-        .map(|p| [p[0], p[1], p[2], p[3]])
-        .collect();
-    (info.width, info.height, pixels)
-}
-
 #[test]
 fn every_scene_matches_its_expected_image() {
     let write = std::env::var_os("PICAJIT_WRITE_SCENES").is_some();

@@ -1,7 +1,7 @@
 //! `skybox.ctf`: a cube map around the camera. The six faces of a cube of side 2 centred on the
 //! eye, seen from inside (no culling), each vertex's texture coordinate its own position, so
 //! that unit 0 (type cube map, 64 × 64 RGB565 faces, linear filtering) looks up the view
-//! direction. Each face has its own colour, a grid, and an arrow pointing to its top row (on the
+//! direction. Each face has its own colour, a grid, and an arrow pointing to its top (on the
 //! walls, up); the camera looks down and to the right, at the corner where the floor (−Y,
 //! brown) meets the −Z (purple) and +X (red) walls.
 
@@ -43,8 +43,9 @@ const SKYBOX: &str = "
 /// Face side in texels.
 const FACE: u32 = 64;
 
-/// Face `face`'s picture: its colour darkening downwards, grid lines every 8 texels, and a
-/// white arrow in the upper half pointing to the top row (row 0).
+/// Face `face`'s picture at column `x` and row `y` counted from the top: its colour darkening
+/// downwards, grid lines every 8 texels, and a white arrow in the upper half pointing to the
+/// top row.
 pub fn face_picture(face: usize, x: u32, y: u32) -> Rgba8 {
     const COLORS: [[f32; 3]; CUBE_FACES] = [
         [0.9, 0.3, 0.25],
@@ -85,8 +86,10 @@ pub fn build() -> Trace {
     scene.uniforms(Stage::Vertex, 4, &view);
     let faces: Vec<Vec<u8>> = (0..CUBE_FACES)
         .map(|face| {
+            // Stored upside down, the last memory row holding the picture's top row, as the
+            // PICA's cube faces are (docs/gpu-texturing.md, "Cube maps").
             let texels: Vec<Rgba8> = (0..FACE * FACE)
-                .map(|k| face_picture(face, k % FACE, k / FACE))
+                .map(|k| face_picture(face, k % FACE, FACE - 1 - k / FACE))
                 .collect();
             encode(TextureFormat::Rgb565, FACE, FACE, &texels)
         })

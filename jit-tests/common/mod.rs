@@ -763,3 +763,23 @@ pub fn render_trace(
 pub fn color_image(gpu: &picajit::gpu::Gpu) -> picajit::gpu::image::Image {
     gpu.color_image().unwrap().expect("a colour buffer")
 }
+
+/// An 8-bit RGBA PNG's width, height and pixels (rows top first).
+pub fn read_png(path: &std::path::Path) -> (u32, u32, Vec<[u8; 4]>) {
+    let file = std::fs::File::open(path)
+        .unwrap_or_else(|e| panic!("{}: {e} (PICAJIT_WRITE_SCENES=1 writes it)", path.display()));
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .unwrap();
+    let mut data = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut data).unwrap();
+    assert_eq!(
+        (info.color_type, info.bit_depth),
+        (png::ColorType::Rgba, png::BitDepth::Eight)
+    );
+    let pixels = data[..info.buffer_size()]
+        .chunks_exact(4)
+        .map(|p| [p[0], p[1], p[2], p[3]])
+        .collect();
+    (info.width, info.height, pixels)
+}

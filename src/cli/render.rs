@@ -1,6 +1,7 @@
 //! `picajit render`: replays a CiTrace scene on the software GPU (docs/gpu.md) and writes the
 //! colour buffer the registers name at the end of the chosen frame as a PNG (rows top first),
-//! and optionally the depth buffer as a 16-bit greyscale PNG. `--repeat` replays the scene
+//! or what an LCD shows (`--screen`), for one frame or for each of a range (`--frames`), and
+//! optionally the depth buffer as a 16-bit greyscale PNG. The trace is mapped, not read. `--repeat` replays the scene
 //! again on fresh GPUs sharing one program cache (a program is compiled once, as an emulator
 //! replaying frames would) and reports the fastest replay; `--timings` adds where its time went
 //! by pipeline stage ([`StageTimes`]) and the throughput figures of docs/gpu.md, "Speed".
@@ -16,24 +17,33 @@ use crate::engine::EngineKind;
 use crate::engine::cache::ProgramCache;
 use crate::engine::parallel::available_threads;
 use crate::float24::Precision;
+use crate::gpu::display::Screen;
 use crate::gpu::image::{DepthImage, Image};
 use crate::gpu::trace;
-use crate::gpu::trace::{Replayer, Trace};
+use crate::gpu::trace::{Replayer, TraceFile, TraceStream};
 use crate::gpu::{Gpu, GpuConfig, GpuError, StageTimes};
 
 use super::error::{CliError, IoAction};
-use super::{print, read};
+use super::print;
 
 #[derive(clap::Args, Debug)]
 pub(super) struct RenderArgs {
     /// The scene: a CiTrace file (`*.ctf`).
     scene: PathBuf,
-    /// Where to write the colour buffer (PNG).
+    /// Where to write the image (PNG); with `--frames`, the folder for one PNG per frame.
     #[arg(short, long)]
     output: PathBuf,
     /// Render up to the end of this frame (counting from 0; default: the whole trace).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "frames")]
     frame: Option<usize>,
+    /// Write one PNG per frame of this range into the `--output` folder
+    /// (`frame-0000.png`, ...): `A..B` (A to B-1), `A..=B`, `A..` (to the last frame) or `N`.
+    #[arg(long, value_parser = parse_frames, conflicts_with_all = ["depth", "repeat", "timings"])]
+    frames: Option<Frames>,
+    /// Write what this LCD shows (the framebuffer its registers name, as the screen shows it:
+    /// 400x240 top, 320x240 bottom) instead of the colour buffer bound at the end.
+    #[arg(long, value_enum)]
+    screen: Option<ScreenArg>,
     /// Also write the depth buffer (PNG, 16-bit grey).
     #[arg(long)]
     depth: Option<PathBuf>,
@@ -54,20 +64,108 @@ pub(super) struct RenderArgs {
     timings: bool,
 }
 
+/// The LCD `--screen` names.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ScreenArg {
+    /// The top screen (its left-eye framebuffer).
+    Top,
+    /// The bottom screen.
+    Bottom,
+}
+
+impl ScreenArg {
+    fn screen(self) -> Screen {
+        match self {
+            ScreenArg::Top => Screen::Top,
+            ScreenArg::Bottom => Screen::Bottom,
+        }
+    }
+}
+
+/// A range of frames, `first` to `last` inclusive (`None`: the trace's last).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Frames {
+    first: usize,
+    last: Option<usize>,
+}
+
+/// Parses `A..B`, `A..=B`, `A..` or `N`.
+fn parse_frames(text: &str) -> Result<Frames, String> {
+    let number = |t: &str| {
+        t.parse::<usize>()
+            .map_err(|e| format!("{t:?} is not a frame number: {e}"))
+    };
+    let Some((first, rest)) = text.split_once("..") else {
+        let n = number(text)?;
+        return Ok(Frames {
+            first: n,
+            last: Some(n),
+        });
+    };
+    let first = number(first)?;
+    let last = if rest.is_empty() {
+        None
+    } else if let Some(last) = rest.strip_prefix('=') {
+        Some(number(last)?)
+    } else {
+        let end = number(rest)?;
+        if end == 0 {
+            return Err(format!("{text}: the range is empty"));
+        }
+        Some(end - 1)
+    };
+    match last {
+        Some(last) if last < first => Err(format!("{text}: the range is empty")),
+        _ => Ok(Frames { first, last }),
+    }
+}
+
+/// The trace file, mapped into memory (a trace of hundreds of megabytes is not copied).
+struct MappedTrace {
+    map: Option<memmap2::Mmap>,
+}
+
+impl MappedTrace {
+    fn open(path: &Path) -> Result<MappedTrace, CliError> {
+        let io_error = |error| CliError::Io {
+            path: path.to_path_buf(),
+            action: IoAction::Read,
+            error,
+        };
+        let file = std::fs::File::open(path).map_err(io_error)?;
+        let len = file.metadata().map_err(io_error)?.len();
+        if len == 0 {
+            // Nothing to map (mapping zero bytes fails on some systems); parsing reports it.
+            return Ok(MappedTrace { map: None });
+        }
+        // SAFETY: the map is only read. A file changed by another process while it is mapped
+        // would change what replay reads (never its bounds: every element is checked against
+        // the length when the trace is parsed, and the length of a map does not change).
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_error)?;
+        Ok(MappedTrace { map: Some(map) })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+}
+
 pub(super) fn render_command(args: &RenderArgs) -> Result<ExitCode, CliError> {
-    let bytes = read(&args.scene)?;
-    let scene = trace::read(&bytes).map_err(|error| CliError::Trace {
+    let mapped = MappedTrace::open(&args.scene)?;
+    let scene = TraceFile::parse(mapped.bytes()).map_err(|error| CliError::Trace {
         path: args.scene.clone(),
         error,
     })?;
+    let frames = scene.frames();
+    let beyond = |option: &'static str, value: String| CliError::InvalidOption {
+        option,
+        value,
+        why: format!("the trace has {frames} frames (numbered from 0)"),
+    };
     if let Some(frame) = args.frame
-        && frame >= scene.frames().max(1)
+        && frame >= frames.max(1)
     {
-        return Err(CliError::InvalidOption {
-            option: "--frame",
-            value: frame.to_string(),
-            why: format!("the trace has {} frames", scene.frames()),
-        });
+        return Err(beyond("--frame", frame.to_string()));
     }
     let config = GpuConfig {
         engine: args.engine,
@@ -75,6 +173,16 @@ pub(super) fn render_command(args: &RenderArgs) -> Result<ExitCode, CliError> {
         threads: args.threads.map_or_else(available_threads, |t| t as usize),
         ..GpuConfig::default()
     };
+    if let Some(range) = args.frames {
+        let last = range.last.unwrap_or(frames.saturating_sub(1));
+        if range.first >= frames || last >= frames {
+            let shown = range.last.map_or(format!("{}..", range.first), |l| {
+                format!("{}..={l}", range.first)
+            });
+            return Err(beyond("--frames", shown));
+        }
+        return render_frames(&scene, Gpu::new(config), args, range.first..=last);
+    }
     let cache = Arc::new(ProgramCache::new(NonZeroUsize::new(64).expect("non-zero")));
     let mut best: Option<(Duration, Replayer)> = None;
     for round in 0..args.repeat {
@@ -95,21 +203,15 @@ pub(super) fn render_command(args: &RenderArgs) -> Result<ExitCode, CliError> {
         }
     }
     let (elapsed, replayer) = best.expect("at least one round");
-    let gpu = &replayer.gpu;
-    let gpu_error = |error| CliError::Gpu {
-        path: args.scene.clone(),
-        error,
-    };
-    let Some(image) = gpu.color_image().map_err(gpu_error)? else {
-        return Err(CliError::InvalidOption {
-            option: "--output",
-            value: args.output.display().to_string(),
-            why: "no colour buffer is bound at the end of the trace".to_string(),
-        });
-    };
+    let image = image_of(&replayer, args, "at the end of the trace")?;
     write_color(&args.output, &image)?;
+    let gpu = &replayer.gpu;
     if let Some(path) = &args.depth {
-        match gpu.depth_image().map_err(gpu_error)? {
+        let depth = gpu.depth_image().map_err(|error| CliError::Gpu {
+            path: args.scene.clone(),
+            error,
+        })?;
+        match depth {
             Some(depth) => write_depth(path, &depth)?,
             None => {
                 return Err(CliError::InvalidOption {
@@ -142,10 +244,86 @@ pub(super) fn render_command(args: &RenderArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The picture `--screen` asks for (the LCD's, or the colour buffer bound), `when` saying at
+/// which point of the trace for the error.
+fn image_of(replayer: &Replayer, args: &RenderArgs, when: &str) -> Result<Image, CliError> {
+    if let Some(screen) = args.screen {
+        return replayer
+            .screen_image(screen.screen())
+            .map_err(|error| CliError::InvalidOption {
+                option: "--screen",
+                value: screen.screen().name().to_string(),
+                why: format!("{error} {when}"),
+            });
+    }
+    let image = replayer.gpu.color_image().map_err(|error| CliError::Gpu {
+        path: args.scene.clone(),
+        error,
+    })?;
+    image.ok_or_else(|| CliError::InvalidOption {
+        option: "--output",
+        value: args.output.display().to_string(),
+        why: format!("no colour buffer is bound {when}"),
+    })
+}
+
+/// `--frames`: replays to the end of the range, writing the picture at the end of each frame
+/// in it as `frame-NNNN.png` in the output folder.
+fn render_frames(
+    scene: &TraceFile<'_>,
+    gpu: Gpu,
+    args: &RenderArgs,
+    range: std::ops::RangeInclusive<usize>,
+) -> Result<ExitCode, CliError> {
+    std::fs::create_dir_all(&args.output).map_err(|error| CliError::Io {
+        path: args.output.clone(),
+        action: IoAction::Create,
+        error,
+    })?;
+    let gpu_error = |error| CliError::Gpu {
+        path: args.scene.clone(),
+        error,
+    };
+    let started = Instant::now();
+    let mut replayer = Replayer::new(gpu, scene.initial());
+    let mut frame = 0;
+    let mut written = 0;
+    for op in scene.ops() {
+        if !replayer.step(op).map_err(gpu_error)? {
+            continue;
+        }
+        if range.contains(&frame) {
+            replayer.gpu.finish().map_err(gpu_error)?;
+            let image = image_of(&replayer, args, &format!("at the end of frame {frame}"))?;
+            write_color(&args.output.join(format!("frame-{frame:04}.png")), &image)?;
+            written += 1;
+        }
+        if frame == *range.end() {
+            break;
+        }
+        frame += 1;
+    }
+    print(&format!(
+        "{}: {written} frames ({}..={}) written to {}, {:.1} ms ({} engine)\n",
+        args.scene.display(),
+        range.start(),
+        range.end(),
+        args.output.display(),
+        started.elapsed().as_secs_f64() * 1e3,
+        args.engine,
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Replays the scene, with a progress bar on the first round of a long trace.
-fn replay(scene: &Trace, gpu: Gpu, args: &RenderArgs, first: bool) -> Result<Replayer, GpuError> {
+fn replay(
+    scene: &TraceFile<'_>,
+    gpu: Gpu,
+    args: &RenderArgs,
+    first: bool,
+) -> Result<Replayer, GpuError> {
     let bar = if first {
-        progress_bar(scene.ops.len())
+        progress_bar(scene.elements())
     } else {
         None
     };

@@ -226,7 +226,7 @@ fn round_mantissa<L: Elements>(l: &mut L, bits: L::Bits, precision: Precision) -
 /// An arithmetic result becoming a register value: NaN becomes the canonical NaN; in the float24
 /// modes the mantissa keeps 16 bits (truncated, or rounded to nearest even) and then the range
 /// rules apply: below 2^-62 in magnitude → +0, beyond the largest finite float24 → ±inf.
-#[inline]
+#[inline(always)]
 pub fn round<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Float {
     let nan = l.is_nan(v);
     let canonical = l.splat_bits(CANONICAL_NAN_BITS);
@@ -288,6 +288,7 @@ fn flag_elements<L: Elements>(l: &mut L, unusual: &mut Option<L::Mask>, flag: L:
 /// [`round`] for a fast path that leaves only NaNs to an exact engine: the result is exact in
 /// every element that is not flagged (infinities and the range rules included), and `unusual`
 /// gains the elements whose result is a NaN.
+#[inline(always)]
 pub fn round_flagging_nan<L: Elements>(
     l: &mut L,
     v: L::Float,
@@ -308,6 +309,7 @@ pub fn round_flagging_nan<L: Elements>(
 
 /// A non-NaN result's bits as a register holds them: in the float24 modes rounded and then put
 /// through the range rules, in f32 mode unchanged ([`round`] without its NaN rule).
+#[inline(always)]
 fn rounded_in_range<L: Elements>(l: &mut L, bits: L::Bits, precision: Precision) -> L::Bits {
     match precision {
         Precision::F32 => bits,
@@ -319,7 +321,7 @@ fn rounded_in_range<L: Elements>(l: &mut L, bits: L::Bits, precision: Precision)
 }
 
 /// The range rules on a rounded non-NaN value's bits.
-#[inline]
+#[inline(always)]
 fn range_rules<L: Elements>(l: &mut L, bits: L::Bits) -> L::Bits {
     let (small, magnitude) = below_min_normal(l, bits);
     let max_finite = l.splat_bits(MAX_FINITE_BITS);
@@ -333,7 +335,7 @@ fn range_rules<L: Elements>(l: &mut L, bits: L::Bits) -> L::Bits {
 }
 
 /// The multiply of the shader units: a NaN product of two non-NaN factors (inf·0) is +0.
-#[inline]
+#[inline(always)]
 pub fn sanitized_mul<L: Elements>(l: &mut L, a: L::Float, b: L::Float) -> L::Float {
     let product = l.fmul(a, b);
     let product_nan = l.is_nan(product);
@@ -368,17 +370,19 @@ pub trait Finish<L: Elements> {
 pub struct Exactly;
 
 impl<L: Elements> Finish<L> for Exactly {
-    #[inline]
+    #[inline(always)]
     fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
         round(l, v, p)
     }
-    #[inline]
+    #[inline(always)]
     fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
         sanitized_mul(l, a, b)
     }
+    #[inline(always)]
     fn flags_nan_results(&self) -> bool {
         false
     }
+    #[inline(always)]
     fn poison(&mut self, l: &mut L, nan: L::Mask, v: L::Float) -> L::Float {
         let canonical = l.splat_bits(CANONICAL_NAN_BITS);
         let bits = l.bits_of(v);
@@ -406,9 +410,11 @@ impl<L: Elements> Finish<L> for Flagging<L::Mask> {
     fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
         l.fmul(a, b)
     }
+    #[inline(always)]
     fn flags_nan_results(&self) -> bool {
         true
     }
+    #[inline(always)]
     fn poison(&mut self, l: &mut L, nan: L::Mask, v: L::Float) -> L::Float {
         flag_elements(l, &mut self.unusual, nan);
         v
@@ -426,17 +432,19 @@ pub struct FlaggingNan<M> {
 }
 
 impl<L: Elements> Finish<L> for FlaggingNan<L::Mask> {
-    #[inline]
+    #[inline(always)]
     fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
         round_flagging_nan(l, v, p, &mut self.unusual)
     }
-    #[inline]
+    #[inline(always)]
     fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
         l.fmul(a, b)
     }
+    #[inline(always)]
     fn flags_nan_results(&self) -> bool {
         true
     }
+    #[inline(always)]
     fn poison(&mut self, l: &mut L, nan: L::Mask, v: L::Float) -> L::Float {
         flag_elements(l, &mut self.unusual, nan);
         v
@@ -444,6 +452,7 @@ impl<L: Elements> Finish<L> for FlaggingNan<L::Mask> {
 }
 
 /// ADD: round(flush a + flush b).
+#[inline(always)]
 pub fn add<L: Elements>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
     add_by(l, &mut Exactly, a, b, p)
 }
@@ -464,6 +473,7 @@ pub fn add_by<L: Elements, F: Finish<L>>(
 }
 
 /// MUL: round(sanitized(flush a · flush b)).
+#[inline(always)]
 pub fn mul<L: Elements>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
     mul_by(l, &mut Exactly, a, b, p)
 }
@@ -560,6 +570,7 @@ fn poisoned<L: Elements, F: Finish<L>>(
 }
 
 /// Two NaN masks as one.
+#[inline(always)]
 fn either_nan<L: Elements>(l: &mut L, a: Option<L::Mask>, b: Option<L::Mask>) -> Option<L::Mask> {
     match (a, b) {
         (Some(a), Some(b)) => Some(l.either(a, b)),
@@ -569,6 +580,7 @@ fn either_nan<L: Elements>(l: &mut L, a: Option<L::Mask>, b: Option<L::Mask>) ->
 }
 
 /// MAD: round(MUL(a, b) + flush c): the product is rounded before the addition.
+#[inline(always)]
 pub fn mad<L: Elements>(
     l: &mut L,
     a: L::Float,
@@ -614,6 +626,7 @@ pub fn mad_by<L: Elements, F: Finish<L>>(
 /// for DP3, four for DP4 and DPH): in the float24 modes pairwise, rounded at each step
 /// (`round(round(p0 + p1) + p2)`, `round(round(p0 + p1) + round(p2 + p3))`); in f32 mode left to
 /// right from +0 (`((0 + p0) + p1) + p2 ...`), rounded once.
+#[inline(always)]
 pub fn dot_sum<L: Elements>(l: &mut L, products: &[L::Float], p: Precision) -> L::Float {
     dot_sum_by(l, &mut Exactly, products, p)
 }
@@ -729,6 +742,7 @@ pub fn dph<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Fl
 }
 
 /// RCP of every element: round(1 / flush x).
+#[inline(always)]
 pub fn rcp_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
     rcp_each_by(l, &mut Exactly, x, p)
 }
@@ -748,6 +762,7 @@ pub fn rcp_each_by<L: Elements, F: Finish<L>>(
 }
 
 /// RSQ of every element: round(1 / sqrt(flush x)).
+#[inline(always)]
 pub fn rsq_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
     rsq_each_by(l, &mut Exactly, x, p)
 }
@@ -783,6 +798,7 @@ fn transcendental_rule<L: Elements, F: Finish<L>>(
 }
 
 /// EX2 of every element: round(exp2(flush x)) with [`transcendental::exp2`].
+#[inline(always)]
 pub fn ex2_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
     ex2_each_by(l, &mut Exactly, x, p)
 }
@@ -799,6 +815,7 @@ pub fn ex2_each_by<L: Elements, F: Finish<L>>(
 }
 
 /// LG2 of every element: round(log2(flush x)) with [`transcendental::log2`].
+#[inline(always)]
 pub fn lg2_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
     lg2_each_by(l, &mut Exactly, x, p)
 }
@@ -837,6 +854,7 @@ pub fn lg2<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
 }
 
 /// FLR: round(floor(flush x)), element by element.
+#[inline(always)]
 pub fn flr<L: Elements>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
     flr_by(l, &mut Exactly, a, p)
 }

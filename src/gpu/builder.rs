@@ -12,12 +12,13 @@ use crate::shbin::{Dvle, GsMode, OutputSemantic, Shbin};
 use super::assembly::Topology;
 use super::color::{ColorFormat, DepthFormat, Rgba8};
 use super::command::CommandWriter;
+use super::display::{Screen, offset};
 use super::fragment::CombinerStage;
 use super::lighting::LUT_ENTRIES;
 use super::loader::ComponentType;
 use super::memory::{FCRAM, VRAM};
 use super::regs::id;
-use super::texture::{TextureFormat, TextureKind, Wrap};
+use super::texture::{TextureFormat, TextureKind, UNIT_BASE, UNIT_TYPE, Wrap};
 use super::trace::{GPU_REGISTERS, Trace, TraceOp, external};
 
 /// A shader stage, for uniforms.
@@ -735,7 +736,7 @@ impl SceneBuilder {
     /// Binds `texture` to unit `unit` (0-2): its data placed in memory, its registers
     /// written. The unit is switched on by [`SceneBuilder::texture_units`].
     pub fn texture(&mut self, unit: usize, texture: &TextureSetup<'_>) -> &mut Self {
-        let base = [0x081u16, 0x091, 0x099][unit % 3];
+        let base = UNIT_BASE[unit % 3];
         let addresses: Vec<u32> = texture
             .faces
             .iter()
@@ -771,7 +772,7 @@ impl SceneBuilder {
                 self.write(0x086 + face as u16 - 1, (address >> 3) & 0x3F_FFFF);
             }
         }
-        self.write(base + 0xD, texture.format.code())
+        self.write(UNIT_TYPE[unit % 3], texture.format.code())
     }
 
     /// TEXUNIT_CONFIG: units 0-2 on by bits 0-2 of `enabled`; unit 2 reading texcoord 1
@@ -901,6 +902,28 @@ impl SceneBuilder {
         self.external(external::TRANSFER_OUTPUT_SIZE, size);
         self.external(external::TRANSFER_FLAGS, flags);
         self.external(external::TRANSFER_TRIGGER, 1);
+        self
+    }
+
+    /// Points `screen`'s LCD at the linear `format` framebuffer at `address`, `side` pixels
+    /// per memory row (240) and `rows` rows (400 top, 320 bottom), as the GSP does when an
+    /// application swaps buffers (the registers of [`super::display`]); `second` selects the
+    /// second of the two framebuffer registers.
+    pub fn present(
+        &mut self,
+        screen: Screen,
+        address: u32,
+        format: ColorFormat,
+        (side, rows): (u32, u32),
+        second: bool,
+    ) -> &mut Self {
+        self.flush();
+        let block = screen.block();
+        self.external(block + offset::SIZE, rows << 16 | side);
+        self.external(block + offset::ADDRESS[usize::from(second)], address);
+        self.external(block + offset::FORMAT, format.transfer_code());
+        self.external(block + offset::SELECT, u32::from(second));
+        self.external(block + offset::STRIDE, side * format.bytes() as u32);
         self
     }
 

@@ -504,7 +504,7 @@ impl Lighting {
                 alpha = self.read(&term, &inputs);
             }
         }
-        let alpha8 = unorm8(alpha);
+        let alpha8 = color8(alpha);
         let pick = |bit: u32| {
             if self.fresnel_alpha & bit != 0 {
                 alpha8
@@ -514,15 +514,15 @@ impl Lighting {
         };
         (
             [
-                unorm8(primary[0]),
-                unorm8(primary[1]),
-                unorm8(primary[2]),
+                color8(primary[0]),
+                color8(primary[1]),
+                color8(primary[2]),
                 pick(1),
             ],
             [
-                unorm8(secondary[0]),
-                unorm8(secondary[1]),
-                unorm8(secondary[2]),
+                color8(secondary[0]),
+                color8(secondary[1]),
+                color8(secondary[2]),
                 pick(2),
             ],
         )
@@ -585,6 +585,14 @@ fn normalize4(q: [f32; 4]) -> [f32; 4] {
     } else {
         [0.0, 0.0, 0.0, 1.0]
     }
+}
+
+/// A lighting sum (clamped to [0, 1]) as the 8-bit colour the combiners read: rounded to
+/// nearest (**choice**, docs/gpu-agreement.md: the reference emulator truncates, which puts
+/// lit pixels 1 lower about half the time; nothing public says which the hardware does). The
+/// one place to change it.
+fn color8(value: f32) -> u8 {
+    unorm8(value)
 }
 
 /// `v` rotated by the unit quaternion (x, y, z, w): v + 2 q⃗ × (q⃗ × v + w v).

@@ -125,6 +125,13 @@ impl PhysicalMemory {
         Ok(())
     }
 
+    /// Whether anything was ever written to the `len` bytes from `address` (to the pages they
+    /// lie in: memory nothing wrote reads as zeros, and a screen showing it shows nothing).
+    pub fn holds_any(&self, address: u32, len: u64) -> bool {
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        pieces(address, len).any(|(page, _, _)| self.pages.contains_key(&page))
+    }
+
     /// `len` bytes from `address`.
     pub fn read_vec(&self, address: u32, len: usize) -> Result<Vec<u8>, MemoryError> {
         Self::check(address, len as u64)?;

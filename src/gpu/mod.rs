@@ -25,6 +25,7 @@ pub mod assembly;
 pub mod builder;
 pub mod color;
 pub mod command;
+pub mod display;
 mod draw;
 pub mod fragment;
 pub mod fuzz;
@@ -536,9 +537,7 @@ impl Gpu {
                 jump @ (id::CMDBUF_JUMP0 | id::CMDBUF_JUMP1) => {
                     self.flush_immediate()?;
                     self.finish()?;
-                    let channel = jump - id::CMDBUF_JUMP0;
-                    let address = bits(self.regs.get(id::CMDBUF_ADDR0 + channel), 0, 28) << 3;
-                    let bytes = bits(self.regs.get(id::CMDBUF_SIZE0 + channel), 0, 21) << 3;
+                    let (address, bytes) = self.command_list_registers(jump - id::CMDBUF_JUMP0);
                     return Ok(ListEnd::Jump(address, bytes));
                 }
                 _ => {}
@@ -548,6 +547,16 @@ impl Gpu {
         self.finish()?;
         self.stats.unfinalized_lists += 1;
         Ok(ListEnd::Exhausted)
+    }
+
+    /// The list command-list channel `channel` (0 or 1) names: (physical address, bytes),
+    /// from CMDBUF_ADDRn and CMDBUF_SIZEn, both in 8-byte units (3dbrew, *GPU/Internal
+    /// Registers*). A jump in a list and a kick through the external registers (the same
+    /// registers, seen through the window at 0x10401000) both read it here.
+    pub fn command_list_registers(&self, channel: u16) -> (u32, u32) {
+        let address = bits(self.regs.get(id::CMDBUF_ADDR0 + channel), 0, 28) << 3;
+        let bytes = bits(self.regs.get(id::CMDBUF_SIZE0 + channel), 0, 21) << 3;
+        (address, bytes)
     }
 
     /// Runs the command list of `bytes` bytes at physical `address` and every list it jumps to

@@ -494,8 +494,14 @@ pub struct UnitConfig {
     pub border: Rgba8,
 }
 
-/// Each unit's first register: BORDER_COLOR, then DIM, PARAM, LOD, ADDR1; TYPE at +0xD.
-const UNIT_BASE: [u16; 3] = [0x081, 0x091, 0x099];
+/// Each unit's first register: BORDER_COLOR, then DIM, PARAM, LOD, ADDR1.
+pub const UNIT_BASE: [u16; 3] = [0x081, 0x091, 0x099];
+
+/// Each unit's TYPE register: unit 0's follows its five cube-face addresses and the shadow
+/// register, so the units' TYPEs are not at one offset from their bases (3dbrew, *GPU/Internal
+/// Registers*: TEXUNIT0_TYPE 0x08E, TEXUNIT1_TYPE 0x096, TEXUNIT2_TYPE 0x09E). Reading unit 2's
+/// TYPE for unit 1 made a real program's RGB8 normal map on unit 1 decode as RGBA8.
+pub const UNIT_TYPE: [u16; 3] = [0x08E, 0x096, 0x09E];
 
 /// Unit 0's face addresses 2-6 (ADDR2-ADDR6).
 const CUBE_ADDRESSES: u16 = 0x086;
@@ -511,7 +517,7 @@ impl UnitConfig {
         let dim = regs.get(base + 1);
         let param = regs.get(base + 2);
         let lod = regs.get(base + 3);
-        let format = TextureFormat::from_code(bits(regs.get(base + 0xD), 0, 4))?;
+        let format = TextureFormat::from_code(bits(regs.get(UNIT_TYPE[unit]), 0, 4))?;
         let kind = if unit == 0 {
             match bits(param, 28, 3) {
                 0 => TextureKind::Texture2d,
@@ -604,16 +610,18 @@ impl UnitConfig {
         match self.kind {
             TextureKind::CubeMap => {
                 let face = face.unwrap_or_else(|| cube_face([u, v, w]));
-                // The major axis's magnitude and the face's (s, t) axes: OpenGL's faces, t
-                // counted the PICA's way up from the last memory row, so that a face's bytes
-                // show the picture they show in OpenGL (docs/gpu-texturing.md).
+                // The major axis's magnitude and the face's (s, t) axes: OpenGL's faces with
+                // t reversed, so that t = 0 reads a face's first memory row where a 2D
+                // texture's t = 0 reads its last: the PICA's cube faces are stored upside
+                // down, as the texture converters for the PICA store them
+                // (docs/gpu-texturing.md, "Cube maps").
                 let (major, sc, tc) = match face {
-                    0 => (u, -w, v),
-                    1 => (-u, w, v),
-                    2 => (v, u, -w),
-                    3 => (-v, u, w),
-                    4 => (w, u, v),
-                    _ => (-w, -u, v),
+                    0 => (u, -w, -v),
+                    1 => (-u, w, -v),
+                    2 => (v, u, w),
+                    3 => (-v, u, -w),
+                    4 => (w, u, -v),
+                    _ => (-w, -u, -v),
                 };
                 let major = major.abs();
                 (face, 0.5 * (sc / major + 1.0), 0.5 * (tc / major + 1.0))

@@ -12,6 +12,7 @@
 use std::fmt;
 
 use super::memory::PhysicalMemory;
+use super::regs::id;
 use super::{Gpu, GpuError};
 
 /// The file magic.
@@ -139,6 +140,144 @@ impl Trace {
     }
 }
 
+/// One stream element as replay reads it: a memory load's bytes borrowed from where they lie
+/// (the mapped file, or an owned [`Trace`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceOpRef<'a> {
+    /// Bytes placed at a physical address.
+    MemoryLoad {
+        /// The physical address.
+        address: u32,
+        /// The bytes.
+        bytes: &'a [u8],
+    },
+    /// A 32-bit write to a memory-mapped register ([`TraceOp::RegisterWrite`]).
+    RegisterWrite {
+        /// The register's physical address.
+        address: u32,
+        /// The value written.
+        value: u32,
+    },
+    /// The end of a frame.
+    FrameMarker,
+}
+
+impl TraceOp {
+    /// The element as replay reads it.
+    pub fn as_ref(&self) -> TraceOpRef<'_> {
+        match self {
+            TraceOp::MemoryLoad { address, bytes } => TraceOpRef::MemoryLoad {
+                address: *address,
+                bytes,
+            },
+            TraceOp::RegisterWrite { address, value } => TraceOpRef::RegisterWrite {
+                address: *address,
+                value: *value,
+            },
+            TraceOp::FrameMarker => TraceOpRef::FrameMarker,
+        }
+    }
+}
+
+/// What replay reads: an initial state and a stream of elements, held ([`Trace`]) or read in
+/// place from a file's bytes ([`TraceFile`]).
+pub trait TraceStream {
+    /// Where the trace starts.
+    fn initial(&self) -> &InitialState;
+    /// How many elements the stream has.
+    fn elements(&self) -> usize;
+    /// How many frame markers the stream has.
+    fn frames(&self) -> usize;
+    /// The elements in order.
+    fn ops(&self) -> impl Iterator<Item = TraceOpRef<'_>>;
+}
+
+impl TraceStream for Trace {
+    fn initial(&self) -> &InitialState {
+        &self.initial
+    }
+    fn elements(&self) -> usize {
+        self.ops.len()
+    }
+    fn frames(&self) -> usize {
+        Trace::frames(self)
+    }
+    fn ops(&self) -> impl Iterator<Item = TraceOpRef<'_>> {
+        self.ops.iter().map(TraceOp::as_ref)
+    }
+}
+
+/// A CiTrace file read in place: the initial state is copied out (a few kilobytes), the stream
+/// stays in the file's bytes (a memory map of a file of hundreds of megabytes costs no copy),
+/// and every element was checked against the file's length when it was parsed.
+#[derive(Clone, Debug)]
+pub struct TraceFile<'a> {
+    /// Where it starts.
+    pub initial: InitialState,
+    file: &'a [u8],
+    stream: &'a [u8],
+    frames: usize,
+}
+
+impl<'a> TraceFile<'a> {
+    /// Parses the header and the initial state and checks every stream element (its type, its
+    /// write size, its payload inside the file) without copying any payload.
+    pub fn parse(file: &'a [u8]) -> Result<TraceFile<'a>, TraceError> {
+        let (initial, stream) = parse_header(file)?;
+        let mut frames = 0;
+        for (index, e) in stream.chunks_exact(ELEMENT_BYTES).enumerate() {
+            if decode_element(file, e, index)? == TraceOpRef::FrameMarker {
+                frames += 1;
+            }
+        }
+        Ok(TraceFile {
+            initial,
+            file,
+            stream,
+            frames,
+        })
+    }
+
+    /// The whole trace, every payload copied.
+    pub fn to_trace(&self) -> Trace {
+        Trace {
+            initial: self.initial.clone(),
+            ops: TraceStream::ops(self)
+                .map(|op| match op {
+                    TraceOpRef::MemoryLoad { address, bytes } => TraceOp::MemoryLoad {
+                        address,
+                        bytes: bytes.to_vec(),
+                    },
+                    TraceOpRef::RegisterWrite { address, value } => {
+                        TraceOp::RegisterWrite { address, value }
+                    }
+                    TraceOpRef::FrameMarker => TraceOp::FrameMarker,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl TraceStream for TraceFile<'_> {
+    fn initial(&self) -> &InitialState {
+        &self.initial
+    }
+    fn elements(&self) -> usize {
+        self.stream.len() / ELEMENT_BYTES
+    }
+    fn frames(&self) -> usize {
+        self.frames
+    }
+    fn ops(&self) -> impl Iterator<Item = TraceOpRef<'_>> {
+        // Every element decoded when the file was parsed: none fails here, and the stream
+        // would end at one that did.
+        self.stream
+            .chunks_exact(ELEMENT_BYTES)
+            .enumerate()
+            .map_while(|(index, e)| decode_element(self.file, e, index).ok())
+    }
+}
+
 /// A malformed trace file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TraceError {
@@ -244,8 +383,14 @@ fn le32(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
-/// Parses a CiTrace file.
+/// Parses a CiTrace file into a [`Trace`] that owns its payloads ([`TraceFile`] reads one in
+/// place).
 pub fn read(file: &[u8]) -> Result<Trace, TraceError> {
+    Ok(TraceFile::parse(file)?.to_trace())
+}
+
+/// The header's checks, the initial state, and the stream's bytes.
+fn parse_header(file: &[u8]) -> Result<(InitialState, &[u8]), TraceError> {
     if file.len() < SHORT_HEADER_BYTES {
         return Err(TraceError::TooShort { len: file.len() });
     }
@@ -324,43 +469,58 @@ pub fn read(file: &[u8]) -> Result<Trace, TraceError> {
         gs_float_uniforms: next(),
     };
     let stream = &file[stream_offset as usize..(stream_offset + stream_len) as usize];
-    let mut ops = Vec::with_capacity(elements as usize);
-    for (element, e) in stream.chunks_exact(ELEMENT_BYTES).enumerate() {
-        let op = match le32(e, 0) {
-            FRAME_MARKER => TraceOp::FrameMarker,
-            MEMORY_LOAD => {
-                let (offset, size, address) = (le32(e, 4), le32(e, 8), le32(e, 12));
-                let end = offset as u64 + size as u64;
-                if end > file.len() as u64 {
-                    return Err(TraceError::Payload {
-                        element,
-                        offset,
-                        size,
+    Ok((initial, stream))
+}
+
+/// Stream element number `index`, its 20 bytes `e`, a memory load's payload borrowed from
+/// `file`.
+fn decode_element<'a>(
+    file: &'a [u8],
+    e: &[u8],
+    index: usize,
+) -> Result<TraceOpRef<'a>, TraceError> {
+    Ok(match le32(e, 0) {
+        FRAME_MARKER => TraceOpRef::FrameMarker,
+        MEMORY_LOAD => {
+            let (offset, size, address) = (le32(e, 4), le32(e, 8), le32(e, 12));
+            let end = offset as u64 + size as u64;
+            if end > file.len() as u64 {
+                return Err(TraceError::Payload {
+                    element: index,
+                    offset,
+                    size,
+                });
+            }
+            TraceOpRef::MemoryLoad {
+                address,
+                bytes: &file[offset as usize..end as usize],
+            }
+        }
+        REGISTER_WRITE => {
+            let (address, size) = (le32(e, 4), le32(e, 8));
+            let value = le32(e, 12);
+            match size {
+                0xD1..=0xD4 => TraceOpRef::RegisterWrite { address, value },
+                // The later layout: the value right after the address, no size code.
+                _ if le32(e, 12) == 0 && le32(e, 16) == 0 => TraceOpRef::RegisterWrite {
+                    address,
+                    value: size,
+                },
+                code => {
+                    return Err(TraceError::WriteSize {
+                        element: index,
+                        code,
                     });
                 }
-                TraceOp::MemoryLoad {
-                    address,
-                    bytes: file[offset as usize..end as usize].to_vec(),
-                }
             }
-            REGISTER_WRITE => {
-                let (address, size) = (le32(e, 4), le32(e, 8));
-                let value = le32(e, 12);
-                match size {
-                    0xD1..=0xD4 => TraceOp::RegisterWrite { address, value },
-                    // The later layout: the value right after the address, no size code.
-                    _ if le32(e, 12) == 0 && le32(e, 16) == 0 => TraceOp::RegisterWrite {
-                        address,
-                        value: size,
-                    },
-                    code => return Err(TraceError::WriteSize { element, code }),
-                }
-            }
-            code => return Err(TraceError::ElementType { element, code }),
-        };
-        ops.push(op);
-    }
-    Ok(Trace { initial, ops })
+        }
+        code => {
+            return Err(TraceError::ElementType {
+                element: index,
+                code,
+            });
+        }
+    })
 }
 
 /// Writes `trace` as a CiTrace file (the 0x64-byte header, 32-bit register writes with the
@@ -460,9 +620,6 @@ pub struct Replayer {
     pub lcd: Vec<u32>,
     /// What replay did.
     pub stats: ReplayStats,
-    /// The size of the memory load last seen, and its address (to tell the two conventions of
-    /// the command-list size register apart).
-    last_load: Option<(u32, usize)>,
 }
 
 impl Replayer {
@@ -482,25 +639,35 @@ impl Replayer {
             external,
             lcd,
             stats: ReplayStats::default(),
-            last_load: None,
         }
     }
 
+    /// What `screen` shows now: the framebuffer its LCD registers name (call
+    /// [`Gpu::finish`] first, so that every draw has reached memory).
+    pub fn screen_image(
+        &self,
+        screen: super::display::Screen,
+    ) -> Result<super::image::Image, super::display::ScreenError> {
+        let registers = &self.external;
+        super::display::screen_image(screen, &self.gpu.memory, |o| {
+            registers.get(o as usize / 4).copied().unwrap_or(0)
+        })
+    }
+
     /// Performs one stream element. Returns whether it ended a frame.
-    pub fn step(&mut self, op: &TraceOp) -> Result<bool, GpuError> {
+    pub fn step(&mut self, op: TraceOpRef<'_>) -> Result<bool, GpuError> {
         match op {
-            TraceOp::MemoryLoad { address, bytes } => {
+            TraceOpRef::MemoryLoad { address, bytes } => {
                 self.stats.memory_loads += 1;
-                self.gpu.memory.write(*address, bytes)?;
-                self.last_load = Some((*address, bytes.len()));
+                self.gpu.memory.write(address, bytes)?;
                 Ok(false)
             }
-            TraceOp::FrameMarker => {
+            TraceOpRef::FrameMarker => {
                 self.stats.frames += 1;
                 Ok(true)
             }
-            TraceOp::RegisterWrite { address, value } => {
-                self.register_write(*address, *value)?;
+            TraceOpRef::RegisterWrite { address, value } => {
+                self.register_write(address, value)?;
                 Ok(false)
             }
         }
@@ -524,27 +691,27 @@ impl Replayer {
         self.stats.register_writes += 1;
         let offset = offset & !3;
         self.external[offset as usize / 4] = value;
-        if (external::INTERNAL_WINDOW..external::INTERNAL_WINDOW_END).contains(&offset)
-            && !(external::COMMAND_LIST_SIZE[0]..=external::COMMAND_LIST_TRIGGER[1])
-                .contains(&offset)
-        {
+        if (external::INTERNAL_WINDOW..external::INTERNAL_WINDOW_END).contains(&offset) {
+            // The window is the internal register file itself: the command-list registers
+            // (0x104018E0-F4) are internal registers 0x238-0x23D (docs/citrace.md §4.1).
             let register = ((offset - external::INTERNAL_WINDOW) / 4) as u16;
+            for channel in 0..2u16 {
+                if register == id::CMDBUF_JUMP0 + channel {
+                    // A kick: bit 0 starts the list the channel's registers name (3dbrew:
+                    // "writing value 1 here triggers GPU processing"); its size is in
+                    // 8-byte units like every size the GPU reads (docs/citrace.md §4.6).
+                    self.gpu.regs.set(register, value);
+                    if value & 1 != 0 {
+                        let (list, bytes) = self.gpu.command_list_registers(channel);
+                        self.gpu.run_command_list(list, bytes)?;
+                    }
+                    return Ok(());
+                }
+            }
             return self.gpu.write(register, value, 0xF);
         }
         let reg = |o: u32| self.external[o as usize / 4];
         for channel in 0..2 {
-            if offset == external::COMMAND_LIST_TRIGGER[channel] && value & 1 != 0 {
-                let list = reg(external::COMMAND_LIST_ADDRESS[channel]) << 3;
-                let size = reg(external::COMMAND_LIST_SIZE[channel]);
-                let bytes = match self.last_load {
-                    // Citra's 2015-2022 traces hold byte counts; the hardware (and this
-                    // writer) bytes / 8. The list's own memory load says which.
-                    Some((at, len)) if at == list && len as u64 == size as u64 => size,
-                    _ => size.saturating_mul(8),
-                };
-                self.gpu.run_command_list(list, bytes)?;
-                return Ok(());
-            }
             let fill = external::MEMORY_FILL[channel];
             if offset == fill + 0xC && value & 1 != 0 {
                 let (start, end, pattern) = (reg(fill), reg(fill + 4), reg(fill + 8));
@@ -591,15 +758,15 @@ fn memory_fill(
 /// stream), calling `progress(done, total)` every so often with stream elements done. Returns
 /// the replayer, its GPU finished (everything rasterized and written back).
 pub fn replay(
-    trace: &Trace,
+    trace: &impl TraceStream,
     gpu: Gpu,
     frame: Option<usize>,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<Replayer, GpuError> {
-    let mut replayer = Replayer::new(gpu, &trace.initial);
-    let total = trace.ops.len();
+    let mut replayer = Replayer::new(gpu, trace.initial());
+    let total = trace.elements();
     let mut frames = 0;
-    for (done, op) in trace.ops.iter().enumerate() {
+    for (done, op) in trace.ops().enumerate() {
         if done % 64 == 0 {
             progress(done, total);
         }

@@ -33,7 +33,9 @@ use crate::exec::{BatchIo, ExecConfig, GroupKernel};
 use crate::program::{ShaderProgram, Uniforms};
 
 use decode::Decoded;
-use run::{precision_index, run_batch};
+#[cfg(target_arch = "x86_64")]
+use run::Avx2;
+use run::{Baseline, precision_index, run_batch};
 
 /// Vertices per group (the width of every register component vector).
 pub const WIDTH: usize = 16;
@@ -107,7 +109,7 @@ fn run_portable<const P: u8>(
     io: &mut BatchIo<'_>,
     declined: &mut Vec<usize>,
 ) -> RunStats {
-    run_batch::<WIDTH, P>(program, budget, uniforms, io, declined)
+    run_batch::<WIDTH, P, Baseline>(program, budget, uniforms, io, declined)
 }
 
 /// The run loop for precision `P`, compiled with AVX2.
@@ -120,7 +122,7 @@ fn run_avx2<const P: u8>(
     io: &mut BatchIo<'_>,
     declined: &mut Vec<usize>,
 ) -> RunStats {
-    run_batch::<WIDTH, P>(program, budget, uniforms, io, declined)
+    run_batch::<WIDTH, P, Avx2>(program, budget, uniforms, io, declined)
 }
 
 impl VectorInterpreter {

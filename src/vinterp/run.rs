@@ -50,7 +50,7 @@ impl UniformTable {
 }
 
 /// The registers of one group.
-struct State<const N: usize> {
+pub(super) struct State<const N: usize> {
     /// v0-v15, r0-r15, o0-o15: four planes each (see the `*_BASE` constants).
     planes: [[f32; N]; PLANES],
     a0: [[i32; N]; 2],
@@ -74,7 +74,7 @@ pub struct RunStats {
 }
 
 /// Why a group did not finish.
-enum Stopped {
+pub(super) enum Stopped {
     /// Left to the exact engine (the budget, BREAK outside a loop).
     Decline,
     /// The flagging rules met an unusual value: run the group again with the exact rules.
@@ -83,7 +83,7 @@ enum Stopped {
 use Stopped::Decline;
 
 /// How a group run finishes its arithmetic ([`Exactly`], or [`Flagging`] with a check).
-trait GroupFinish<const N: usize>: Finish<Wide<N>> {
+pub(super) trait GroupFinish<const N: usize>: Finish<Wide<N>> {
     /// Whether some result so far is not exact.
     fn flagged(&self) -> bool;
 }
@@ -107,16 +107,121 @@ impl<const N: usize> GroupFinish<N> for Flagging<[u32; N]> {
 const EXACT_AFTER_UNUSUAL: u32 = 8;
 
 /// What one run reads besides the registers.
-struct Context<'a> {
+pub(super) struct Context<'a> {
     program: &'a Decoded,
     table: UniformTable,
     uniforms: &'a Uniforms,
     budget: u64,
 }
 
-/// Runs every vertex of `io` in groups of `N`; precision `P` (see [`precision_of`]).
+/// The instruction set a copy of the group loop and of the instruction bodies is compiled for.
+///
+/// The instruction bodies ([`State::exec`]) are the largest code the library has, and LLVM's
+/// time grows faster than a function's size: with the group loop of both finishes inlined into
+/// one run loop per precision and instruction set, each with the bodies inlined at every call
+/// site, the library took 16 minutes to build. Here each (precision, finish, instruction set)
+/// has its own out-of-line group loop ([`Isa::run_group`]) with one copy of the bodies inlined
+/// into its straight-line runs (where the time goes: a call per instruction there costs up to
+/// half the time of a short program), and one out-of-line copy ([`Isa::exec`]) for flow
+/// instructions and diverged paths.
+pub(super) trait Isa: Sized {
+    /// [`run_group`], compiled for this instruction set.
+    fn run_group<const N: usize, const P: u8, F: GroupFinish<N>>(
+        context: &Context<'_>,
+        state: &mut State<N>,
+        fin: &mut F,
+    ) -> Result<(), Stopped>;
+
+    /// Executes the data part of `op` ([`State::exec`]).
+    fn exec<const N: usize, const P: u8, F: Finish<Wide<N>>>(
+        state: &mut State<N>,
+        context: &Context<'_>,
+        fin: &mut F,
+        op: &Op,
+    );
+}
+
+/// The target's baseline.
+pub(super) struct Baseline;
+
+impl Isa for Baseline {
+    #[inline(never)]
+    fn run_group<const N: usize, const P: u8, F: GroupFinish<N>>(
+        context: &Context<'_>,
+        state: &mut State<N>,
+        fin: &mut F,
+    ) -> Result<(), Stopped> {
+        run_group::<N, P, F, Self>(context, state, fin)
+    }
+
+    #[inline(never)]
+    fn exec<const N: usize, const P: u8, F: Finish<Wide<N>>>(
+        state: &mut State<N>,
+        context: &Context<'_>,
+        fin: &mut F,
+        op: &Op,
+    ) {
+        state.exec::<P>(context, fin, op);
+    }
+}
+
+/// x86-64 with AVX2: only used once the host is known to have it (`Host::Avx2`).
+#[cfg(target_arch = "x86_64")]
+pub(super) struct Avx2;
+
+#[cfg(target_arch = "x86_64")]
+impl Isa for Avx2 {
+    #[inline(always)]
+    fn run_group<const N: usize, const P: u8, F: GroupFinish<N>>(
+        context: &Context<'_>,
+        state: &mut State<N>,
+        fin: &mut F,
+    ) -> Result<(), Stopped> {
+        // SAFETY: `Avx2` runs only on hosts that have AVX2 (`Host::detect`).
+        unsafe { run_group_avx2::<N, P, F>(context, state, fin) }
+    }
+
+    #[inline(always)]
+    fn exec<const N: usize, const P: u8, F: Finish<Wide<N>>>(
+        state: &mut State<N>,
+        context: &Context<'_>,
+        fin: &mut F,
+        op: &Op,
+    ) {
+        // SAFETY: as above.
+        unsafe { exec_avx2::<N, P, F>(state, context, fin, op) }
+    }
+}
+
+/// [`run_group`] compiled with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+fn run_group_avx2<const N: usize, const P: u8, F: GroupFinish<N>>(
+    context: &Context<'_>,
+    state: &mut State<N>,
+    fin: &mut F,
+) -> Result<(), Stopped> {
+    run_group::<N, P, F, Avx2>(context, state, fin)
+}
+
+/// [`State::exec`] compiled with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+fn exec_avx2<const N: usize, const P: u8, F: Finish<Wide<N>>>(
+    state: &mut State<N>,
+    context: &Context<'_>,
+    fin: &mut F,
+    op: &Op,
+) {
+    state.exec::<P>(context, fin, op);
+}
+
+/// Runs every vertex of `io` in groups of `N`; precision `P` (see [`precision_of`]),
+/// instructions executed by `I`.
 #[inline(always)]
-pub(super) fn run_batch<const N: usize, const P: u8>(
+pub(super) fn run_batch<const N: usize, const P: u8, I: Isa>(
     program: &Decoded,
     budget: u64,
     uniforms: &Uniforms,
@@ -173,7 +278,7 @@ pub(super) fn run_batch<const N: usize, const P: u8>(
         if exact_for == 0 {
             state.reset(program);
             let mut fin = Flagging::<[u32; N]> { unusual: None };
-            outcome = run_group::<N, P, _>(&context, &mut state, &mut fin);
+            outcome = I::run_group::<N, P, _>(&context, &mut state, &mut fin);
             if outcome.is_ok() && fin.flagged() {
                 outcome = Err(Stopped::Unusual);
             }
@@ -185,7 +290,7 @@ pub(super) fn run_batch<const N: usize, const P: u8>(
             stats.exact_groups += 1;
             exact_for = exact_for.saturating_sub(1);
             state.reset(program);
-            outcome = run_group::<N, P, _>(&context, &mut state, &mut Exactly);
+            outcome = I::run_group::<N, P, _>(&context, &mut state, &mut Exactly);
         }
         if outcome.is_err() {
             declined.extend(start..start + valid);
@@ -216,7 +321,7 @@ pub(super) fn run_batch<const N: usize, const P: u8>(
 
 /// Runs one group from its zeroed registers to END, or says why it is declined.
 #[inline(always)]
-fn run_group<const N: usize, const P: u8, F: GroupFinish<N>>(
+fn run_group<const N: usize, const P: u8, F: GroupFinish<N>, I: Isa>(
     context: &Context<'_>,
     state: &mut State<N>,
     fin: &mut F,
@@ -250,10 +355,12 @@ fn run_group<const N: usize, const P: u8, F: GroupFinish<N>>(
             let (Some(op), Some(inst)) = (program.ops.get(first), program.insts.get(first)) else {
                 return Err(Decline);
             };
-            state.exec::<P>(context, fin, op);
+            if op.kind != Kind::Nop {
+                I::exec::<N, P, F>(state, context, fin, op);
+            }
             let taken = state.taken(context, fin, inst, all_lanes::<N>())?;
             if taken != 0 && taken != all_lanes::<N>() {
-                return run_paths::<N, P, F>(context, state, fin, driver, executed, inst, taken);
+                return run_paths::<N, P, F, I>(context, state, fin, driver, executed, inst, taken);
             }
             let inputs = FlowInputs {
                 cmp: state.flags(0),
@@ -293,7 +400,7 @@ struct Path {
 /// one. Each vertex counts its own steps against the budget. Out of line: diverging groups
 /// are the rare case, and their loop need not be copied into every fast loop.
 #[inline(never)]
-fn run_paths<const N: usize, const P: u8, F: GroupFinish<N>>(
+fn run_paths<const N: usize, const P: u8, F: GroupFinish<N>, I: Isa>(
     context: &Context<'_>,
     state: &mut State<N>,
     fin: &mut F,
@@ -345,7 +452,7 @@ fn run_paths<const N: usize, const P: u8, F: GroupFinish<N>>(
                 .get(first..first + entry.run as usize)
                 .ok_or(Decline)?;
             for op in ops {
-                state.exec_masked::<P>(context, fin, op, path.lanes);
+                state.exec_masked::<P, F, I>(context, fin, op, path.lanes);
             }
             path.driver.advance_plain(entry.run);
             true
@@ -353,7 +460,7 @@ fn run_paths<const N: usize, const P: u8, F: GroupFinish<N>>(
             let (Some(op), Some(inst)) = (program.ops.get(first), program.insts.get(first)) else {
                 return Err(Decline);
             };
-            state.exec_masked::<P>(context, fin, op, path.lanes);
+            state.exec_masked::<P, F, I>(context, fin, op, path.lanes);
             let taken = state.taken(context, fin, inst, path.lanes)?;
             if taken != 0 && taken != path.lanes {
                 let mut other = Path {
@@ -467,15 +574,15 @@ impl<const N: usize> State<N> {
 
     /// [`State::exec`] for the vertices of `lanes` only: the other vertices keep their
     /// destination, a0 and cmp.
-    fn exec_masked<const P: u8>(
+    fn exec_masked<const P: u8, F: Finish<Wide<N>>, I: Isa>(
         &mut self,
         context: &Context<'_>,
-        fin: &mut impl Finish<Wide<N>>,
+        fin: &mut F,
         op: &Op,
         lanes: u32,
     ) {
         if lanes == all_lanes::<N>() || op.kind == Kind::Nop {
-            self.exec::<P>(context, fin, op);
+            I::exec::<N, P, F>(self, context, fin, op);
             return;
         }
         let plane = |lane: usize| (op.dst as usize + lane) % PLANES;
@@ -498,7 +605,7 @@ impl<const N: usize> State<N> {
             }
         });
         let (a0, cmp) = (self.a0, self.cmp);
-        self.exec::<P>(context, fin, op);
+        I::exec::<N, P, F>(self, context, fin, op);
         for (lane, kept) in kept.iter().enumerate() {
             if written & (1 << lane) != 0 {
                 blend(&mut self.planes[plane(lane)], kept, &active);
