@@ -795,6 +795,13 @@ mod external_registers {
         replayer.step(op).unwrap();
     }
 
+    /// Points command-list channel 0 at the list, `size` 8-byte units long, through the
+    /// external registers.
+    fn point_list(replayer: &mut Replayer, size: u32) {
+        mmio(replayer, external::COMMAND_LIST_ADDRESS[0], LIST >> 3);
+        mmio(replayer, external::COMMAND_LIST_SIZE[0], size);
+    }
+
     /// A list of 8 + 8 bytes: the first sets the ambient colour to 1, the second to 2.
     fn load_two_writes(replayer: &mut Replayer) {
         let mut words = CommandWriter::new();
@@ -816,8 +823,7 @@ mod external_registers {
     fn the_command_list_size_counts_eight_byte_units() {
         let mut r = replayer();
         load_two_writes(&mut r);
-        mmio(&mut r, external::COMMAND_LIST_ADDRESS[0], LIST >> 3);
-        mmio(&mut r, external::COMMAND_LIST_SIZE[0], 1);
+        point_list(&mut r, 1);
         mmio(&mut r, external::COMMAND_LIST_TRIGGER[0], 1);
         assert_eq!(r.gpu.regs.get(id::LIGHTING_AMBIENT), 1);
         // 16 written as a byte count would be 128 bytes: the list's 16 bytes, then zeros.
@@ -853,8 +859,7 @@ mod external_registers {
     fn a_kick_without_bit_0_runs_nothing() {
         let mut r = replayer();
         load_two_writes(&mut r);
-        mmio(&mut r, external::COMMAND_LIST_ADDRESS[0], LIST >> 3);
-        mmio(&mut r, external::COMMAND_LIST_SIZE[0], 2);
+        point_list(&mut r, 2);
         mmio(&mut r, external::COMMAND_LIST_TRIGGER[0], 2);
         assert_eq!(r.gpu.regs.get(id::LIGHTING_AMBIENT), 0);
         assert_eq!(r.gpu.stats.command_lists, 0);

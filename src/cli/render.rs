@@ -286,12 +286,13 @@ fn render_frames(
     };
     let started = Instant::now();
     let mut replayer = Replayer::new(gpu, scene.initial());
-    let mut frame = 0;
     let mut written = 0;
     for op in scene.ops() {
         if !replayer.step(op).map_err(gpu_error)? {
             continue;
         }
+        // The frame that just ended (frame N ends at the (N + 1)th marker).
+        let frame = replayer.stats.frames as usize - 1;
         if range.contains(&frame) {
             replayer.gpu.finish().map_err(gpu_error)?;
             let image = image_of(&replayer, args, &format!("at the end of frame {frame}"))?;
@@ -301,7 +302,6 @@ fn render_frames(
         if frame == *range.end() {
             break;
         }
-        frame += 1;
     }
     print(&format!(
         "{}: {written} frames ({}..={}) written to {}, {:.1} ms ({} engine)\n",

@@ -765,16 +765,13 @@ pub fn replay(
 ) -> Result<Replayer, GpuError> {
     let mut replayer = Replayer::new(gpu, trace.initial());
     let total = trace.elements();
-    let mut frames = 0;
     for (done, op) in trace.ops().enumerate() {
         if done % 64 == 0 {
             progress(done, total);
         }
-        if replayer.step(op)? {
-            if frame == Some(frames) {
-                break;
-            }
-            frames += 1;
+        // Frame N ends at the (N + 1)th marker.
+        if replayer.step(op)? && frame.is_some_and(|n| replayer.stats.frames == n as u64 + 1) {
+            break;
         }
     }
     replayer.gpu.finish()?;
