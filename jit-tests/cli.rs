@@ -1213,10 +1213,10 @@ fn names_from_a_file_are_escaped_when_printed() {
 /// own framebuffer and swaps to it).
 fn three_frame_screens() -> PathBuf {
     use picajit::gpu::builder::SceneBuilder;
-    use picajit::gpu::color::ColorFormat;
-    use picajit::gpu::display::Screen;
-    use picajit::gpu::memory::FCRAM;
-    use picajit::gpu::trace::TraceOp;
+    use picajit::gpu::framebuffer::color::ColorFormat;
+    use picajit::gpu::framebuffer::display::Screen;
+    use picajit::gpu::framebuffer::memory::FCRAM;
+    use picajit::gpu::front::trace::TraceOp;
     let mut scene = SceneBuilder::new();
     for k in 0..3u32 {
         let address = FCRAM.start + k * 0x10_0000;
@@ -1237,7 +1237,7 @@ fn three_frame_screens() -> PathBuf {
     }
     temp_file(
         "three-frames.ctf",
-        &picajit::gpu::trace::write(&scene.finish()),
+        &picajit::gpu::front::trace::write(&scene.finish()),
     )
 }
 

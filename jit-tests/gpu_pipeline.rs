@@ -6,13 +6,13 @@
 
 use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::engine::EngineKind;
-use picajit::gpu::assembly::Topology;
 use picajit::gpu::builder::{Attribute, Element, GeometryProgram, Indices, SceneBuilder, Stage};
-use picajit::gpu::command::CommandWriter;
-use picajit::gpu::loader::ComponentType;
+use picajit::gpu::front::command::CommandWriter;
+use picajit::gpu::front::trace::{self, Trace, TraceError, TraceOp};
+use picajit::gpu::geometry::assembly::Topology;
+use picajit::gpu::geometry::loader::ComponentType;
 use picajit::gpu::regs::id;
-use picajit::gpu::trace::{self, Trace, TraceError, TraceOp};
-use picajit::gpu::vertex::semantic;
+use picajit::gpu::regs::semantic;
 use picajit::gpu::{Gpu, GpuConfig, GpuError, Triangle};
 use picajit::shbin::Shbin;
 
@@ -652,10 +652,10 @@ fn mutated_traces_and_command_buffers_never_panic() {
 
 mod screens {
     use picajit::gpu::builder::SceneBuilder;
-    use picajit::gpu::color::ColorFormat;
-    use picajit::gpu::display::{Screen, ScreenError};
-    use picajit::gpu::memory::FCRAM;
-    use picajit::gpu::trace::{self, Replayer, TraceOp};
+    use picajit::gpu::framebuffer::color::ColorFormat;
+    use picajit::gpu::framebuffer::display::{Screen, ScreenError};
+    use picajit::gpu::framebuffer::memory::FCRAM;
+    use picajit::gpu::front::trace::{self, Replayer, TraceOp};
     use picajit::gpu::{Gpu, GpuConfig};
 
     /// A top-screen framebuffer: 400 memory rows of 240 RGB8 pixels (bytes b, g, r), black but
@@ -775,10 +775,10 @@ mod screens {
 // --- The external registers as replay reads them (docs/citrace.md §4) -----------------------
 
 mod external_registers {
-    use picajit::gpu::command::CommandWriter;
-    use picajit::gpu::memory::FCRAM;
+    use picajit::gpu::framebuffer::memory::FCRAM;
+    use picajit::gpu::front::command::CommandWriter;
+    use picajit::gpu::front::trace::{GPU_REGISTERS, InitialState, Replayer, TraceOpRef, external};
     use picajit::gpu::regs::id;
-    use picajit::gpu::trace::{GPU_REGISTERS, InitialState, Replayer, TraceOpRef, external};
     use picajit::gpu::{Gpu, GpuConfig};
 
     const LIST: u32 = FCRAM.start + 0x1000;

@@ -6,13 +6,13 @@
 
 use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::engine::EngineKind;
-use picajit::gpu::assembly::Topology;
 use picajit::gpu::builder::{Attribute, Element, SceneBuilder};
-use picajit::gpu::color::{ColorFormat, DepthFormat, Rgba8};
-use picajit::gpu::fragment::{CombinerStage, source};
-use picajit::gpu::image::Image;
-use picajit::gpu::loader::ComponentType;
-use picajit::gpu::trace::{self, Trace};
+use picajit::gpu::fragment::combiner::{CombinerStage, source};
+use picajit::gpu::framebuffer::color::{ColorFormat, DepthFormat, Rgba8};
+use picajit::gpu::framebuffer::image::Image;
+use picajit::gpu::front::trace::{self, Trace};
+use picajit::gpu::geometry::assembly::Topology;
+use picajit::gpu::geometry::loader::ComponentType;
 use picajit::gpu::{Gpu, GpuConfig};
 
 mod common;

@@ -8,18 +8,18 @@ use std::sync::Arc;
 
 use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::engine::EngineKind;
-use picajit::gpu::assembly::Topology;
 use picajit::gpu::builder::{Attribute, Element, SceneBuilder, TextureSetup};
-use picajit::gpu::color::{ColorFormat, DepthFormat, Rgba8};
-use picajit::gpu::fragment::{CombinerStage, source};
-use picajit::gpu::image::Image;
-use picajit::gpu::lighting::{Lighting, LightingLuts, lut_entry, lut_from_fn, table};
-use picajit::gpu::loader::ComponentType;
-use picajit::gpu::regs::{RegisterFile, id};
-use picajit::gpu::texture::{
+use picajit::gpu::fragment::combiner::{CombinerStage, source};
+use picajit::gpu::fragment::lighting::{Lighting, LightingLuts, lut_entry, lut_from_fn, table};
+use picajit::gpu::fragment::texture::{
     BoundUnit, DecodedTexture, Level, TextureFormat, TextureKind, UnitConfig, Wrap, decode, encode,
     etc1_block,
 };
+use picajit::gpu::framebuffer::color::{ColorFormat, DepthFormat, Rgba8};
+use picajit::gpu::framebuffer::image::Image;
+use picajit::gpu::geometry::assembly::Topology;
+use picajit::gpu::geometry::loader::ComponentType;
+use picajit::gpu::regs::{RegisterFile, id};
 
 mod common;
 
@@ -709,7 +709,7 @@ fn quad_scene(
     texture: &TextureSetup<'_>,
     reach: f32,
     adjust: impl FnOnce(&mut SceneBuilder),
-) -> picajit::gpu::trace::Trace {
+) -> picajit::gpu::front::trace::Trace {
     let files = [SourceFile {
         name: "vs.pica".into(),
         text: TEXTURED.into(),
@@ -845,7 +845,7 @@ fn clamp_to_border_shows_the_border_colour_past_the_texture() {
 
 #[test]
 fn textures_outside_memory_or_too_large_are_errors_naming_the_unit() {
-    use picajit::gpu::trace;
+    use picajit::gpu::front::trace;
     use picajit::gpu::{Gpu, GpuConfig};
     let (_, _, texels) = ramp();
     let bytes = vec![encode(TextureFormat::Rgba8, 8, 8, &texels)];

@@ -152,6 +152,147 @@ fn modules_import_only_lower_layers() {
     );
 }
 
+/// The software GPU's stages, lowest first (src/gpu/mod.rs, docs/gpu.md): a stage imports
+/// only the stages below it. The front end drives the geometry stage and the rasterizer, the
+/// rasterizer calls the fragment stages, every stage reads the register file and memory.
+const GPU_STAGES: &[&[&str]] = &[
+    &["regs"],
+    &["framebuffer"],
+    &["fragment"],
+    &["raster"],
+    &["geometry"],
+    &["front"],
+    &["builder", "fuzz"],
+];
+
+/// What the GPU's root re-exports, by the stage that defines it.
+const GPU_ROOT_ITEMS: &[(&str, &str)] = &[
+    ("Gpu", "front"),
+    ("GpuConfig", "front"),
+    ("GpuError", "front"),
+    ("GpuStats", "front"),
+    ("ListEnd", "front"),
+    ("StageTimes", "front"),
+    ("Triangle", "raster"),
+];
+
+fn gpu_stage_of(name: &str) -> Option<usize> {
+    let name = GPU_ROOT_ITEMS
+        .iter()
+        .find(|(item, _)| *item == name)
+        .map_or(name, |(_, stage)| stage);
+    GPU_STAGES.iter().position(|layer| layer.contains(&name))
+}
+
+/// The stages a GPU source file at `relative` (inside src/gpu) names: through
+/// `crate::gpu::x`, and through `super::x` where `super` is the GPU's root.
+fn gpu_references(relative: &Path, code: &str) -> BTreeSet<String> {
+    let parts: Vec<&str> = relative.iter().map(|p| p.to_str().unwrap()).collect();
+    // `super` is the GPU's root in a stage folder's mod.rs and in the root's own files.
+    let super_is_root = parts.len() == 1 || parts.last() == Some(&"mod.rs");
+    let mut found = BTreeSet::new();
+    let mut scan = |prefix: &str| {
+        let mut rest = code;
+        while let Some(at) = rest.find(prefix) {
+            let after = &rest[at + prefix.len()..];
+            let names: Vec<&str> = match after.strip_prefix('{') {
+                Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                    .split(',')
+                    .collect(),
+                None => vec![after],
+            };
+            for name in names {
+                let name: String = name
+                    .trim_start()
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() && name != "self" {
+                    found.insert(name);
+                }
+            }
+            rest = after;
+        }
+    };
+    scan("crate::gpu::");
+    if super_is_root {
+        // Not `super::super::`: the root's files have no such path.
+        scan("super::");
+    }
+    found
+}
+
+#[test]
+fn gpu_stages_import_only_stages_below_them() {
+    let gpu = root().join("src").join("gpu");
+    let mut files = Vec::new();
+    rust_files(&gpu, &mut files);
+    let mut stages = BTreeSet::new();
+    let mut violations = Vec::new();
+    for path in &files {
+        let relative = path.strip_prefix(&gpu).unwrap();
+        let first = relative.iter().next().unwrap().to_str().unwrap();
+        let stage = first.strip_suffix(".rs").unwrap_or(first);
+        if stage == "mod" {
+            continue; // the root ties the stages together
+        }
+        stages.insert(stage.to_string());
+        let Some(own) = gpu_stage_of(stage) else {
+            violations.push(format!("src/gpu/{stage} is in no stage of GPU_STAGES"));
+            continue;
+        };
+        let code = code_of(&fs::read_to_string(path).expect("readable source"));
+        for name in gpu_references(relative, &code) {
+            if name == stage {
+                continue;
+            }
+            match gpu_stage_of(&name) {
+                Some(theirs) if theirs >= own => violations.push(format!(
+                    "src/gpu/{} ({stage}) imports {name}, which is not below it",
+                    relative.display()
+                )),
+                Some(_) => {}
+                None if name.starts_with(char::is_uppercase) => violations.push(format!(
+                    "src/gpu/{} names the root's {name}: add it to GPU_ROOT_ITEMS",
+                    relative.display()
+                )),
+                None => {}
+            }
+        }
+    }
+    for layer in GPU_STAGES {
+        for stage in *layer {
+            assert!(
+                stages.contains(*stage),
+                "GPU_STAGES names {stage}, which is gone"
+            );
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "the GPU's stages import only those below them (docs/gpu.md, \"Layout\"):\n{}",
+        violations.join("\n")
+    );
+}
+
+#[test]
+fn the_gpu_scan_resolves_super_by_place() {
+    let code = code_of(
+        "use crate::gpu::raster::{self, Triangle};\nuse crate::gpu::{regs::id, Gpu};\n\
+         use super::combiner::Sources; // crate::gpu::front in a comment\n",
+    );
+    let in_folder: Vec<String> = gpu_references(Path::new("fragment/ops.rs"), &code)
+        .into_iter()
+        .collect();
+    assert_eq!(in_folder, ["Gpu", "raster", "regs"]);
+    let at_root: Vec<String> = gpu_references(Path::new("fragment/mod.rs"), &code)
+        .into_iter()
+        .collect();
+    assert_eq!(at_root, ["Gpu", "combiner", "raster", "regs"]);
+    assert_eq!(gpu_stage_of("Gpu"), gpu_stage_of("front"));
+    assert!(gpu_stage_of("raster") > gpu_stage_of("fragment"));
+}
+
 #[test]
 fn the_import_scan_sees_every_form() {
     let code = code_of(

@@ -33,8 +33,8 @@ mod textured_sphere;
 use std::path::PathBuf;
 
 use picajit::engine::EngineKind;
-use picajit::gpu::image::Image;
-use picajit::gpu::trace::{self, Trace};
+use picajit::gpu::framebuffer::image::Image;
+use picajit::gpu::front::trace::{self, Trace};
 
 use test_common::{color_image as image, read_png, render_trace as render};
 
@@ -239,7 +239,7 @@ fn the_lit_sphere_covers_its_disc_once_and_is_lit_from_its_light() {
 
 #[test]
 fn the_format_scene_shows_opaque_texels_and_the_checker_through_one_bit_alpha() {
-    use picajit::gpu::texture::{TextureFormat, decode, encode};
+    use picajit::gpu::fragment::texture::{TextureFormat, decode, encode};
     let image = image(&render(
         &texture_formats::build(),
         EngineKind::Interpreter,

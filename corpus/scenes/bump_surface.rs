@@ -5,13 +5,13 @@
 //! facing the warm light catch it and their tops carry a highlight. The combiners multiply a
 //! stone colour by the diffuse light and add the specular.
 
-use picajit::gpu::assembly::Topology;
 use picajit::gpu::builder::{Indices, LightEnvironment, SceneBuilder, Stage, TextureSetup};
-use picajit::gpu::color::Rgba8;
-use picajit::gpu::fragment::{CombinerStage, source};
-use picajit::gpu::lighting::{lut_from_fn, table};
-use picajit::gpu::texture::{TextureFormat, TextureKind, Wrap, encode};
-use picajit::gpu::trace::Trace;
+use picajit::gpu::fragment::combiner::{CombinerStage, source};
+use picajit::gpu::fragment::lighting::{lut_from_fn, table};
+use picajit::gpu::fragment::texture::{TextureFormat, TextureKind, Wrap, encode};
+use picajit::gpu::framebuffer::color::Rgba8;
+use picajit::gpu::front::trace::Trace;
+use picajit::gpu::geometry::assembly::Topology;
 
 use super::common::*;
 use super::textured::*;

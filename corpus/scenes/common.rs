@@ -5,8 +5,8 @@
 
 use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::gpu::builder::SceneBuilder;
-use picajit::gpu::color::{ColorFormat, DepthFormat};
-use picajit::gpu::fragment::{CombinerStage, source};
+use picajit::gpu::fragment::combiner::{CombinerStage, source};
+use picajit::gpu::framebuffer::color::{ColorFormat, DepthFormat};
 use picajit::shbin::Shbin;
 
 /// Render target size.

@@ -6,11 +6,11 @@
 //! multiply-add, add-multiply) on a vertex-colour gradient and a constant. Row 5: a 4× scale,
 //! the combiner buffer, a source-alpha blend over a stripe and a logic op (XOR) over one.
 
-use picajit::gpu::assembly::Topology;
 use picajit::gpu::builder::{Attribute, Element, Indices, SceneBuilder, Stage};
-use picajit::gpu::fragment::{CombinerStage, source};
-use picajit::gpu::loader::ComponentType;
-use picajit::gpu::trace::Trace;
+use picajit::gpu::fragment::combiner::{CombinerStage, source};
+use picajit::gpu::front::trace::Trace;
+use picajit::gpu::geometry::assembly::Topology;
+use picajit::gpu::geometry::loader::ComponentType;
 
 use super::common::*;
 

@@ -4,10 +4,10 @@
 //! invocation arrive in float uniforms) top right, and polygon fans (variable-size primitives:
 //! the index buffer gives each polygon's vertex count) below.
 
-use picajit::gpu::assembly::Topology;
 use picajit::gpu::builder::{Attribute, Element, GeometryProgram, Indices, SceneBuilder, Stage};
-use picajit::gpu::loader::ComponentType;
-use picajit::gpu::trace::Trace;
+use picajit::gpu::front::trace::Trace;
+use picajit::gpu::geometry::assembly::Topology;
+use picajit::gpu::geometry::loader::ComponentType;
 
 use super::common::*;
 

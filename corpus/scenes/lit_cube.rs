@@ -3,10 +3,10 @@
 //! on, then a translucent quad blended over it (source alpha, depth test on, depth writes off).
 //! Positions are floats, normals shorts, colours unsigned bytes.
 
-use picajit::gpu::assembly::Topology;
 use picajit::gpu::builder::{Attribute, Element, Indices, SceneBuilder, Stage};
-use picajit::gpu::loader::ComponentType;
-use picajit::gpu::trace::Trace;
+use picajit::gpu::front::trace::Trace;
+use picajit::gpu::geometry::assembly::Topology;
+use picajit::gpu::geometry::loader::ComponentType;
 
 use super::common::*;
 

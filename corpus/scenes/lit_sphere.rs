@@ -4,9 +4,9 @@
 //! colours, the depth test and back-face culling. Half the triangles face away; the poles'
 //! triangles are degenerate.
 
-use picajit::gpu::assembly::Topology;
 use picajit::gpu::builder::{Indices, SceneBuilder, Stage};
-use picajit::gpu::trace::Trace;
+use picajit::gpu::front::trace::Trace;
+use picajit::gpu::geometry::assembly::Topology;
 
 use super::common::*;
 use super::lit_cube;

@@ -5,13 +5,13 @@
 //! walls, up); the camera looks down and to the right, at the corner where the floor (−Y,
 //! brown) meets the −Z (purple) and +X (red) walls.
 
-use picajit::gpu::assembly::Topology;
 use picajit::gpu::builder::{Attribute, Element, Indices, SceneBuilder, Stage, TextureSetup};
-use picajit::gpu::color::Rgba8;
-use picajit::gpu::fragment::{CombinerStage, source};
-use picajit::gpu::loader::ComponentType;
-use picajit::gpu::texture::{CUBE_FACES, TextureFormat, TextureKind, Wrap, encode};
-use picajit::gpu::trace::Trace;
+use picajit::gpu::fragment::combiner::{CombinerStage, source};
+use picajit::gpu::fragment::texture::{CUBE_FACES, TextureFormat, TextureKind, Wrap, encode};
+use picajit::gpu::framebuffer::color::Rgba8;
+use picajit::gpu::front::trace::Trace;
+use picajit::gpu::geometry::assembly::Topology;
+use picajit::gpu::geometry::loader::ComponentType;
 
 use super::common::*;
 

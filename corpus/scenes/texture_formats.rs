@@ -4,13 +4,13 @@
 //! drawn with nearest filtering and blended by alpha over a checkerboard (itself an I8
 //! texture repeated across the target).
 
-use picajit::gpu::assembly::Topology;
 use picajit::gpu::builder::{Attribute, Element, SceneBuilder, TextureSetup};
-use picajit::gpu::color::Rgba8;
-use picajit::gpu::fragment::{CombinerStage, source};
-use picajit::gpu::loader::ComponentType;
-use picajit::gpu::texture::{TextureFormat, TextureKind, Wrap, encode};
-use picajit::gpu::trace::Trace;
+use picajit::gpu::fragment::combiner::{CombinerStage, source};
+use picajit::gpu::fragment::texture::{TextureFormat, TextureKind, Wrap, encode};
+use picajit::gpu::framebuffer::color::Rgba8;
+use picajit::gpu::front::trace::Trace;
+use picajit::gpu::geometry::assembly::Topology;
+use picajit::gpu::geometry::loader::ComponentType;
 
 use super::common::*;
 

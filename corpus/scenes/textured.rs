@@ -7,11 +7,11 @@
 use picajit::gpu::builder::{
     Attribute, Element, LightEnvironment, LightSetup, SceneBuilder, Stage, TextureSetup,
 };
-use picajit::gpu::color::Rgba8;
-use picajit::gpu::fragment::{CombinerStage, source};
-use picajit::gpu::lighting::{lut_from_fn, table};
-use picajit::gpu::loader::ComponentType;
-use picajit::gpu::texture::{TextureFormat, TextureKind, Wrap, encode};
+use picajit::gpu::fragment::combiner::{CombinerStage, source};
+use picajit::gpu::fragment::lighting::{lut_from_fn, table};
+use picajit::gpu::fragment::texture::{TextureFormat, TextureKind, Wrap, encode};
+use picajit::gpu::framebuffer::color::Rgba8;
+use picajit::gpu::geometry::loader::ComponentType;
 
 use super::common::*;
 

@@ -4,11 +4,11 @@
 //! the texture by the diffuse colour and add the specular one. The vertex shader is
 //! corpus/programs/normal-quat (the tangent frame as a quaternion, and the view vector).
 
-use picajit::gpu::assembly::Topology;
 use picajit::gpu::builder::{Indices, SceneBuilder, Stage};
-use picajit::gpu::color::Rgba8;
-use picajit::gpu::texture::TextureFormat;
-use picajit::gpu::trace::Trace;
+use picajit::gpu::fragment::texture::TextureFormat;
+use picajit::gpu::framebuffer::color::Rgba8;
+use picajit::gpu::front::trace::Trace;
+use picajit::gpu::geometry::assembly::Topology;
 
 use super::common::*;
 use super::textured::*;

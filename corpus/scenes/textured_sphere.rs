@@ -4,11 +4,11 @@
 //! ETC1 texture with five mipmap levels sampled trilinearly, and the textured cube's two
 //! fragment lights.
 
-use picajit::gpu::assembly::Topology;
 use picajit::gpu::builder::{Indices, SceneBuilder, Stage};
-use picajit::gpu::color::Rgba8;
-use picajit::gpu::texture::TextureFormat;
-use picajit::gpu::trace::Trace;
+use picajit::gpu::fragment::texture::TextureFormat;
+use picajit::gpu::framebuffer::color::Rgba8;
+use picajit::gpu::front::trace::Trace;
+use picajit::gpu::geometry::assembly::Topology;
 
 use super::lit_sphere::{RINGS, SEGMENTS, indices, model, points};
 use super::textured::*;

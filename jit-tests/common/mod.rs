@@ -745,7 +745,7 @@ impl XorShift {
 
 /// Replays a scene trace on a fresh software GPU with `engine` on `threads` threads.
 pub fn render_trace(
-    trace: &picajit::gpu::trace::Trace,
+    trace: &picajit::gpu::front::trace::Trace,
     engine: picajit::engine::EngineKind,
     threads: usize,
 ) -> picajit::gpu::Gpu {
@@ -754,13 +754,13 @@ pub fn render_trace(
         threads,
         ..picajit::gpu::GpuConfig::default()
     };
-    picajit::gpu::trace::replay(trace, picajit::gpu::Gpu::new(config), None, |_, _| {})
+    picajit::gpu::front::trace::replay(trace, picajit::gpu::Gpu::new(config), None, |_, _| {})
         .expect("the scene renders")
         .gpu
 }
 
 /// The colour buffer a rendered scene leaves bound.
-pub fn color_image(gpu: &picajit::gpu::Gpu) -> picajit::gpu::image::Image {
+pub fn color_image(gpu: &picajit::gpu::Gpu) -> picajit::gpu::framebuffer::image::Image {
     gpu.color_image().unwrap().expect("a colour buffer")
 }
 

@@ -129,7 +129,7 @@ pub enum CliError {
         /// The file.
         path: PathBuf,
         /// What is wrong, and where.
-        error: crate::gpu::trace::TraceError,
+        error: crate::gpu::front::trace::TraceError,
     },
     /// Replaying a trace failed.
     Gpu {

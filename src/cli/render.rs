@@ -17,10 +17,10 @@ use crate::engine::EngineKind;
 use crate::engine::cache::ProgramCache;
 use crate::engine::parallel::available_threads;
 use crate::float24::Precision;
-use crate::gpu::display::Screen;
-use crate::gpu::image::{DepthImage, Image};
-use crate::gpu::trace;
-use crate::gpu::trace::{Replayer, TraceFile, TraceStream};
+use crate::gpu::framebuffer::display::Screen;
+use crate::gpu::framebuffer::image::{DepthImage, Image};
+use crate::gpu::front::trace;
+use crate::gpu::front::trace::{Replayer, TraceFile, TraceStream};
 use crate::gpu::{Gpu, GpuConfig, GpuError, StageTimes};
 
 use super::error::{CliError, IoAction};

@@ -9,17 +9,17 @@ use crate::numbers::{FLOAT16, FLOAT20, FLOAT24, FLOAT31};
 use crate::program::Vec4;
 use crate::shbin::{Dvle, GsMode, OutputSemantic, Shbin};
 
-use super::assembly::Topology;
-use super::color::{ColorFormat, DepthFormat, Rgba8};
-use super::command::CommandWriter;
-use super::display::{Screen, offset};
-use super::fragment::CombinerStage;
-use super::lighting::LUT_ENTRIES;
-use super::loader::ComponentType;
-use super::memory::{FCRAM, VRAM};
 use super::regs::id;
-use super::texture::{TextureFormat, TextureKind, UNIT_BASE, UNIT_TYPE, Wrap};
-use super::trace::{GPU_REGISTERS, Trace, TraceOp, external};
+use crate::gpu::fragment::combiner::CombinerStage;
+use crate::gpu::fragment::lighting::LUT_ENTRIES;
+use crate::gpu::fragment::texture::{TextureFormat, TextureKind, UNIT_BASE, UNIT_TYPE, Wrap};
+use crate::gpu::framebuffer::color::{ColorFormat, DepthFormat, Rgba8};
+use crate::gpu::framebuffer::display::{Screen, offset};
+use crate::gpu::framebuffer::memory::{FCRAM, VRAM};
+use crate::gpu::front::command::CommandWriter;
+use crate::gpu::front::trace::{GPU_REGISTERS, Trace, TraceOp, external};
+use crate::gpu::geometry::assembly::Topology;
+use crate::gpu::geometry::loader::ComponentType;
 
 /// A shader stage, for uniforms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,7 +106,7 @@ pub struct TextureSetup<'a> {
     pub format: TextureFormat,
     /// Level 0's size.
     pub size: (u32, u32),
-    /// Each face's bytes: level 0 then each mipmap, tiled ([`super::texture::encode`]); one
+    /// Each face's bytes: level 0 then each mipmap, tiled ([`crate::gpu::fragment::texture::encode`]); one
     /// face, or six for a cube map (+X, −X, +Y, −Y, +Z, −Z).
     pub faces: &'a [Vec<u8>],
     /// The mipmap levels after level 0 in the data.
@@ -907,7 +907,7 @@ impl SceneBuilder {
 
     /// Points `screen`'s LCD at the linear `format` framebuffer at `address`, `side` pixels
     /// per memory row (240) and `rows` rows (400 top, 320 bottom), as the GSP does when an
-    /// application swaps buffers (the registers of [`super::display`]); `second` selects the
+    /// application swaps buffers (the registers of [`crate::gpu::framebuffer::display`]); `second` selects the
     /// second of the two framebuffer registers.
     pub fn present(
         &mut self,

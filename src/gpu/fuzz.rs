@@ -5,7 +5,7 @@
 
 use crate::engine::EngineKind;
 
-use super::trace;
+use super::front::trace;
 use super::{Gpu, GpuConfig};
 
 /// What became of an input.

@@ -335,6 +335,27 @@ pub const fn bits(word: u32, first: u32, count: u32) -> u32 {
     (word >> first) & (((1u64 << count) - 1) as u32)
 }
 
+/// The semantic codes of the output map's fields (SH_OUTMAP_O0-O6): what each interpolated
+/// attribute a stage reads means.
+/// Semantics an output component can carry (codes 0x00-0x17; others are unused).
+pub const SEMANTICS: usize = 0x18;
+
+/// The code of an unused component.
+pub const UNUSED_SEMANTIC: u8 = 0x1F;
+
+/// Semantic codes.
+#[allow(missing_docs)]
+pub mod semantic {
+    pub const POSITION: usize = 0x00;
+    pub const QUATERNION: usize = 0x04;
+    pub const COLOR: usize = 0x08;
+    pub const TEXCOORD0: usize = 0x0C;
+    pub const TEXCOORD1: usize = 0x0E;
+    pub const TEXCOORD0_W: usize = 0x10;
+    pub const VIEW: usize = 0x12;
+    pub const TEXCOORD2: usize = 0x16;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

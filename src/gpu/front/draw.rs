@@ -1,4 +1,4 @@
-//! Draws (docs/gpu.md, "Draws"): the vertex positions of a draw in chunks; per chunk the
+//! Draws (docs/gpu.md, "Draws"), the front end sequencing the geometry stage: the vertex positions of a draw in chunks; per chunk the
 //! distinct vertices (the post-transform cache: a vertex index is shaded once per chunk, and a
 //! vertex's result depends only on its inputs and the uniforms, so sharing it changes nothing
 //! but the time) loaded into input planes and run as one batch on the engine, on every core;
@@ -12,12 +12,14 @@ use crate::engine::parallel::run_batch_threads;
 use crate::exec::{BatchIo, EmitConfig, EmitSink, RegisterSet, ShaderEngine, SoaBuffer};
 use crate::program::{DEFAULT_INPUT, InputRegisters, ShaderKind, Vec4};
 
-use super::assembly::PrimitiveAssembler;
-use super::loader::VertexLoader;
-use super::memory::PhysicalMemory;
-use super::regs::{bits, id};
-use super::vertex::{OutputMap, OutputVertex};
-use super::{Gpu, GpuError, GpuStats, Triangle, charge};
+use crate::gpu::framebuffer::memory::PhysicalMemory;
+use crate::gpu::geometry::assembly::PrimitiveAssembler;
+use crate::gpu::geometry::loader::VertexLoader;
+use crate::gpu::geometry::output_map::OutputMap;
+use crate::gpu::raster::{OutputVertex, Triangle};
+use crate::gpu::regs::{bits, id};
+
+use super::{Gpu, GpuError, GpuStats, charge};
 
 /// Draw positions per chunk: bounds the memory a draw holds whatever its size (about 30 MB at
 /// most), while giving the vertex batches enough distinct vertices to run on several cores
@@ -218,10 +220,12 @@ fn read_indices(
     let at = address + (start * size) as u64;
     let len = (n * size) as u64;
     if at > u32::MAX as u64 {
-        return Err(GpuError::Memory(super::memory::MemoryError {
-            address: u32::MAX,
-            len,
-        }));
+        return Err(GpuError::Memory(
+            crate::gpu::framebuffer::memory::MemoryError {
+                address: u32::MAX,
+                len,
+            },
+        ));
     }
     let bytes = memory.read_vec(at as u32, len as usize)?;
     Ok(if size == 2 {

@@ -9,7 +9,7 @@ use crate::float24::{F24, Precision, unpack_uniform, unpack_uniform_f32};
 use crate::isa::{OPDESC_COUNT, PROGRAM_WORDS};
 use crate::program::{ProgramError, ShaderKind, ShaderProgram, Uniforms};
 
-use super::regs::{bits, id};
+use crate::gpu::regs::{bits, id};
 
 /// Float uniforms a unit has (an upload to a higher index is ignored, as the hardware does).
 pub const FLOAT_UNIFORMS: usize = 96;

@@ -8,8 +8,8 @@ use std::fmt;
 use crate::exec::{RegisterSet, SoaBuffer};
 use crate::program::{DEFAULT_INPUT, InputRegisters, Vec4};
 
-use super::memory::{MemoryError, PhysicalMemory};
-use super::regs::{RegisterFile, bits, id};
+use crate::gpu::framebuffer::memory::{MemoryError, PhysicalMemory};
+use crate::gpu::regs::{RegisterFile, bits, id};
 
 /// Attributes the loader has.
 pub const ATTRIBUTES: usize = 12;

@@ -8,8 +8,8 @@
 //! which input, scale and index mode, so the per-fragment work ([`Lighting::shade`]) is
 //! arithmetic only.
 
-use super::color::{Rgba8, unorm8};
-use super::regs::{RegisterFile, bits, id};
+use crate::gpu::framebuffer::color::{Rgba8, unorm8};
+use crate::gpu::regs::{RegisterFile, bits, id};
 use crate::numbers::{FLOAT16, FLOAT20, signed_fixed};
 
 /// Entries per table.

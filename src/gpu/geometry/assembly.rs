@@ -4,7 +4,7 @@
 //! RESTART_PRIMITIVE empties it. The geometry shader's winding flag swaps the first two
 //! vertices of the next triangle of a list or of the geometry topology.
 
-use super::vertex::OutputVertex;
+use crate::gpu::raster::OutputVertex;
 
 /// How vertices form triangles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,66 +1,11 @@
-//! What the rasterizer receives per vertex: the shader's output registers renamed by the
-//! output map into semantics (docs/gpu.md, "Output mapping"). Slot i of the map is the i-th
-//! register enabled in the output mask; each of its four components names a semantic.
+//! The output map (docs/gpu.md, "Output mapping"): the shader's output registers renamed into
+//! semantics, the vertex the rasterizer receives. Slot i of the map is the i-th register enabled
+//! in the output mask; each of its four components names a semantic.
 
 use crate::program::Vec4;
 
-use super::regs::{RegisterFile, bits, id};
-
-/// Semantics an output component can carry (codes 0x00-0x17; others are unused).
-pub const SEMANTICS: usize = 0x18;
-
-/// The code of an unused component.
-pub const UNUSED_SEMANTIC: u8 = 0x1F;
-
-/// Semantic codes.
-#[allow(missing_docs)]
-pub mod semantic {
-    pub const POSITION: usize = 0x00;
-    pub const QUATERNION: usize = 0x04;
-    pub const COLOR: usize = 0x08;
-    pub const TEXCOORD0: usize = 0x0C;
-    pub const TEXCOORD1: usize = 0x0E;
-    pub const TEXCOORD0_W: usize = 0x10;
-    pub const VIEW: usize = 0x12;
-    pub const TEXCOORD2: usize = 0x16;
-}
-
-/// A vertex as the rasterizer sees it: one value per semantic code.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct OutputVertex {
-    /// Values by semantic code; a semantic the map never assigns reads 1.0.
-    pub attributes: [f32; SEMANTICS],
-}
-
-impl Default for OutputVertex {
-    fn default() -> OutputVertex {
-        OutputVertex {
-            attributes: [1.0; SEMANTICS],
-        }
-    }
-}
-
-impl OutputVertex {
-    /// Position x, y, z, w (clip space).
-    pub fn position(&self) -> Vec4 {
-        self.vec4(semantic::POSITION)
-    }
-
-    /// Colour r, g, b, a.
-    pub fn color(&self) -> Vec4 {
-        self.vec4(semantic::COLOR)
-    }
-
-    /// The normal quaternion.
-    pub fn quaternion(&self) -> Vec4 {
-        self.vec4(semantic::QUATERNION)
-    }
-
-    fn vec4(&self, first: usize) -> Vec4 {
-        let a = &self.attributes;
-        [a[first], a[first + 1], a[first + 2], a[first + 3]]
-    }
-}
+use crate::gpu::raster::OutputVertex;
+use crate::gpu::regs::{RegisterFile, bits, id};
 
 /// The output map of the stage that feeds the rasterizer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,6 +56,7 @@ impl OutputMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::regs::semantic;
 
     #[test]
     fn slots_follow_the_enabled_registers_of_the_mask() {

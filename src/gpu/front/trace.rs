@@ -11,9 +11,9 @@
 
 use std::fmt;
 
-use super::memory::PhysicalMemory;
-use super::regs::id;
 use super::{Gpu, GpuError};
+use crate::gpu::framebuffer::memory::PhysicalMemory;
+use crate::gpu::regs::id;
 
 /// The file magic.
 pub const MAGIC: &[u8; 4] = b"CiTr";
@@ -646,10 +646,11 @@ impl Replayer {
     /// [`Gpu::finish`] first, so that every draw has reached memory).
     pub fn screen_image(
         &self,
-        screen: super::display::Screen,
-    ) -> Result<super::image::Image, super::display::ScreenError> {
+        screen: crate::gpu::framebuffer::display::Screen,
+    ) -> Result<crate::gpu::framebuffer::image::Image, crate::gpu::framebuffer::display::ScreenError>
+    {
         let registers = &self.external;
-        super::display::screen_image(screen, &self.gpu.memory, |o| {
+        crate::gpu::framebuffer::display::screen_image(screen, &self.gpu.memory, |o| {
             registers.get(o as usize / 4).copied().unwrap_or(0)
         })
     }

@@ -10,9 +10,9 @@
 
 use std::sync::Arc;
 
-use super::color::{ColorFormat, Rgba8, morton, widen};
-use super::memory::{MemoryError, PhysicalMemory};
-use super::regs::{RegisterFile, bits};
+use crate::gpu::framebuffer::color::{ColorFormat, Rgba8, morton, widen};
+use crate::gpu::framebuffer::memory::{MemoryError, PhysicalMemory};
+use crate::gpu::regs::{RegisterFile, bits};
 use crate::numbers::signed_fixed;
 
 /// A texel format (TEXUNITi_TYPE bits 0-3).
@@ -510,7 +510,7 @@ impl UnitConfig {
     /// Unit `unit`'s configuration (0-2); `None` when the unit is off (TEXUNIT_CONFIG), its
     /// type says disabled, or its format code is undefined.
     pub fn configure(regs: &RegisterFile, unit: usize) -> Option<UnitConfig> {
-        if regs.get(super::regs::id::TEXUNIT_CONFIG) & (1 << unit) == 0 {
+        if regs.get(crate::gpu::regs::id::TEXUNIT_CONFIG) & (1 << unit) == 0 {
             return None;
         }
         let base = UNIT_BASE[unit];

@@ -3,9 +3,9 @@
 //! with line widths and gaps). It runs when a trace writes its trigger register.
 
 use super::GpuError;
-use super::color::{ColorFormat, tiled_offset};
-use super::memory::{MemoryError, PhysicalMemory};
 use super::trace::external;
+use crate::gpu::framebuffer::color::{ColorFormat, tiled_offset};
+use crate::gpu::framebuffer::memory::{MemoryError, PhysicalMemory};
 
 /// Flags of the transfer engine's flag register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
