@@ -59,27 +59,29 @@ fn code_of(text: &str) -> String {
 /// The top-level modules a piece of code names through `crate::`: `crate::x::...` and every
 /// item of `crate::{x, y::z, ...}`.
 fn crate_references(code: &str) -> BTreeSet<String> {
+    path_references(code, "crate::")
+}
+
+/// The names that follow `prefix` in a piece of code: `prefix x::...` and every item of
+/// `prefix {x, y::z, ...}` (but `self`).
+fn path_references(code: &str, prefix: &str) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
-    let ident = |s: &str| -> String {
-        s.trim_start()
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect()
-    };
     let mut rest = code;
-    while let Some(at) = rest.find("crate::") {
-        let after = &rest[at + "crate::".len()..];
-        if let Some(group) = after.strip_prefix('{') {
-            let end = group.find('}').unwrap_or(group.len());
-            for item in group[..end].split(',') {
-                let name = ident(item);
-                if !name.is_empty() {
-                    found.insert(name);
-                }
-            }
-        } else {
-            let name = ident(after);
-            if !name.is_empty() {
+    while let Some(at) = rest.find(prefix) {
+        let after = &rest[at + prefix.len()..];
+        let names: Vec<&str> = match after.strip_prefix('{') {
+            Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                .split(',')
+                .collect(),
+            None => vec![after],
+        };
+        for name in names {
+            let name: String = name
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() && name != "self" {
                 found.insert(name);
             }
         }
@@ -190,34 +192,10 @@ fn gpu_references(relative: &Path, code: &str) -> BTreeSet<String> {
     let parts: Vec<&str> = relative.iter().map(|p| p.to_str().unwrap()).collect();
     // `super` is the GPU's root in a stage folder's mod.rs and in the root's own files.
     let super_is_root = parts.len() == 1 || parts.last() == Some(&"mod.rs");
-    let mut found = BTreeSet::new();
-    let mut scan = |prefix: &str| {
-        let mut rest = code;
-        while let Some(at) = rest.find(prefix) {
-            let after = &rest[at + prefix.len()..];
-            let names: Vec<&str> = match after.strip_prefix('{') {
-                Some(group) => group[..group.find('}').unwrap_or(group.len())]
-                    .split(',')
-                    .collect(),
-                None => vec![after],
-            };
-            for name in names {
-                let name: String = name
-                    .trim_start()
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
-                if !name.is_empty() && name != "self" {
-                    found.insert(name);
-                }
-            }
-            rest = after;
-        }
-    };
-    scan("crate::gpu::");
+    let mut found = path_references(code, "crate::gpu::");
     if super_is_root {
         // Not `super::super::`: the root's files have no such path.
-        scan("super::");
+        found.extend(path_references(code, "super::"));
     }
     found
 }
