@@ -1,6 +1,6 @@
 //! The per-fragment operations (docs/gpu.md, "Fragment stages"): alpha test, stencil test,
 //! depth test, blending or a logic op, and the write masks, on 8-bit channels
-//! (docs/gpu-rasterizer-and-framebuffer.md §5). [`write`] applies them to one pixel of a band.
+//! (docs/gpu-rasterizer-and-framebuffer.md §5). [`write()`] applies them to one pixel of a band.
 
 use crate::gpu::framebuffer::color::{DepthFormat, Rgba8, tiled_offset};
 use crate::gpu::framebuffer::target::{BandPixels, TargetConfig};

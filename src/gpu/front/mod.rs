@@ -2,7 +2,7 @@
 //! stage's state, takes register writes one at a time ([`Gpu::write`]), as command buffers
 //! ([`Gpu::run_commands`]) or as command lists in memory ([`Gpu::run_command_list`],
 //! following CMDBUF_JUMP chains), and acts on the writes that start work: uploads to the shader
-//! units, draws (the geometry stage, then the rasterizer through [`render`]'s functions),
+//! units, draws (the geometry stage, then the rasterizer through `render`'s functions),
 //! flushes. Beside it: [`command`] (buffers into writes), [`trace`] (CiTrace replay) and
 //! [`transfer`] (display transfers and memory fills).
 //!
