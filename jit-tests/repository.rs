@@ -1,12 +1,13 @@
-//! Rules about the repository itself: data flows one way through the library's modules
-//! (docs/architecture.md), and every integration test file is a test target.
+//! Rules about the repository itself: data flows one way through the library's modules, across
+//! the workspace's crates and inside the GPU (docs/architecture.md, docs/gpu.md), and every
+//! integration test file is a test target.
 
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The library's top-level modules, lowest layer first. A module may import only modules of a
-/// strictly lower layer; modules of one layer (the two engines) never import each other.
+/// strictly lower layer; modules of one layer (the engines) never import each other.
 const LAYERS: &[&[&str]] = &[
     &["float24"],
     &["numbers"],
@@ -59,30 +60,98 @@ fn code_of(text: &str) -> String {
 /// The top-level modules a piece of code names through `crate::`: `crate::x::...` and every
 /// item of `crate::{x, y::z, ...}`.
 fn crate_references(code: &str) -> BTreeSet<String> {
-    path_references(code, "crate::")
+    prefixed_references(code, "crate::")
 }
 
-/// The names that follow `prefix` in a piece of code: `prefix x::...` and every item of
-/// `prefix {x, y::z, ...}` (but `self`).
-fn path_references(code: &str, prefix: &str) -> BTreeSet<String> {
+/// Where the modules live: each crate's source folder, and the module its files make (`None`:
+/// each top-level entry of the folder is a module of its own).
+const SOURCES: &[(&str, Option<&str>)] = &[
+    ("src", None),
+    ("crates/shader/src", None),
+    ("crates/jit/src", Some("jit")),
+    ("crates/vinterp/src", Some("vinterp")),
+    ("crates/engine/src", Some("engine")),
+    ("crates/gpu/src", Some("gpu")),
+];
+
+/// Every Rust file of the library with the crate source folder it is in.
+fn library_files() -> Vec<(PathBuf, &'static (&'static str, Option<&'static str>))> {
+    let mut out = Vec::new();
+    for source in SOURCES {
+        let mut files = Vec::new();
+        rust_files(&root().join(source.0), &mut files);
+        out.extend(files.into_iter().map(|file| (file, source)));
+    }
+    out
+}
+
+/// The top-level module a source file belongs to (`crates/shader/src/isa/decode.rs` → `isa`,
+/// `crates/jit/src/lower.rs` → `jit`), or `None` for a crate root that is no module of its
+/// own and the binary.
+fn module_of(path: &Path, (folder, module): &(&str, Option<&str>)) -> Option<String> {
+    if let Some(module) = module {
+        return Some(module.to_string());
+    }
+    let relative = path.strip_prefix(root().join(folder)).ok()?;
+    let first = relative.components().next()?.as_os_str().to_str()?;
+    let name = first.strip_suffix(".rs").unwrap_or(first);
+    (name != "lib" && name != "main").then(|| name.to_string())
+}
+
+/// The modules a file names: through `crate::` where the crate is made of modules (the shader
+/// model, this package), and by crate name (`shader::x`, `jit::`, `vinterp::`, `engine::`,
+/// `gpu::`) at the start of a path.
+fn references(code: &str, (_, module): &(&str, Option<&str>)) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
+    if module.is_none() {
+        found.extend(crate_references(code));
+    }
+    found.extend(prefixed_references(code, "shader::"));
+    for (_, crate_module) in SOURCES {
+        let Some(name) = crate_module else { continue };
+        let path = format!("{name}::");
+        let mut rest = code;
+        while let Some(at) = rest.find(&path) {
+            if starts_path(rest, at) {
+                found.insert(name.to_string());
+            }
+            rest = &rest[at + path.len()..];
+        }
+    }
+    found
+}
+
+/// Whether the text at `at` starts a path (is not the end of a longer name or path).
+fn starts_path(text: &str, at: usize) -> bool {
+    let before = text[..at].chars().next_back();
+    !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+}
+
+/// The names that follow `prefix` where it starts a path: `prefix x::...` and every item of
+/// `prefix {x, y::z, ...}`.
+fn prefixed_references(code: &str, prefix: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
     let mut rest = code;
     while let Some(at) = rest.find(prefix) {
         let after = &rest[at + prefix.len()..];
-        let names: Vec<&str> = match after.strip_prefix('{') {
-            Some(group) => group[..group.find('}').unwrap_or(group.len())]
-                .split(',')
-                .collect(),
-            None => vec![after],
-        };
-        for name in names {
-            let name: String = name
-                .trim_start()
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() && name != "self" {
-                found.insert(name);
+        if starts_path(rest, at) {
+            let names: Vec<&str> = match after.strip_prefix('{') {
+                Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                    .split(',')
+                    .collect(),
+                None => vec![after],
+            };
+            for name in names {
+                let name = ident(name);
+                if !name.is_empty() && name != "self" {
+                    found.insert(name);
+                }
             }
         }
         rest = after;
@@ -90,24 +159,16 @@ fn path_references(code: &str, prefix: &str) -> BTreeSet<String> {
     found
 }
 
-/// The top-level module a source file belongs to (`src/jit/lower.rs` → `jit`), or `None` for
-/// the crate root and the binary.
-fn module_of(path: &Path) -> Option<String> {
-    let relative = path.strip_prefix(root().join("src")).ok()?;
-    let first = relative.components().next()?.as_os_str().to_str()?;
-    let name = first.strip_suffix(".rs").unwrap_or(first);
-    (name != "lib" && name != "main").then(|| name.to_string())
-}
-
 #[test]
 fn every_module_is_in_a_layer() {
-    let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
-    let modules: BTreeSet<String> = files.iter().filter_map(|p| module_of(p)).collect();
+    let modules: BTreeSet<String> = library_files()
+        .iter()
+        .filter_map(|(path, source)| module_of(path, source))
+        .collect();
     for module in &modules {
         assert!(
             layer_of(module).is_some(),
-            "src/{module} is in no layer: add it to LAYERS here and to docs/architecture.md"
+            "module {module} is in no layer: add it to LAYERS here and to docs/architecture.md"
         );
     }
     for layer in LAYERS {
@@ -122,18 +183,16 @@ fn every_module_is_in_a_layer() {
 
 #[test]
 fn modules_import_only_lower_layers() {
-    let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
     let mut violations = Vec::new();
-    for path in &files {
-        let Some(module) = module_of(path) else {
+    for (path, source) in &library_files() {
+        let Some(module) = module_of(path, source) else {
             continue;
         };
         let Some(own) = layer_of(&module) else {
             continue; // reported by every_module_is_in_a_layer
         };
         let code = code_of(&fs::read_to_string(path).expect("readable source"));
-        for target in crate_references(&code) {
+        for target in references(&code, source) {
             if target == module {
                 continue;
             }
@@ -154,7 +213,7 @@ fn modules_import_only_lower_layers() {
     );
 }
 
-/// The software GPU's stages, lowest first (src/gpu/mod.rs, docs/gpu.md): a stage imports
+/// The software GPU's stages, lowest first (crates/gpu/src/lib.rs, docs/gpu.md): a stage imports
 /// only the stages below it. The front end drives the geometry stage and the rasterizer, the
 /// rasterizer calls the fragment stages, every stage reads the register file and memory.
 const GPU_STAGES: &[&[&str]] = &[
@@ -186,23 +245,23 @@ fn gpu_stage_of(name: &str) -> Option<usize> {
     GPU_STAGES.iter().position(|layer| layer.contains(&name))
 }
 
-/// The stages a GPU source file at `relative` (inside src/gpu) names: through
-/// `crate::gpu::x`, and through `super::x` where `super` is the GPU's root.
+/// The stages a GPU source file at `relative` (inside crates/gpu/src) names: through
+/// `crate::x`, and through `super::x` where `super` is the GPU's root.
 fn gpu_references(relative: &Path, code: &str) -> BTreeSet<String> {
     let parts: Vec<&str> = relative.iter().map(|p| p.to_str().unwrap()).collect();
     // `super` is the GPU's root in a stage folder's mod.rs and in the root's own files.
     let super_is_root = parts.len() == 1 || parts.last() == Some(&"mod.rs");
-    let mut found = path_references(code, "crate::gpu::");
+    let mut found = prefixed_references(code, "crate::");
     if super_is_root {
         // Not `super::super::`: the root's files have no such path.
-        found.extend(path_references(code, "super::"));
+        found.extend(prefixed_references(code, "super::"));
     }
     found
 }
 
 #[test]
 fn gpu_stages_import_only_stages_below_them() {
-    let gpu = root().join("src").join("gpu");
+    let gpu = root().join("crates/gpu/src");
     let mut files = Vec::new();
     rust_files(&gpu, &mut files);
     let mut stages = BTreeSet::new();
@@ -211,12 +270,14 @@ fn gpu_stages_import_only_stages_below_them() {
         let relative = path.strip_prefix(&gpu).unwrap();
         let first = relative.iter().next().unwrap().to_str().unwrap();
         let stage = first.strip_suffix(".rs").unwrap_or(first);
-        if stage == "mod" {
+        if stage == "lib" {
             continue; // the root ties the stages together
         }
         stages.insert(stage.to_string());
         let Some(own) = gpu_stage_of(stage) else {
-            violations.push(format!("src/gpu/{stage} is in no stage of GPU_STAGES"));
+            violations.push(format!(
+                "crates/gpu/src/{stage} is in no stage of GPU_STAGES"
+            ));
             continue;
         };
         let code = code_of(&fs::read_to_string(path).expect("readable source"));
@@ -226,12 +287,12 @@ fn gpu_stages_import_only_stages_below_them() {
             }
             match gpu_stage_of(&name) {
                 Some(theirs) if theirs >= own => violations.push(format!(
-                    "src/gpu/{} ({stage}) imports {name}, which is not below it",
+                    "crates/gpu/src/{} ({stage}) imports {name}, which is not below it",
                     relative.display()
                 )),
                 Some(_) => {}
                 None if name.starts_with(char::is_uppercase) => violations.push(format!(
-                    "src/gpu/{} names the root's {name}: add it to GPU_ROOT_ITEMS",
+                    "crates/gpu/src/{} names the root's {name}: add it to GPU_ROOT_ITEMS",
                     relative.display()
                 )),
                 None => {}
@@ -256,8 +317,8 @@ fn gpu_stages_import_only_stages_below_them() {
 #[test]
 fn the_gpu_scan_resolves_super_by_place() {
     let code = code_of(
-        "use crate::gpu::raster::{self, Triangle};\nuse crate::gpu::{regs::id, Gpu};\n\
-         use super::combiner::Sources; // crate::gpu::front in a comment\n",
+        "use crate::raster::{self, Triangle};\nuse crate::{regs::id, Gpu};\n\
+         use super::combiner::Sources; // crate::front in a comment\n",
     );
     let in_folder: Vec<String> = gpu_references(Path::new("fragment/ops.rs"), &code)
         .into_iter()
@@ -279,6 +340,15 @@ fn the_import_scan_sees_every_form() {
     );
     let found: Vec<String> = crate_references(&code).into_iter().collect();
     assert_eq!(found, ["exec", "flow", "isa", "jit"]);
+    // In a crate that is one module, `crate::` is itself and other crates go by name.
+    let code = code_of(
+        "use shader::exec::ExecConfig;\nuse shader::{isa, flow::step};\nuse crate::run::x;\n\
+         let e = engine::prepare(k); let j = vinterp::Wide; my_jit::x(); a::gpu::b();\n",
+    );
+    let found: Vec<String> = references(&code, &("crates/gpu/src", Some("gpu")))
+        .into_iter()
+        .collect();
+    assert_eq!(found, ["engine", "exec", "flow", "isa", "vinterp"]);
 }
 
 /// Every `jit-tests/*.rs` file is a `[[test]]` target of Cargo.toml (with `autotests = false`,

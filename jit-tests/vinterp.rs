@@ -737,3 +737,20 @@ fn throughput() {
         }
     }
 }
+
+/// Preparing decodes one op per reachable word and no more.
+#[test]
+fn preparing_decodes_only_reachable_words() {
+    let program = |code: &[u32]| {
+        ShaderProgram::new(code, &[0x0000_036F], 0, ShaderKind::Vertex, 0xFFFF).unwrap()
+    };
+    // A single END: one reachable word.
+    let end = 0x8800_0000;
+    let prepared = VectorInterpreter::new(&program(&[end]), ExecConfig::default());
+    assert_eq!(prepared.stats().reachable_words, 1);
+    assert_eq!(prepared.stats().decoded_ops, 1);
+    // No END: the zero words fill program memory, all reachable.
+    let prepared = VectorInterpreter::new(&program(&[]), ExecConfig::default());
+    assert_eq!(prepared.stats().decoded_ops, picajit::isa::PROGRAM_WORDS);
+    assert!(prepared.stats().decoded_ops <= prepared.stats().reachable_words);
+}

@@ -1,11 +1,16 @@
 //! picajit: exact float24 execution of PICA200 (Nintendo 3DS) vertex and geometry shaders.
 //!
 //! Data flows one way through the modules, lowest layer first; a module imports only modules
-//! below it, and the two engines never import each other (docs/architecture.md; the test
-//! `jit-tests/repository.rs` enforces it):
+//! below it, and the engines never import each other (docs/architecture.md; the test
+//! `jit-tests/repository.rs` enforces it). The modules live in the workspace's crates, one per
+//! layer that takes long to compile (`crates/shader`: float24 to the interpreter;
+//! `crates/jit`, `crates/vinterp`, `crates/engine`, `crates/gpu`), and are re-exported here
+//! under their own names; the run document, the differential tester, the CLI and the C ABI
+//! are this crate's own:
 //!
 //! * [`float24`]: the value model; every arithmetic rule is stated once, in [`float24::lanes`],
 //!   against a lane abstraction that each engine implements;
+//! * [`numbers`]: the GPU's other number formats (float1.7.23, float1.5.10, fixed point);
 //! * [`isa`]: the one opcode table; decode, encode and disassembly;
 //! * [`shbin`]: the SHBIN (DVLB/DVLP/DVLE) container;
 //! * [`program`]: a loaded shader program, its uniforms and inputs;
@@ -21,6 +26,7 @@
 //! * [`vinterp`]: the vectorised interpreter, a zero-compile batch tier (a `GroupKernel`);
 //! * [`engine`]: choosing and preparing an engine, and the bounded cache of prepared programs
 //!   ([`engine::cache`]);
+//! * [`gpu`]: the software PICA200, laid out as its pipeline (docs/gpu.md);
 //! * [`document`]: the run document (the JSON input and output of `picajit run`);
 //! * [`difftest`]: the differential tester (random programs, every engine, bit for bit);
 //! * [`cli`]: the `picajit` command line (nothing in the library depends on it);
@@ -90,21 +96,13 @@
 //! ```
 #![warn(missing_docs)]
 
-pub mod asm;
+pub use engine;
+pub use gpu;
+pub use jit;
+pub use shader::{asm, exec, float24, flow, interp, isa, numbers, program, shbin, validate};
+pub use vinterp;
+
 pub mod capi;
 pub mod cli;
 pub mod difftest;
 pub mod document;
-pub mod engine;
-pub mod exec;
-pub mod float24;
-pub mod flow;
-pub mod gpu;
-pub mod interp;
-pub mod isa;
-pub mod jit;
-pub mod numbers;
-pub mod program;
-pub mod shbin;
-pub mod validate;
-pub mod vinterp;

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::OnceLock;
 
-use clap::builder::PossibleValue;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
 
 pub use error::{CliError, IoAction};
@@ -85,27 +85,33 @@ enum Command {
     Render(render::RenderArgs),
 }
 
-/// Precision modes are named on the command line by [`Precision::name`], with
-/// [`Precision::summary`] as their help, so a new mode needs no change here.
-impl ValueEnum for Precision {
-    fn value_variants<'a>() -> &'a [Self] {
-        &Precision::ALL
-    }
-
-    fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(PossibleValue::new(self.name()).help(self.summary()))
-    }
+/// A parser of the values in `all`, each named by `name` with `summary` as its help: precision
+/// modes ([`precision`]) and engines ([`engine_kind`]) are named on the command line by their
+/// own names, so a new mode or engine needs no change here.
+fn named<T: Copy + Send + Sync + 'static>(
+    all: &'static [T],
+    name: fn(T) -> &'static str,
+    summary: fn(T) -> &'static str,
+) -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(
+        all.iter()
+            .map(move |&value| PossibleValue::new(name(value)).help(summary(value))),
+    )
+    .map(move |chosen| {
+        *all.iter()
+            .find(|&&value| name(value) == chosen)
+            .expect("the parser accepts only the possible values")
+    })
 }
 
-/// Engines are named by [`EngineKind::name`].
-impl ValueEnum for EngineKind {
-    fn value_variants<'a>() -> &'a [Self] {
-        &EngineKind::ALL
-    }
+/// Precision modes by [`Precision::name`].
+pub(crate) fn precision() -> impl TypedValueParser<Value = Precision> {
+    named(&Precision::ALL, Precision::name, Precision::summary)
+}
 
-    fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(PossibleValue::new(self.name()).help(self.summary()))
-    }
+/// Engines by [`EngineKind::name`].
+pub(crate) fn engine_kind() -> impl TypedValueParser<Value = EngineKind> {
+    named(&EngineKind::ALL, EngineKind::name, EngineKind::summary)
 }
 
 /// The precision modes of a difftest run: one, or all of them in turn on the same programs.
@@ -129,7 +135,9 @@ impl ValueEnum for PrecisionList {
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
         match self {
-            PrecisionList::One(precision) => precision.to_possible_value(),
+            PrecisionList::One(precision) => {
+                Some(PossibleValue::new(precision.name()).help(precision.summary()))
+            }
             PrecisionList::All => {
                 Some(PossibleValue::new("all").help("every mode in turn, on the same programs"))
             }
@@ -194,7 +202,7 @@ struct DifftestArgs {
     no_shrink: bool,
     /// The engines checked against the reference interpreter (repeatable; default: every other
     /// engine).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = engine_kind())]
     engine: Vec<EngineKind>,
 }
 
@@ -219,7 +227,7 @@ struct BenchArgs {
     #[arg(
         long = "engine",
         value_name = "ENGINE",
-        value_enum,
+        value_parser = engine_kind(),
         value_delimiter = ','
     )]
     engines: Vec<EngineKind>,
@@ -275,10 +283,10 @@ struct RunArgs {
     #[arg(long, default_value_t = 0)]
     dvle: usize,
     /// The engine.
-    #[arg(long, value_enum, default_value_t = EngineKind::Interpreter)]
+    #[arg(long, value_parser = engine_kind(), default_value_t = EngineKind::Interpreter)]
     engine: EngineKind,
     /// How arithmetic results are rounded.
-    #[arg(long, value_enum, default_value_t = Precision::F24Truncate)]
+    #[arg(long, value_parser = precision(), default_value_t = Precision::F24Truncate)]
     precision: Precision,
     /// Print each value as its f32 bit pattern.
     #[arg(long)]

@@ -48,10 +48,10 @@ pub(super) struct RenderArgs {
     #[arg(long)]
     depth: Option<PathBuf>,
     /// The engine shaders run on.
-    #[arg(long, value_enum, default_value_t = EngineKind::Auto)]
+    #[arg(long, value_parser = super::engine_kind(), default_value_t = EngineKind::Auto)]
     engine: EngineKind,
     /// How shader arithmetic rounds.
-    #[arg(long, value_enum, default_value_t = Precision::F24Truncate)]
+    #[arg(long, value_parser = super::precision(), default_value_t = Precision::F24Truncate)]
     precision: Precision,
     /// Threads for vertex batches and rasterization (default: every core).
     #[arg(long, value_parser = super::at_least_one)]

@@ -1,0 +1,391 @@
+//! Kernels specialised on the uniforms that decide control flow, compiled on demand, optionally
+//! in the background.
+//!
+//! A compiled batch kernel (the structure-of-arrays JIT) is specialised on the bool and int
+//! uniforms: with them fixed, the control flow that does not depend on per-vertex values is
+//! known when compiling. It may also be specialised on the float uniform components that are
+//! zero or +1.0 where the program multiplies by them ([`ConstantLanes`]; at most
+//! [`MAX_CONSTANT_PATTERNS`] such patterns per program). [`Specializing`] keeps one kernel per
+//! [`VariantKey`] (at most [`MAX_VARIANTS`] per program, least recently used evicted), compiles
+//! a missing one when a
+//! batch needs it, and, in the background mode, runs batches on a zero-compile engine until the
+//! compiled kernel is ready on a background thread, then switches: the first draw never waits for
+//! the compiler. A variant that cannot be compiled (a program too large to specialise) runs on
+//! the fallback engine for good. Every path gives the same bits (docs/execution-model.md §8).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use super::tiered::AdaptiveKernel;
+use jit::{ConstantLanes, UniformComponents};
+use shader::exec::{
+    BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel, ShaderEngine,
+    VertexResult,
+};
+use shader::program::{InputRegisters, ShaderProgram, Uniforms};
+
+/// What a kernel is specialised on: the bool uniforms, the int uniforms and the float uniform
+/// components known to be zero or +1.0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VariantKey {
+    /// b0-b15.
+    pub bools: u16,
+    /// i0-i3.
+    pub ints: [[u8; 4]; 4],
+    /// The float uniform components the kernel takes as zero or +1.0 ([`ConstantLanes::NONE`]
+    /// for a kernel that runs with any float uniforms).
+    pub constants: ConstantLanes,
+}
+
+impl VariantKey {
+    /// The key for a batch run with `uniforms`, with no float uniform component known.
+    pub fn of(uniforms: &Uniforms) -> VariantKey {
+        VariantKey {
+            bools: uniforms.bools,
+            ints: uniforms.int,
+            constants: ConstantLanes::NONE,
+        }
+    }
+}
+
+/// The most specialised kernels kept per program.
+pub const MAX_VARIANTS: usize = 8;
+
+/// The most distinct patterns of known float uniform components a program's kernels are
+/// specialised on; batches with a pattern beyond them run on kernels that know none (so uniforms
+/// whose zeros keep moving cannot make a program compile without end).
+pub const MAX_CONSTANT_PATTERNS: usize = 4;
+
+/// Compiles the kernel for one variant; `Err` says why it cannot be (the batch then runs on the
+/// fallback engine).
+pub type KernelCompiler = dyn Fn(&ShaderProgram, ExecConfig, VariantKey) -> Result<Box<dyn GroupKernel>, String>
+    + Send
+    + Sync;
+
+enum Variant {
+    /// Being compiled on a background thread.
+    Compiling,
+    Ready(Arc<AdaptiveKernel>),
+    /// Not compilable; the reason.
+    Refused(String),
+}
+
+/// How a missing variant is compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompileMode {
+    /// On the calling thread, before the batch runs.
+    Blocking,
+    /// On a background thread; batches run on the zero-compile engine meanwhile.
+    Background,
+}
+
+struct Shared {
+    program: ShaderProgram,
+    config: ExecConfig,
+    compiler: Box<KernelCompiler>,
+    /// Most recently used last.
+    variants: Mutex<VecDeque<(VariantKey, Variant)>>,
+    /// Signalled whenever a variant is published, for callers waiting on a compile in flight.
+    published: Condvar,
+    /// The float uniform components kernels may be specialised on (none: the compiler does not
+    /// specialise on float uniforms).
+    candidates: UniformComponents,
+    /// The patterns of known components admitted so far (at most [`MAX_CONSTANT_PATTERNS`]).
+    patterns: Mutex<Vec<ConstantLanes>>,
+}
+
+impl Shared {
+    fn variants(&self) -> MutexGuard<'_, VecDeque<(VariantKey, Variant)>> {
+        self.variants.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The key for a batch run with `uniforms`: its bool and int uniforms, and its zeros and
+    /// ones among the candidate components when the pattern is admitted.
+    fn key(&self, uniforms: &Uniforms) -> VariantKey {
+        let mut key = VariantKey::of(uniforms);
+        if self.candidates.is_empty() {
+            return key;
+        }
+        let pattern = ConstantLanes::of_within(uniforms, self.config.precision, &self.candidates);
+        if pattern.is_empty() {
+            return key;
+        }
+        let mut patterns = self.patterns.lock().unwrap_or_else(|e| e.into_inner());
+        if patterns.contains(&pattern) {
+            key.constants = pattern;
+        } else if patterns.len() < MAX_CONSTANT_PATTERNS {
+            patterns.push(pattern);
+            key.constants = pattern;
+        }
+        key
+    }
+
+    fn publish(&self, key: VariantKey, variant: Variant) {
+        let mut variants = self.variants();
+        variants.retain(|(k, _)| *k != key);
+        variants.push_back((key, variant));
+        while variants.len() > MAX_VARIANTS {
+            // Evict the least recently used finished variant (a compile in flight stays).
+            match variants
+                .iter()
+                .position(|(_, v)| !matches!(v, Variant::Compiling))
+            {
+                Some(oldest) => {
+                    variants.remove(oldest);
+                }
+                None => break,
+            }
+        }
+        drop(variants);
+        self.published.notify_all();
+    }
+
+    fn compile(&self, key: VariantKey) -> Variant {
+        let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (self.compiler)(&self.program, self.config, key)
+        }));
+        match compiled {
+            Ok(Ok(kernel)) => Variant::Ready(Arc::new(AdaptiveKernel::new(kernel))),
+            Ok(Err(reason)) => Variant::Refused(reason),
+            Err(_) => Variant::Refused("the compiler panicked (a bug)".to_string()),
+        }
+    }
+}
+
+/// A program's specialised kernels, with the engines that cover what they do not.
+pub struct Specializing {
+    name: &'static str,
+    shared: Arc<Shared>,
+    mode: CompileMode,
+    /// Runs declined vertices, single vertices and geometry shaders.
+    exact: Arc<dyn ShaderEngine>,
+    /// Runs batches while a background compile is in flight, and those of refused variants.
+    meanwhile: Arc<dyn ShaderEngine>,
+}
+
+/// Which engine ran (or will run) a batch of a [`Specializing`] engine, for reports and tests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VariantState {
+    /// No kernel for these uniforms yet.
+    Missing,
+    /// Compiling in the background.
+    Compiling,
+    /// The compiled kernel.
+    Ready,
+    /// Not compilable: the reason.
+    Refused(String),
+}
+
+impl Specializing {
+    /// An engine named `name` that compiles kernels with `compiler` in `mode`; `exact` covers
+    /// declined vertices, single vertices and geometry shaders, `meanwhile` runs batches while a
+    /// background compile is in flight and those of variants that cannot be compiled. Both are
+    /// prepared for `program` and `config`.
+    pub fn new(
+        name: &'static str,
+        program: ShaderProgram,
+        config: ExecConfig,
+        compiler: Box<KernelCompiler>,
+        mode: CompileMode,
+        exact: Arc<dyn ShaderEngine>,
+        meanwhile: Arc<dyn ShaderEngine>,
+    ) -> Specializing {
+        Specializing {
+            name,
+            shared: Arc::new(Shared {
+                program,
+                config,
+                compiler,
+                variants: Mutex::new(VecDeque::new()),
+                published: Condvar::new(),
+                candidates: UniformComponents::NONE,
+                patterns: Mutex::new(Vec::new()),
+            }),
+            mode,
+            exact,
+            meanwhile,
+        }
+    }
+
+    /// Lets the compiler specialise kernels on the float uniform components of `candidates`
+    /// that are zero or +1.0 in a batch's uniforms (its keys then carry them; see
+    /// [`ConstantLanes::candidates`]).
+    pub fn with_constant_lanes(mut self, candidates: UniformComponents) -> Specializing {
+        match Arc::get_mut(&mut self.shared) {
+            Some(shared) => shared.candidates = candidates,
+            None => unreachable!("the engine is not shared before it is returned"),
+        }
+        self
+    }
+
+    /// The key of the kernel a batch run with `uniforms` gets.
+    pub fn variant_key(&self, uniforms: &Uniforms) -> VariantKey {
+        self.shared.key(uniforms)
+    }
+
+    /// The state of the variant for `uniforms`.
+    pub fn variant_state(&self, uniforms: &Uniforms) -> VariantState {
+        state_of(&self.shared.variants(), self.shared.key(uniforms))
+    }
+
+    /// How many variants are kept (compiling ones included).
+    pub fn variant_count(&self) -> usize {
+        self.shared.variants().len()
+    }
+
+    /// Compiles the variant for `uniforms` now if it is missing, and waits for a compile of it
+    /// in flight (on another thread) to finish.
+    pub fn ensure_compiled(&self, uniforms: &Uniforms) -> VariantState {
+        let key = self.shared.key(uniforms);
+        if let Claim::Mine = self.claim(key) {
+            self.shared.publish(key, self.shared.compile(key));
+        }
+        self.wait_for(key)
+    }
+
+    /// The variant's state once no compile of it is in flight.
+    fn wait_for(&self, key: VariantKey) -> VariantState {
+        let mut variants = self.shared.variants();
+        loop {
+            let state = state_of(&variants, key);
+            if state != VariantState::Compiling {
+                return state;
+            }
+            variants = self
+                .shared
+                .published
+                .wait(variants)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Looks the variant up (making it the most recently used), and when it is missing marks it
+    /// as compiling for the caller to compile: so a variant is compiled once however many
+    /// threads ask for it at the same time.
+    fn claim(&self, key: VariantKey) -> Claim {
+        let mut variants = self.shared.variants();
+        if let Some(at) = variants.iter().position(|(k, _)| *k == key) {
+            let entry = variants.remove(at).expect("the position is in range");
+            let claim = match &entry.1 {
+                Variant::Ready(kernel) => Claim::Ready(kernel.clone()),
+                Variant::Compiling => Claim::InFlight,
+                Variant::Refused(_) => Claim::Refused,
+            };
+            variants.push_back(entry);
+            return claim;
+        }
+        variants.push_back((key, Variant::Compiling));
+        Claim::Mine
+    }
+
+    /// The kernel to run `uniforms` with, if one is ready; starts (or, blocking, runs or waits
+    /// for) its compile when it is not.
+    fn kernel_for(&self, uniforms: &Uniforms) -> Option<Arc<AdaptiveKernel>> {
+        let key = self.shared.key(uniforms);
+        match (self.claim(key), self.mode) {
+            (Claim::Ready(kernel), _) => Some(kernel),
+            (Claim::Refused, _) | (Claim::InFlight, CompileMode::Background) => None,
+            (Claim::InFlight, CompileMode::Blocking) => {
+                self.wait_for(key);
+                match self.claim(key) {
+                    Claim::Ready(kernel) => Some(kernel),
+                    _ => None,
+                }
+            }
+            (Claim::Mine, CompileMode::Blocking) => {
+                let variant = self.shared.compile(key);
+                let kernel = match &variant {
+                    Variant::Ready(kernel) => Some(kernel.clone()),
+                    _ => None,
+                };
+                self.shared.publish(key, variant);
+                kernel
+            }
+            (Claim::Mine, CompileMode::Background) => {
+                let shared = Arc::clone(&self.shared);
+                let spawned = std::thread::Builder::new()
+                    .name("picajit-compile".to_string())
+                    .spawn(move || {
+                        let variant = shared.compile(key);
+                        shared.publish(key, variant);
+                    });
+                if spawned.is_err() {
+                    // No thread: compile here rather than never.
+                    self.shared.publish(key, self.shared.compile(key));
+                }
+                None
+            }
+        }
+    }
+}
+
+fn state_of(variants: &VecDeque<(VariantKey, Variant)>, key: VariantKey) -> VariantState {
+    match variants.iter().find(|(k, _)| *k == key).map(|(_, v)| v) {
+        None => VariantState::Missing,
+        Some(Variant::Compiling) => VariantState::Compiling,
+        Some(Variant::Ready(_)) => VariantState::Ready,
+        Some(Variant::Refused(reason)) => VariantState::Refused(reason.clone()),
+    }
+}
+
+/// What [`Specializing::claim`] found.
+enum Claim {
+    Ready(Arc<AdaptiveKernel>),
+    Refused,
+    /// Another caller is compiling it.
+    InFlight,
+    /// It was missing; the caller compiles it.
+    Mine,
+}
+
+impl ShaderEngine for Specializing {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn program(&self) -> &ShaderProgram {
+        &self.shared.program
+    }
+
+    fn config(&self) -> ExecConfig {
+        self.shared.config
+    }
+
+    fn run_vertex(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+    ) -> Result<VertexResult, ExecError> {
+        self.exact.run_vertex(uniforms, inputs)
+    }
+
+    fn run_batch(
+        &self,
+        uniforms: &Uniforms,
+        io: &mut BatchIo<'_>,
+        errors: &mut Vec<(usize, ExecError)>,
+    ) {
+        match self.kernel_for(uniforms) {
+            Some(kernel) => {
+                kernel.run(&*self.exact, uniforms, io, errors);
+            }
+            None => self.meanwhile.run_batch(uniforms, io, errors),
+        }
+    }
+
+    fn warm_up(&self, uniforms: &Uniforms) {
+        self.ensure_compiled(uniforms);
+        self.exact.warm_up(uniforms);
+        self.meanwhile.warm_up(uniforms);
+    }
+
+    fn run_geometry(
+        &self,
+        state: &mut GeometryState,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        sink: &mut dyn EmitSink,
+    ) -> Result<(), ExecError> {
+        self.exact.run_geometry(state, uniforms, inputs, sink)
+    }
+}

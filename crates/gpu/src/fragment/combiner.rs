@@ -1,0 +1,430 @@
+//! The texture combiners (docs/gpu.md, "Fragment stages"): six stages with their buffer, all
+//! arithmetic on 8-bit channels (docs/gpu-combiners-and-texturing.md §1).
+//!
+//! The colour sources are gathered in [`Sources`]: the interpolated vertex colour, texture
+//! units 0-2 (`super::texture`), the fragment-lighting colours (`super::lighting`) and the
+//! procedural texture's slot (unit 3, read as (0, 0, 0, 0) until it exists); the fragment
+//! sequence (`super::shade`) fills them per fragment.
+
+use crate::framebuffer::color::Rgba8;
+use crate::regs::{RegisterFile, bits, id};
+
+/// One combiner stage's configuration (five registers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CombinerStage {
+    /// RGB sources of slots 0-2.
+    pub rgb_sources: [u8; 3],
+    /// Alpha sources.
+    pub alpha_sources: [u8; 3],
+    /// RGB operands.
+    pub rgb_operands: [u8; 3],
+    /// Alpha operands.
+    pub alpha_operands: [u8; 3],
+    /// RGB operation.
+    pub rgb_op: u8,
+    /// Alpha operation.
+    pub alpha_op: u8,
+    /// The constant colour.
+    pub constant: Rgba8,
+    /// RGB scale (1, 2 or 4).
+    pub rgb_scale: u32,
+    /// Alpha scale.
+    pub alpha_scale: u32,
+}
+
+/// Source codes.
+#[allow(missing_docs)]
+pub mod source {
+    pub const PRIMARY: u8 = 0x0;
+    pub const FRAGMENT_PRIMARY: u8 = 0x1;
+    pub const FRAGMENT_SECONDARY: u8 = 0x2;
+    pub const TEXTURE0: u8 = 0x3;
+    pub const TEXTURE3: u8 = 0x6;
+    pub const PREVIOUS_BUFFER: u8 = 0xD;
+    pub const CONSTANT: u8 = 0xE;
+    pub const PREVIOUS: u8 = 0xF;
+}
+
+/// An RGBA colour from a 32-bit register word (R in bits 0-7).
+pub const fn rgba_of(word: u32) -> Rgba8 {
+    word.to_le_bytes()
+}
+
+impl CombinerStage {
+    /// Stage `k`'s configuration from the registers.
+    pub fn configure(regs: &RegisterFile, k: usize) -> CombinerStage {
+        let base = id::TEXENV[k];
+        let sources = regs.get(base);
+        let operands = regs.get(base + 1);
+        let ops = regs.get(base + 2);
+        let scale = regs.get(base + 4);
+        let nibble = |word: u32, at: u32| bits(word, at, 4) as u8;
+        let scale_of = |code: u32| match code {
+            1 => 2,
+            2 => 4,
+            _ => 1,
+        };
+        CombinerStage {
+            rgb_sources: [nibble(sources, 0), nibble(sources, 4), nibble(sources, 8)],
+            alpha_sources: [
+                nibble(sources, 16),
+                nibble(sources, 20),
+                nibble(sources, 24),
+            ],
+            rgb_operands: [
+                nibble(operands, 0),
+                nibble(operands, 4),
+                nibble(operands, 8),
+            ],
+            alpha_operands: [
+                bits(operands, 12, 3) as u8,
+                bits(operands, 16, 3) as u8,
+                bits(operands, 20, 3) as u8,
+            ],
+            rgb_op: nibble(ops, 0),
+            alpha_op: nibble(ops, 16),
+            constant: rgba_of(regs.get(base + 3)),
+            rgb_scale: scale_of(bits(scale, 0, 2)),
+            alpha_scale: scale_of(bits(scale, 16, 2)),
+        }
+    }
+}
+
+impl CombinerStage {
+    /// A stage that passes its previous stage's output on (stage 0: the vertex colour).
+    pub const PASS_THROUGH: CombinerStage = CombinerStage {
+        rgb_sources: [source::PREVIOUS, source::PRIMARY, source::PRIMARY],
+        alpha_sources: [source::PREVIOUS, source::PRIMARY, source::PRIMARY],
+        rgb_operands: [0; 3],
+        alpha_operands: [0; 3],
+        rgb_op: 0,
+        alpha_op: 0,
+        constant: [0; 4],
+        rgb_scale: 1,
+        alpha_scale: 1,
+    };
+
+    /// A stage computing `op` on the sources `sources` (both RGB and alpha, operands 0: the
+    /// colour and the alpha as they are).
+    pub const fn new(op: u8, sources: [u8; 3]) -> CombinerStage {
+        CombinerStage {
+            rgb_sources: sources,
+            alpha_sources: sources,
+            rgb_op: op,
+            alpha_op: op,
+            ..CombinerStage::PASS_THROUGH
+        }
+    }
+
+    /// The stage with constant colour `constant`.
+    pub const fn with_constant(mut self, constant: Rgba8) -> CombinerStage {
+        self.constant = constant;
+        self
+    }
+
+    /// The five register words (the inverse of [`CombinerStage::configure`]).
+    pub fn words(&self) -> [u32; 5] {
+        let pack = |v: [u8; 3], at: u32| {
+            (v[0] as u32 & 0xF) << at
+                | (v[1] as u32 & 0xF) << (at + 4)
+                | (v[2] as u32 & 0xF) << (at + 8)
+        };
+        let scale = |s: u32| match s {
+            2 => 1,
+            4 => 2,
+            _ => 0,
+        };
+        [
+            pack(self.rgb_sources, 0) | pack(self.alpha_sources, 16),
+            pack(self.rgb_operands, 0) | pack(self.alpha_operands.map(|o| o & 7), 12),
+            (self.rgb_op as u32 & 0xF) | (self.alpha_op as u32 & 0xF) << 16,
+            u32::from_le_bytes(self.constant),
+            scale(self.rgb_scale) | scale(self.alpha_scale) << 16,
+        ]
+    }
+}
+
+/// The colours a fragment's combiners can read besides their own results.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sources {
+    /// The interpolated vertex colour.
+    pub primary: Rgba8,
+    /// Fragment lighting's primary (diffuse) colour.
+    pub fragment_primary: Rgba8,
+    /// Fragment lighting's secondary (specular) colour.
+    pub fragment_secondary: Rgba8,
+    /// Texture units 0-2 and the procedural texture (unit 3).
+    pub textures: [Rgba8; 4],
+}
+
+/// The combiners: six stages, the buffer's update mask and initial colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Combiners {
+    /// The stages.
+    pub stages: [CombinerStage; 6],
+    /// Bit k: the buffer's RGB takes stage k's output (k < 4).
+    pub buffer_rgb: u8,
+    /// Bit k: the buffer's alpha takes stage k's output.
+    pub buffer_alpha: u8,
+    /// The buffer's initial colour.
+    pub buffer_color: Rgba8,
+}
+
+impl Combiners {
+    /// The combiners the registers describe.
+    pub fn configure(regs: &RegisterFile) -> Combiners {
+        let update = regs.get(id::TEXENV_UPDATE_BUFFER);
+        Combiners {
+            stages: std::array::from_fn(|k| CombinerStage::configure(regs, k)),
+            buffer_rgb: bits(update, 8, 4) as u8,
+            buffer_alpha: bits(update, 12, 4) as u8,
+            buffer_color: rgba_of(regs.get(id::TEXENV_BUFFER_COLOR)),
+        }
+    }
+
+    /// The combiner output for a fragment with `sources`.
+    pub fn run(&self, sources: &Sources) -> Rgba8 {
+        self.run_stages(sources, self.stages.len())
+    }
+
+    /// How many stages change the colour: the trailing stages that pass the previous colour
+    /// on unchanged (REPLACE of PREVIOUS, unscaled, in RGB and alpha) can be skipped, since
+    /// nothing after them reads the buffer. At least one stage runs.
+    pub fn active_stages(&self) -> usize {
+        let passes_on = |stage: &CombinerStage| {
+            stage.rgb_op == 0
+                && stage.alpha_op == 0
+                && stage.rgb_sources[0] == source::PREVIOUS
+                && stage.alpha_sources[0] == source::PREVIOUS
+                && stage.rgb_operands[0] == 0
+                && stage.alpha_operands[0] == 0
+                && stage.rgb_scale == 1
+                && stage.alpha_scale == 1
+        };
+        let trailing = self.stages[1..]
+            .iter()
+            .rev()
+            .take_while(|stage| passes_on(stage))
+            .count();
+        self.stages.len() - trailing
+    }
+
+    /// The output of the first `stages` stages (see [`Combiners::active_stages`]).
+    pub fn run_stages(&self, sources: &Sources, stages: usize) -> Rgba8 {
+        let mut previous = [0u8; 4];
+        let mut visible = [0u8; 4];
+        let mut pending = self.buffer_color;
+        for (n, stage) in self.stages[..stages].iter().enumerate() {
+            let fetch = |code: u8, alpha: bool| -> Rgba8 {
+                let code = if n == 0 && code == source::PREVIOUS && !alpha {
+                    // Stage 0 has no previous: RGB slots read slot 2's source instead.
+                    stage.rgb_sources[2]
+                } else {
+                    code
+                };
+                match code {
+                    source::PRIMARY => sources.primary,
+                    source::FRAGMENT_PRIMARY => sources.fragment_primary,
+                    source::FRAGMENT_SECONDARY => sources.fragment_secondary,
+                    source::TEXTURE0..=source::TEXTURE3 => {
+                        sources.textures[(code - source::TEXTURE0) as usize]
+                    }
+                    source::PREVIOUS_BUFFER => visible,
+                    source::CONSTANT => stage.constant,
+                    source::PREVIOUS if n > 0 => previous,
+                    _ => [0; 4],
+                }
+            };
+            let rgb_inputs: [[u8; 3]; 3] = std::array::from_fn(|slot| {
+                rgb_operand(
+                    stage.rgb_operands[slot],
+                    fetch(stage.rgb_sources[slot], false),
+                )
+            });
+            let alpha_inputs: [u8; 3] = std::array::from_fn(|slot| {
+                alpha_operand(
+                    stage.alpha_operands[slot],
+                    fetch(stage.alpha_sources[slot], true),
+                )
+            });
+            let (rgb, dot) = combine_rgb(stage.rgb_op, rgb_inputs);
+            let alpha = match (stage.rgb_op, dot) {
+                // Dot3 RGBA makes the alpha result too.
+                (7, Some(d)) => d,
+                _ => combine_alpha(stage.alpha_op, alpha_inputs),
+            };
+            let scaled = |v: u8, scale: u32| (v as u32 * scale).min(255) as u8;
+            let out = [
+                scaled(rgb[0], stage.rgb_scale),
+                scaled(rgb[1], stage.rgb_scale),
+                scaled(rgb[2], stage.rgb_scale),
+                scaled(alpha, stage.alpha_scale),
+            ];
+            visible = pending;
+            if n < 4 {
+                if self.buffer_rgb & (1 << n) != 0 {
+                    pending[..3].copy_from_slice(&out[..3]);
+                }
+                if self.buffer_alpha & (1 << n) != 0 {
+                    pending[3] = out[3];
+                }
+            }
+            previous = out;
+        }
+        previous
+    }
+}
+
+/// An RGB operand of `color` (docs/gpu-combiners-and-texturing.md §1.4); undocumented codes
+/// follow the pattern of the documented ones (bits 2-3 the channel, bit 0 the inversion).
+fn rgb_operand(code: u8, c: Rgba8) -> [u8; 3] {
+    let value = match code >> 1 {
+        0 => return invert3([c[0], c[1], c[2]], code & 1 != 0),
+        1 => c[3],
+        2 | 3 => c[0],
+        4 | 5 => c[1],
+        _ => c[2],
+    };
+    let v = if code & 1 != 0 { 255 - value } else { value };
+    [v; 3]
+}
+
+fn invert3(v: [u8; 3], invert: bool) -> [u8; 3] {
+    if invert { v.map(|x| 255 - x) } else { v }
+}
+
+/// An alpha operand of `color`.
+fn alpha_operand(code: u8, c: Rgba8) -> u8 {
+    let value = match code >> 1 {
+        0 => c[3],
+        1 => c[0],
+        2 => c[1],
+        _ => c[2],
+    };
+    if code & 1 != 0 { 255 - value } else { value }
+}
+
+/// One channel of an operation on inputs a, b, c (0-255 each).
+fn operate(op: u8, a: u32, b: u32, c: u32) -> u8 {
+    (match op {
+        0 => a,
+        1 => a * b / 255,
+        2 => (a + b).min(255),
+        3 => (a + b).saturating_sub(128).min(255),
+        4 => (a * c + b * (255 - c)) / 255,
+        5 => a.saturating_sub(b),
+        8 => (a * b / 255 + c).min(255),
+        9 => (a + b).min(255) * c / 255,
+        _ => 0,
+    }) as u8
+}
+
+/// The RGB operation; for Dot3 also the scalar (which Dot3 RGBA uses as alpha).
+fn combine_rgb(op: u8, [a, b, c]: [[u8; 3]; 3]) -> ([u8; 3], Option<u8>) {
+    if op == 6 || op == 7 {
+        let term = |k: usize| {
+            let p = (2 * a[k] as i32 - 255) * (2 * b[k] as i32 - 255);
+            (p + 128) / 256
+        };
+        let dot = (term(0) + term(1) + term(2)).clamp(0, 255) as u8;
+        return ([dot; 3], Some(dot));
+    }
+    let channel = |k: usize| operate(op, a[k] as u32, b[k] as u32, c[k] as u32);
+    ([channel(0), channel(1), channel(2)], None)
+}
+
+/// The alpha operation (Dot3 as an alpha operation reads 0).
+fn combine_alpha(op: u8, [a, b, c]: [u8; 3]) -> u8 {
+    operate(op, a as u32, b as u32, c as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stage(rgb_op: u8, sources: [u8; 3], operands: [u8; 3]) -> CombinerStage {
+        CombinerStage {
+            rgb_sources: sources,
+            alpha_sources: sources,
+            rgb_operands: operands,
+            alpha_operands: [0; 3],
+            rgb_op,
+            alpha_op: rgb_op,
+            constant: [0; 4],
+            rgb_scale: 1,
+            alpha_scale: 1,
+        }
+    }
+
+    fn pass_through() -> CombinerStage {
+        stage(0, [source::PREVIOUS; 3], [0; 3])
+    }
+
+    #[test]
+    fn each_operation_on_known_inputs() {
+        let a = 200u32;
+        let b = 100u32;
+        let c = 51u32;
+        assert_eq!(operate(0, a, b, c), 200);
+        assert_eq!(operate(1, a, b, c), 78); // 20000 / 255 = 78.4
+        assert_eq!(operate(2, a, b, c), 255);
+        assert_eq!(operate(3, a, b, c), 172);
+        assert_eq!(operate(3, 10, 20, c), 0);
+        assert_eq!(operate(4, a, b, c), 120); // (10200 + 20400) / 255 = 120
+        assert_eq!(operate(5, b, a, c), 0);
+        assert_eq!(operate(5, a, b, c), 100);
+        assert_eq!(operate(8, a, b, c), 129);
+        assert_eq!(operate(9, a, b, c), 51);
+        // Dot3: (255, 128, 128) · (255, 128, 128) -> 255·255/256 + 2·1/256 ≈ 254.
+        let (rgb, dot) = combine_rgb(6, [[255, 128, 128], [255, 128, 128], [0; 3]]);
+        assert_eq!(rgb, [254; 3]);
+        assert_eq!(dot, Some(254));
+    }
+
+    #[test]
+    fn the_buffer_is_one_stage_late() {
+        let mut stages = [pass_through(); 6];
+        // Stage 0: the constant red; stage 1: the buffer; stage 2: the buffer.
+        stages[0] = CombinerStage {
+            constant: [255, 0, 0, 255],
+            ..stage(0, [source::CONSTANT; 3], [0; 3])
+        };
+        stages[1] = stage(0, [source::PREVIOUS_BUFFER; 3], [0; 3]);
+        stages[2] = stage(2, [source::PREVIOUS_BUFFER, source::PREVIOUS, 0], [0; 3]);
+        let combiners = Combiners {
+            stages,
+            buffer_rgb: 1,
+            buffer_alpha: 1,
+            buffer_color: [0, 0, 10, 20],
+        };
+        // Stage 1 reads the initial colour; stage 2 reads stage 0's output plus stage 1's.
+        assert_eq!(
+            combiners.run(&Sources::default()),
+            [255, 0, 10, 255],
+            "buffer(red) + previous(initial colour), clamped"
+        );
+    }
+
+    #[test]
+    fn stage_zero_previous_reads_slot_two_and_operands_invert() {
+        let mut stages = [pass_through(); 6];
+        stages[0] = stage(
+            1,
+            [source::PREVIOUS, source::PREVIOUS, source::PRIMARY],
+            [1, 0, 0],
+        );
+        let combiners = Combiners {
+            stages,
+            buffer_rgb: 0,
+            buffer_alpha: 0,
+            buffer_color: [0; 4],
+        };
+        let sources = Sources {
+            primary: [255, 0, 100, 255],
+            ..Sources::default()
+        };
+        // (255 - primary) * primary / 255 per channel.
+        let out = combiners.run(&sources);
+        assert_eq!(out[..3], [0, 0, 60]);
+    }
+}

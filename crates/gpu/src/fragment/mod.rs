@@ -1,0 +1,209 @@
+//! The fragment stages (docs/gpu.md, "Fragment stages"): one covered pixel in, a colour and a
+//! depth written (or not) to the render target's band out.
+//!
+//! In: a [`Fragment`] from the rasterizer (every semantic the enabled stages read, interpolated
+//! at the pixel's centre; the depth value; a way to interpolate at the neighbours for the level
+//! of detail), the [`FragmentConfig`] the registers describe. Out: the band's colour and depth
+//! bytes, through the per-fragment operations.
+//!
+//! [`shade`] is the whole path, one stage call after another in the hardware's order; each
+//! stage is a file:
+//!
+//! 1. [`texture`]: texture units 0-2 (the procedural texture, unit 3, comes next to them);
+//! 2. [`lighting`]: fragment lighting's primary and secondary colours (shadow attenuation is
+//!    its `shadow` input);
+//! 3. [`combiner`]: the six texture-combiner stages;
+//! 4. [`ops`]: the per-fragment operations (fog comes between the alpha test and the depth
+//!    test; the shadow and gas modes of COLOR_OPERATION branch here).
+//!
+//! All colour arithmetic is on 8-bit channels; a stage reads the registers only in its
+//! `configure`, once per batch.
+
+pub mod combiner;
+pub mod lighting;
+pub mod ops;
+pub mod texture;
+
+use crate::framebuffer::color::{Rgba8, unorm8};
+use crate::framebuffer::target::{BandPixels, TargetConfig};
+use crate::regs::{RegisterFile, SEMANTICS, id, semantic};
+
+use combiner::{Combiners, Sources};
+use lighting::{Lighting, LightingLuts};
+use ops::FragmentOps;
+use texture::BoundUnit;
+
+/// Everything the fragment stages of a batch run with.
+#[derive(Clone, Debug)]
+pub struct FragmentConfig {
+    /// Texture units 0-2 with their textures (bound by the caller: `Gpu::bind_textures`).
+    pub textures: [Option<BoundUnit>; 3],
+    /// Unit 2 reads texcoord 1 (TEXUNIT_CONFIG bit 13).
+    pub texcoord2_from_1: bool,
+    /// Fragment lighting, when on.
+    pub lighting: Option<Lighting>,
+    /// The texture combiners.
+    pub combiners: Combiners,
+    /// Combiner stages that change the colour (trailing pass-through stages dropped).
+    pub combiner_stages: usize,
+    /// The per-fragment operations.
+    pub ops: FragmentOps,
+}
+
+impl FragmentConfig {
+    /// The configuration the registers describe, with no textures bound yet.
+    pub fn configure(regs: &RegisterFile, luts: &LightingLuts) -> FragmentConfig {
+        let combiners = Combiners::configure(regs);
+        FragmentConfig {
+            textures: [None, None, None],
+            texcoord2_from_1: regs.get(id::TEXUNIT_CONFIG) & (1 << 13) != 0,
+            lighting: Lighting::configure(regs, luts),
+            combiners,
+            combiner_stages: combiners.active_stages(),
+            ops: FragmentOps::configure(regs),
+        }
+    }
+}
+
+/// A pixel's neighbour on the same triangle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Neighbour {
+    /// One pixel right (x + 1).
+    Right,
+    /// One pixel up (y + 1, rasterizer coordinates).
+    Up,
+}
+
+/// Interpolation at a fragment's neighbours (the level of detail's derivatives): the
+/// rasterizer's, handed in with the fragment.
+pub trait Neighbours {
+    /// Semantics `semantics` interpolated at `neighbour`.
+    fn at(&self, neighbour: Neighbour, semantics: [usize; 3]) -> [f32; 3];
+}
+
+/// One covered pixel as the rasterizer hands it over.
+pub struct Fragment<'a, N> {
+    /// The semantics the enabled stages read, interpolated at the pixel's centre.
+    pub attributes: &'a [f32; SEMANTICS],
+    /// The depth value to test and write (the buffer's bits).
+    pub depth: u32,
+    /// The pixel: x, and the memory row.
+    pub pixel: (u32, u32),
+    /// Interpolation at the neighbours.
+    pub neighbours: N,
+}
+
+/// The fragment stages on one fragment, in order: the texture units, fragment lighting, the
+/// combiners, then the per-fragment operations into `band`. Returns the combiners' colour
+/// and whether the fragment passed the tests.
+pub fn shade<N: Neighbours>(
+    config: &FragmentConfig,
+    fragment: &Fragment<'_, N>,
+    band: &mut BandPixels<'_>,
+    target: &TargetConfig,
+) -> (Rgba8, bool) {
+    let attributes = fragment.attributes;
+    let color = semantic::COLOR;
+    let mut sources = Sources {
+        primary: std::array::from_fn(|c| unorm8(attributes[color + c])),
+        ..Sources::default()
+    };
+    // 1. Texture units 0-2.
+    for (unit, bound) in config.textures.iter().enumerate() {
+        if let Some(bound) = bound {
+            sources.textures[unit] = sample_unit(bound, unit, fragment, config.texcoord2_from_1);
+        }
+    }
+    // 2. Fragment lighting.
+    if let Some(lighting) = &config.lighting {
+        let q = semantic::QUATERNION;
+        let v = semantic::VIEW;
+        let bump = lighting
+            .bump
+            .map_or([0; 4], |(unit, _)| sources.textures[unit]);
+        let (primary, secondary) = lighting.shade(
+            std::array::from_fn(|c| attributes[q + c]),
+            [attributes[v], attributes[v + 1], attributes[v + 2]],
+            bump,
+        );
+        sources.fragment_primary = primary;
+        sources.fragment_secondary = secondary;
+    }
+    // 3. The texture combiners.
+    let combined = config
+        .combiners
+        .run_stages(&sources, config.combiner_stages);
+    // 4. The per-fragment operations.
+    let passed = ops::write(
+        band,
+        fragment.pixel,
+        combined,
+        fragment.depth,
+        &config.ops,
+        target,
+    );
+    (combined, passed)
+}
+
+/// The u semantic of texture coordinate set k (0-2); v follows it.
+pub const TEXCOORD_FIRST: [usize; 3] = [
+    semantic::TEXCOORD0,
+    semantic::TEXCOORD1,
+    semantic::TEXCOORD2,
+];
+
+/// The texture coordinate set texture unit `unit` (0-2) reads: its own, but unit 2 reads set 1
+/// when TEXUNIT_CONFIG bit 13 says so.
+pub fn texcoord_set(unit: usize, texcoord2_from_1: bool) -> usize {
+    if unit == 2 && texcoord2_from_1 {
+        1
+    } else {
+        unit
+    }
+}
+
+/// The semantics of the texture coordinates unit `unit` reads: u, v, and texcoord 0's w
+/// (which only unit 0 reads: [`unit_coords`]).
+fn texcoord_semantics(unit: usize, texcoord2_from_1: bool) -> [usize; 3] {
+    let first = TEXCOORD_FIRST[texcoord_set(unit, texcoord2_from_1)];
+    [first, first + 1, semantic::TEXCOORD0_W]
+}
+
+/// The (u, v, w) unit `unit` samples at from the values of its [`texcoord_semantics`]: the
+/// units other than 0 have no w.
+fn unit_coords(unit: usize, [u, v, w]: [f32; 3]) -> [f32; 3] {
+    [u, v, if unit == 0 { w } else { 0.0 }]
+}
+
+/// Texture unit `unit`'s colour at a fragment. The level of detail, when the unit needs one,
+/// comes from the texture coordinates at the pixel's right and upper neighbours, interpolated
+/// on the same triangle (docs/gpu-texturing.md, "Level of detail").
+#[inline(never)]
+fn sample_unit<N: Neighbours>(
+    bound: &BoundUnit,
+    unit: usize,
+    fragment: &Fragment<'_, N>,
+    texcoord2_from_1: bool,
+) -> Rgba8 {
+    let config = &bound.config;
+    let sources = texcoord_semantics(unit, texcoord2_from_1);
+    let attributes = fragment.attributes;
+    let values = [
+        attributes[sources[0]],
+        attributes[sources[1]],
+        attributes[sources[2]],
+    ];
+    let centre = unit_coords(unit, values);
+    let (face, s, tc) = config.project(centre, None);
+    let lod = if config.needs_lod() {
+        let at = |neighbour: Neighbour| {
+            let coords = unit_coords(unit, fragment.neighbours.at(neighbour, sources));
+            let (_, ns, nt) = config.project(coords, Some(face));
+            (ns, nt)
+        };
+        bound.lod((s, tc), at(Neighbour::Right), at(Neighbour::Up))
+    } else {
+        0.0
+    };
+    bound.sample(face, s, tc, lod)
+}

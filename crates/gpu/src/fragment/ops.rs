@@ -1,0 +1,330 @@
+//! The per-fragment operations (docs/gpu.md, "Fragment stages"): alpha test, stencil test,
+//! depth test, blending or a logic op, and the write masks, on 8-bit channels
+//! (docs/gpu-rasterizer-and-framebuffer.md §5). [`write()`] applies them to one pixel of a band.
+
+use crate::framebuffer::color::{DepthFormat, Rgba8, tiled_offset};
+use crate::framebuffer::target::{BandPixels, TargetConfig};
+use crate::regs::{RegisterFile, bits, id};
+
+use super::combiner::rgba_of;
+
+/// A compare function (codes 0-7: never, always, ==, !=, <, <=, >, >=).
+pub fn compare(function: u32, a: u32, b: u32) -> bool {
+    match function & 7 {
+        0 => false,
+        1 => true,
+        2 => a == b,
+        3 => a != b,
+        4 => a < b,
+        5 => a <= b,
+        6 => a > b,
+        _ => a >= b,
+    }
+}
+
+/// The per-fragment operations' configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FragmentOps {
+    /// COLOR_OPERATION bits 0-1 (0 default; 1 gas and 3 shadow are later stages).
+    pub mode: u32,
+    /// Blending (else the logic op).
+    pub blend: bool,
+    /// BLEND_FUNC.
+    pub blend_func: u32,
+    /// LOGIC_OP.
+    pub logic_op: u32,
+    /// BLEND_COLOR.
+    pub blend_color: Rgba8,
+    /// FRAGOP_ALPHA_TEST.
+    pub alpha_test: u32,
+    /// STENCIL_TEST.
+    pub stencil_test: u32,
+    /// STENCIL_OP.
+    pub stencil_op: u32,
+    /// DEPTH_COLOR_MASK.
+    pub depth_color: u32,
+    /// Whether the colour buffer is written (COLORBUFFER_WRITE).
+    pub color_write: bool,
+    /// Whether depth and stencil are written (DEPTHBUFFER_WRITE).
+    pub depth_write: bool,
+}
+
+impl FragmentOps {
+    /// The configuration the registers describe.
+    pub fn configure(regs: &RegisterFile) -> FragmentOps {
+        let operation = regs.get(id::COLOR_OPERATION);
+        FragmentOps {
+            mode: bits(operation, 0, 2),
+            blend: operation & 0x100 != 0,
+            blend_func: regs.get(id::BLEND_FUNC),
+            logic_op: bits(regs.get(id::LOGIC_OP), 0, 4),
+            blend_color: rgba_of(regs.get(id::BLEND_COLOR)),
+            alpha_test: regs.get(id::FRAGOP_ALPHA_TEST),
+            stencil_test: regs.get(id::STENCIL_TEST),
+            stencil_op: regs.get(id::STENCIL_OP),
+            depth_color: regs.get(id::DEPTH_COLOR_MASK),
+            color_write: bits(regs.get(id::COLORBUFFER_WRITE), 0, 4) != 0,
+            depth_write: bits(regs.get(id::DEPTHBUFFER_WRITE), 0, 2) != 0,
+        }
+    }
+
+    /// Whether the alpha test passes `alpha`.
+    pub fn alpha_passes(&self, alpha: u8) -> bool {
+        self.alpha_test & 1 == 0
+            || compare(
+                bits(self.alpha_test, 4, 3),
+                alpha as u32,
+                bits(self.alpha_test, 8, 8),
+            )
+    }
+
+    /// The stencil value after operation `op` (3 bits) on `old`, with the write mask
+    /// applied.
+    pub fn stencil_after(&self, op: u32, old: u8) -> u8 {
+        let reference = bits(self.stencil_test, 16, 8) as u8;
+        let new = match op & 7 {
+            0 => old,
+            1 => 0,
+            2 => reference,
+            3 => old.saturating_add(1),
+            4 => old.saturating_sub(1),
+            5 => !old,
+            6 => old.wrapping_add(1),
+            _ => old.wrapping_sub(1),
+        };
+        let mask = bits(self.stencil_test, 8, 8) as u8;
+        (new & mask) | (old & !mask)
+    }
+
+    /// Whether the stencil test passes against the stored `stencil`.
+    pub fn stencil_passes(&self, stencil: u8) -> bool {
+        let mask = bits(self.stencil_test, 24, 8);
+        compare(
+            bits(self.stencil_test, 4, 3),
+            bits(self.stencil_test, 16, 8) & mask,
+            stencil as u32 & mask,
+        )
+    }
+
+    /// Whether the depth test passes `depth` against the stored `stored`.
+    pub fn depth_passes(&self, depth: u32, stored: u32) -> bool {
+        self.depth_color & 1 == 0 || compare(bits(self.depth_color, 4, 3), depth, stored)
+    }
+
+    /// Blends or logic-combines `source` with the stored `dest`, then applies the channel
+    /// write mask.
+    pub fn output(&self, source: Rgba8, dest: Rgba8) -> Rgba8 {
+        let combined = if self.blend {
+            self.blended(source, dest)
+        } else {
+            std::array::from_fn(|k| logic_op(self.logic_op, source[k], dest[k]))
+        };
+        std::array::from_fn(|k| {
+            if self.depth_color & (0x100 << k) != 0 {
+                combined[k]
+            } else {
+                dest[k]
+            }
+        })
+    }
+
+    fn blended(&self, src: Rgba8, dst: Rgba8) -> Rgba8 {
+        let func = self.blend_func;
+        let constant = self.blend_color;
+        let factor = |code: u32, k: usize| -> u32 {
+            let v = |x: u8| x as u32;
+            match code {
+                0 => 0,
+                1 => 255,
+                2 => v(src[k]),
+                3 => 255 - v(src[k]),
+                4 => v(dst[k]),
+                5 => 255 - v(dst[k]),
+                6 => v(src[3]),
+                7 => 255 - v(src[3]),
+                8 => v(dst[3]),
+                9 => 255 - v(dst[3]),
+                10 => v(constant[k]),
+                11 => 255 - v(constant[k]),
+                12 => v(constant[3]),
+                13 => 255 - v(constant[3]),
+                14 if k < 3 => v(src[3]).min(255 - v(dst[3])),
+                14 => 255,
+                // Undefined: the source colour (docs/gpu.md, "Model choices").
+                _ => v(src[k]),
+            }
+        };
+        std::array::from_fn(|k| {
+            let (equation, sf, df) = if k < 3 {
+                (bits(func, 0, 3), bits(func, 16, 4), bits(func, 20, 4))
+            } else {
+                (bits(func, 8, 3), bits(func, 24, 4), bits(func, 28, 4))
+            };
+            let s = (src[k] as u32 * factor(sf, k)) as i64;
+            let d = (dst[k] as u32 * factor(df, k)) as i64;
+            let value = match equation {
+                1 => (s - d) / 255,
+                2 => (d - s) / 255,
+                3 => s.min(d) / 255,
+                4 => s.max(d) / 255,
+                _ => (s + d) / 255,
+            };
+            value.clamp(0, 255) as u8
+        })
+    }
+}
+
+/// A logic op on 8-bit channels.
+pub fn logic_op(op: u32, s: u8, d: u8) -> u8 {
+    match op & 15 {
+        0 => 0,
+        1 => s & d,
+        2 => s & !d,
+        3 => s,
+        4 => 0xFF,
+        5 => !s,
+        6 => d,
+        7 => !d,
+        8 => !(s & d),
+        9 => s | d,
+        10 => !(s | d),
+        11 => s ^ d,
+        12 => !(s ^ d),
+        13 => !s & d,
+        14 => s | !d,
+        _ => !s | d,
+    }
+}
+
+/// The per-fragment operations on pixel (x, row) of `band`: alpha, stencil and depth tests, then
+/// blending or the logic op into the colour buffer. Returns whether the fragment passed the
+/// tests.
+#[inline(never)]
+pub fn write(
+    band: &mut BandPixels<'_>,
+    (x, row): (u32, u32),
+    source: Rgba8,
+    depth: u32,
+    ops: &FragmentOps,
+    target: &TargetConfig,
+) -> bool {
+    if !ops.alpha_passes(source[3]) {
+        return false;
+    }
+    let local_row = row - band.first_row;
+    if let (Some(depth_bytes), Some(format)) = (band.depth.as_deref_mut(), target.depth_format) {
+        let at = tiled_offset(x, local_row, target.width, format.bytes() as u32);
+        let pixel = &mut depth_bytes[at..at + format.bytes()];
+        let (stored, stencil) = format.decode(pixel);
+        let stencil_on = ops.stencil_test & 1 != 0 && format == DepthFormat::D24S8;
+        let mut new_stencil = stencil;
+        let mut new_depth = stored;
+        let passed = if stencil_on && !ops.stencil_passes(stencil) {
+            new_stencil = ops.stencil_after(ops.stencil_op, stencil);
+            false
+        } else if !ops.depth_passes(depth, stored) {
+            if stencil_on {
+                new_stencil = ops.stencil_after(ops.stencil_op >> 4, stencil);
+            }
+            false
+        } else {
+            if ops.depth_color & 0x1000 != 0 {
+                new_depth = depth;
+            }
+            if stencil_on {
+                new_stencil = ops.stencil_after(ops.stencil_op >> 8, stencil);
+            }
+            true
+        };
+        if ops.depth_write && (new_depth != stored || new_stencil != stencil) {
+            format.encode(new_depth, new_stencil, pixel);
+        }
+        if !passed {
+            return false;
+        }
+    }
+    if let (Some(color_bytes), Some(format), true) = (
+        band.color.as_deref_mut(),
+        target.color_format,
+        ops.color_write,
+    ) {
+        let at = tiled_offset(x, local_row, target.width, format.bytes() as u32);
+        let pixel = &mut color_bytes[at..at + format.bytes()];
+        let dest = format.decode(pixel);
+        format.encode(ops.output(source, dest), pixel);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blend_equations_and_factors() {
+        let mut ops = FragmentOps {
+            mode: 0,
+            blend: true,
+            // Equations 0 (add); src alpha / one minus src alpha for colour and alpha.
+            blend_func: 6 << 16 | 7 << 20 | 6 << 24 | 7 << 28,
+            logic_op: 3,
+            blend_color: [0; 4],
+            alpha_test: 0,
+            stencil_test: 0,
+            stencil_op: 0,
+            depth_color: 0xF00,
+            color_write: true,
+            depth_write: true,
+        };
+        // 50% alpha (128): 255·128/255 + 0·127/255 per channel.
+        assert_eq!(
+            ops.output([255, 0, 0, 128], [0, 0, 255, 255]),
+            [128, 0, 127, 191]
+        );
+        // MIN applies the factors (ONE, ONE here).
+        ops.blend_func = 3 | 3 << 8 | 1 << 16 | 1 << 20 | 1 << 24 | 1 << 28;
+        assert_eq!(
+            ops.output([10, 200, 30, 40], [20, 100, 30, 50]),
+            [10, 100, 30, 40]
+        );
+        // Reverse subtract clamps at zero; equations 5-7 add.
+        ops.blend_func = 2 | 5 << 8 | 1 << 16 | 1 << 20 | 1 << 24 | 1 << 28;
+        assert_eq!(
+            ops.output([10, 200, 30, 40], [20, 100, 30, 50]),
+            [10, 0, 0, 90]
+        );
+        // The colour write mask keeps the destination's green.
+        ops.depth_color = 0xD00;
+        assert_eq!(ops.output([10, 200, 30, 40], [20, 100, 30, 50])[1], 100);
+        // Logic ops.
+        ops.blend = false;
+        ops.depth_color = 0xF00;
+        ops.logic_op = 11;
+        assert_eq!(ops.output([0xF0; 4], [0x3C; 4]), [0xCC; 4]);
+    }
+
+    #[test]
+    fn stencil_operations_respect_the_write_mask() {
+        let ops = FragmentOps {
+            mode: 0,
+            blend: true,
+            blend_func: 0,
+            logic_op: 0,
+            blend_color: [0; 4],
+            alpha_test: 0,
+            // enabled, EQUAL, write mask 0x0F, reference 0x5A, compare mask 0xF0.
+            stencil_test: 1 | 2 << 4 | 0x0F << 8 | 0x5A << 16 | 0xF0 << 24,
+            stencil_op: 0,
+            depth_color: 0,
+            color_write: true,
+            depth_write: true,
+        };
+        assert!(ops.stencil_passes(0x53));
+        assert!(!ops.stencil_passes(0x45));
+        assert_eq!(ops.stencil_after(2, 0xF0), 0xFA);
+        assert_eq!(ops.stencil_after(3, 0xFF), 0xFF);
+        assert_eq!(ops.stencil_after(6, 0xFF), 0xF0);
+        assert_eq!(ops.stencil_after(7, 0x00), 0x0F);
+        assert_eq!(ops.stencil_after(5, 0x3C), 0x33);
+    }
+}

@@ -1,0 +1,205 @@
+//! The memory the compiled code works on, and the few host functions it calls.
+//!
+//! The compiled function keeps the registers in SSA values while it runs; [`JitContext`] is
+//! where they come from and go to at the function's boundary (the geometry shader's persistent
+//! state, the vertex shader's results), where the read-only inputs and uniforms sit, and where
+//! the three control-flow stacks live. The float uniform table has 128 entries, 96-127 holding
+//! (1, 1, 1, 1), so a relatively addressed read is one masked load with no bounds check to get
+//! wrong; every stack access masks its slot index with the stack's depth - 1. The code therefore
+//! touches nothing outside the context, whatever the program.
+//!
+//! The control-flow stacks are compiled code, not host calls: each is a ring of slots with a
+//! wrapping `top` counter (the newest entry is in slot `top & (depth - 1)`) and a length capped
+//! at the depth. A push onto a full stack overwrites its oldest slot, exactly the ring-buffer
+//! behaviour of docs/execution-model.md §5.
+//!
+//! Only EMIT and SETEMIT (geometry-shader output, which touches Rust-side vectors) and the
+//! deterministic EX2/LG2 functions of [`shader::float24::transcendental`] are host calls.
+
+use shader::exec::{EmitConfig, EmitSink, GeometryState};
+use shader::float24::transcendental;
+use shader::flow::{CALL_DEPTH, IF_DEPTH, LOOP_DEPTH};
+use shader::program::{UNIFORM_INDEX_SLOTS, Vec4};
+
+/// Status codes the compiled function returns.
+pub mod status {
+    /// END was reached.
+    pub const END: u32 = 0;
+    /// BREAK with an empty loop stack (address in `JitContext::error_pc`).
+    pub const BREAK_OUTSIDE_LOOP: u32 = 1;
+    /// The instruction budget ran out (address in `JitContext::error_pc`).
+    pub const BUDGET: u32 = 2;
+    /// EMIT with vertex id 3 (address in `JitContext::error_pc`).
+    pub const INVALID_EMIT: u32 = 3;
+    /// Control reached an address the compiler proved unreachable: a compiler bug.
+    pub const INTERNAL: u32 = 4;
+}
+
+/// One control-flow stack: `DEPTH` slots used as a ring (see the module documentation).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct StackRing<const DEPTH: usize> {
+    /// The entries, packed by the compiler (two 16-bit addresses each).
+    pub slots: [u32; DEPTH],
+    /// Wrapping counter: the newest entry is in `slots[top % DEPTH]`.
+    pub top: u32,
+    /// Number of entries (at most `DEPTH`).
+    pub len: u32,
+}
+
+impl<const DEPTH: usize> Default for StackRing<DEPTH> {
+    fn default() -> Self {
+        StackRing {
+            slots: [0; DEPTH],
+            top: 0,
+            len: 0,
+        }
+    }
+}
+
+/// The loop counters beside each LOOP-stack slot.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoopCounters {
+    /// Passes left after the current one (starts at i.x).
+    pub remaining: [u32; LOOP_DEPTH],
+    /// aL += increment after each pass (i.z).
+    pub increment: [u32; LOOP_DEPTH],
+    /// aL before the LOOP started (restored when the loop exits inside another loop).
+    pub previous_al: [i32; LOOP_DEPTH],
+}
+
+/// Registers and state of one invocation, as the compiled code sees them.
+#[repr(C, align(16))]
+pub struct JitContext {
+    /// r0-r15 (in at the start, out at every exit).
+    pub temp: [Vec4; 16],
+    /// o0-o15 (for a geometry shader, the current output bank).
+    pub output: [Vec4; 16],
+    /// v0-v15 (read only).
+    pub input: [Vec4; 16],
+    /// c0-c95, then 32 entries of (1, 1, 1, 1) for relative reads past c95 (read only).
+    pub uniform: [Vec4; UNIFORM_INDEX_SLOTS],
+    /// a0.x, a0.y.
+    pub a0: [i32; 2],
+    /// aL.
+    pub al: i32,
+    /// cmp.x, cmp.y as 0 or 1.
+    pub cmp: [u32; 2],
+    /// Bool uniforms as the invocation sees them (b15 set after a geometry shader's first run).
+    pub bools: u32,
+    /// Int uniforms i0-i3: (x, y, z, w) bytes.
+    pub ints: [[u8; 4]; 4],
+    /// The IF stack: entries `else | end << 16`.
+    pub if_stack: StackRing<IF_DEPTH>,
+    /// The CALL stack: entries `end | return << 16`.
+    pub call_stack: StackRing<CALL_DEPTH>,
+    /// The LOOP stack: entries `first body address | end << 16`.
+    pub loop_stack: StackRing<LOOP_DEPTH>,
+    /// The counters of the LOOP stack's slots.
+    pub loop_counters: LoopCounters,
+    /// Address of the instruction that failed.
+    pub error_pc: u32,
+    /// Instructions the invocation may execute.
+    pub budget: u64,
+    /// The geometry-shader emission state (null for a vertex shader).
+    pub geometry: *mut GeometryRun<'static>,
+}
+
+/// A geometry-shader invocation's emission state, used by the EMIT and SETEMIT host functions.
+pub struct GeometryRun<'a> {
+    /// The persistent state (its `banks` are synchronised before and after the run).
+    pub state: &'a mut GeometryState,
+    /// The output bank not currently in `JitContext::output`.
+    pub other_bank: [Vec4; 16],
+    /// Where emitted vertices and primitives go.
+    pub sink: &'a mut dyn EmitSink,
+}
+
+impl JitContext {
+    /// A context with zeroed registers and empty stacks, the ones past c95.
+    pub fn new() -> Box<JitContext> {
+        Box::new(JitContext {
+            temp: [[0.0; 4]; 16],
+            output: [[0.0; 4]; 16],
+            input: [[0.0; 4]; 16],
+            uniform: [[1.0; 4]; UNIFORM_INDEX_SLOTS],
+            a0: [0; 2],
+            al: 0,
+            cmp: [0; 2],
+            bools: 0,
+            ints: [[0; 4]; 4],
+            if_stack: StackRing::default(),
+            call_stack: StackRing::default(),
+            loop_stack: StackRing::default(),
+            loop_counters: LoopCounters::default(),
+            error_pc: 0,
+            budget: 0,
+            geometry: std::ptr::null_mut(),
+        })
+    }
+
+    /// Zeroes r0-r15, o0-o15, a0, aL and cmp (a vertex shader's starting state).
+    pub fn reset_registers(&mut self) {
+        self.temp = [[0.0; 4]; 16];
+        self.output = [[0.0; 4]; 16];
+        self.a0 = [0; 2];
+        self.al = 0;
+        self.cmp = [0; 2];
+    }
+
+    /// Empties the stacks for a new invocation.
+    pub fn reset_flow(&mut self) {
+        self.if_stack = StackRing::default();
+        self.call_stack = StackRing::default();
+        self.loop_stack = StackRing::default();
+        self.loop_counters = LoopCounters::default();
+    }
+}
+
+/// SETEMIT: `packed` is [`EmitConfig::packed`].
+///
+/// # Safety
+/// `ctx` must point to a live [`JitContext`] whose `geometry` is null or points to a live
+/// [`GeometryRun`].
+pub unsafe extern "C" fn picajit_setemit(ctx: *mut JitContext, packed: u32) {
+    // SAFETY: the caller (the compiled code, called by `JitShader`) passes the context it was
+    // given; its geometry run outlives the call.
+    let Some(run) = (unsafe { (*ctx).geometry.as_mut() }) else {
+        return;
+    };
+    run.state.emit = EmitConfig::unpacked(packed);
+}
+
+/// EMIT: [`GeometryState::emit`] with the current bank (already stored in `ctx.output`), then
+/// the two banks swap places. Returns 0, or [`status::INVALID_EMIT`] for vertex id 3.
+///
+/// # Safety
+/// As [`picajit_setemit`].
+pub unsafe extern "C" fn picajit_emit(ctx: *mut JitContext, pc: u32) -> u32 {
+    // SAFETY: as picajit_setemit.
+    let ctx = unsafe { &mut *ctx };
+    let Some(run) = (unsafe { ctx.geometry.as_mut() }) else {
+        return 0;
+    };
+    if run
+        .state
+        .emit(&ctx.output, pc as u16, &mut *run.sink)
+        .is_err()
+    {
+        ctx.error_pc = pc;
+        return status::INVALID_EMIT;
+    }
+    std::mem::swap(&mut ctx.output, &mut run.other_bank);
+    0
+}
+
+/// EX2 of one value (the deterministic [`transcendental::exp2`]).
+pub extern "C" fn picajit_exp2(x: f32) -> f32 {
+    transcendental::exp2(x)
+}
+
+/// LG2 of one value (the deterministic [`transcendental::log2`]).
+pub extern "C" fn picajit_log2(x: f32) -> f32 {
+    transcendental::log2(x)
+}

@@ -1,0 +1,768 @@
+//! The Cranelift JIT: bit-exact with the interpreter, for every program.
+//!
+//! [`JitShader::compile`] lowers the reachable part of program memory to native code: one
+//! function for a program of at most 512 reachable words, else one per chunk of memory
+//! (entered through a jump table, left by tail calls), so that the compile cost is linear in
+//! the reachable words ([`CompileStats`] reports the size of what was emitted).
+//! The (private) `analysis` finds the reachable addresses and, for each address where a scope
+//! can end, the scopes that could end there. `lower` emits the data path (swizzles, and every
+//! arithmetic rule of [`shader::float24::lanes`], which it implements on vector IR values) as
+//! inline vector code on registers held in SSA values; `control` emits the control-flow stack
+//! machine inline, compiling the rules of [`shader::flow::rules`]: IF/CALL/LOOP stacks in the
+//! context, checks only where a scope can end, and direct jumps to the addresses the analysis
+//! allows (through a shared jump table when they are many), so no control flow goes through
+//! the host. Hangs are errors exactly as in the interpreter: every instruction spends one unit
+//! of the budget (checked once per straight-line run, with an exact cold path), and BREAK on an
+//! empty loop stack fails. The code touches only its context (a relatively addressed
+//! uniform read is one masked load into a 128-entry table; stack slots are masked indices), so
+//! it is memory-safe for every program.
+//!
+//! ```
+//! use picajit_jit::JitShader;
+//! use shader::exec::{ExecConfig, ShaderEngine};
+//! use shader::program::{ShaderKind, ShaderProgram, Uniforms};
+//!
+//! // mov o0, v0; end (descriptor 0: all lanes, identity swizzles)
+//! let code = [0x4C00_0000, 0x8800_0000];
+//! let program = ShaderProgram::new(&code, &[0x0000_036F], 0, ShaderKind::Vertex, 1).unwrap();
+//! let engine = JitShader::compile(program, ExecConfig::default()).unwrap();
+//! let mut inputs = [[0.0f32; 4]; 16];
+//! inputs[0] = [1.0, 2.0, 3.0, 4.0];
+//! let result = engine.run_vertex(&Uniforms::default(), &inputs).unwrap();
+//! assert_eq!(result.outputs[0], [1.0, 2.0, 3.0, 4.0]);
+//! ```
+
+/// The element-wise operations of [`shader::float24::lanes::Elements`] that are one Cranelift
+/// instruction on `i32x4`/`f32x4` values, for the JIT's two lowerings (`lower` and `soa`), which
+/// differ only in constants, host calls and what they remember of flushed values. Expands inside
+/// an `impl Elements` whose `self.b` is the `FunctionBuilder`.
+macro_rules! vector_ir_elements {
+    () => {
+        fn and(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().band(a, b)
+        }
+        fn or(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().bor(a, b)
+        }
+        fn add_bits(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().iadd(a, b)
+        }
+        fn shift_right(&mut self, a: Value, amount: u32) -> Value {
+            let amount = self.b.ins().iconst(types::I32, amount as i64);
+            self.b.ins().ushr(a, amount)
+        }
+        fn below(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().icmp(IntCC::UnsignedLessThan, a, b)
+        }
+        fn above(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().icmp(IntCC::UnsignedGreaterThan, a, b)
+        }
+        // Signed vector compares are one instruction on x86-64; unsigned ones are not.
+        fn magnitude_below(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().icmp(IntCC::SignedLessThan, a, b)
+        }
+        fn magnitude_above(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().icmp(IntCC::SignedGreaterThan, a, b)
+        }
+        fn clear_where(&mut self, mask: Value, bits: Value) -> Value {
+            self.b.ins().band_not(bits, mask)
+        }
+        fn is_nan(&mut self, a: Value) -> Value {
+            self.b.ins().fcmp(FloatCC::Unordered, a, a)
+        }
+        fn is_number(&mut self, a: Value) -> Value {
+            self.b.ins().fcmp(FloatCC::Ordered, a, a)
+        }
+        fn both(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().band(a, b)
+        }
+        fn either(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().bor(a, b)
+        }
+        fn select(&mut self, mask: Value, a: Value, b: Value) -> Value {
+            self.b.ins().bitselect(mask, a, b)
+        }
+        fn fadd(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().fadd(a, b)
+        }
+        fn fmul(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().fmul(a, b)
+        }
+        fn fdiv(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().fdiv(a, b)
+        }
+        fn sqrt(&mut self, a: Value) -> Value {
+            self.b.ins().sqrt(a)
+        }
+        fn floor(&mut self, a: Value) -> Value {
+            self.b.ins().floor(a)
+        }
+    };
+}
+
+mod analysis;
+mod context;
+mod control;
+mod lower;
+pub mod soa;
+mod wide;
+
+pub use soa::{
+    ConstantLanes, SoaArithmetic, SoaCodegen, SoaCompileError, SoaCompileStats, SoaJit,
+    UniformComponents,
+};
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use cranelift_codegen::ir::{AbiParam, InstBuilder, Signature, types};
+use cranelift_codegen::isa::{CallConv, OwnedTargetIsa};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module, default_libcall_names};
+
+use analysis::FlowFacts;
+use context::{GeometryRun, JitContext, status};
+use shader::exec::{
+    BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
+};
+use shader::isa::{Instruction, PROGRAM_WORDS, decode};
+use shader::program::{DEFAULT_INPUT, FlowRegisters, InputRegisters, ShaderProgram, Uniforms};
+
+/// Why the JIT could not compile a program: an environment problem (an unsupported host, no
+/// executable memory) or a code-generator limit, never a property of the program, since every
+/// program is compilable. Each variant is a phase of compiling; `detail` is what Cranelift said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JitError {
+    /// The host's instruction set could not be detected or is not supported.
+    HostDetection {
+        /// Cranelift's message.
+        detail: String,
+    },
+    /// A code-generator setting or the target ISA was refused.
+    CodeGenerator {
+        /// The setting or part.
+        what: &'static str,
+        /// Cranelift's message.
+        detail: String,
+    },
+    /// Declaring the shader or a host function to the module failed.
+    Declaration {
+        /// The function.
+        function: &'static str,
+        /// Cranelift's message.
+        detail: String,
+    },
+    /// Generating machine code for the shader failed.
+    CodeGeneration {
+        /// Cranelift's message.
+        detail: String,
+    },
+    /// Making the code executable failed.
+    Finalization {
+        /// Cranelift's message.
+        detail: String,
+    },
+}
+
+impl fmt::Display for JitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JitError::HostDetection { detail } => write!(f, "detecting the host: {detail}"),
+            JitError::CodeGenerator { what, detail } => {
+                write!(f, "setting up the code generator ({what}): {detail}")
+            }
+            JitError::Declaration { function, detail } => {
+                write!(f, "declaring {function}: {detail}")
+            }
+            JitError::CodeGeneration { detail } => write!(f, "generating code: {detail}"),
+            JitError::Finalization { detail } => write!(f, "finalizing the code: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for JitError {}
+
+/// The Rust type of the compiled function. It is `extern "C"`, and [`shader_signature`] and
+/// [`lower::host_signatures`] declare every function with [`c_call_conv`], the host's C calling
+/// convention, so the declaration and the call agree by construction.
+type CompiledFn = unsafe extern "C" fn(*mut JitContext) -> u32;
+
+/// The calling convention of `extern "C"` functions on the host: Cranelift's default for the
+/// host triple is the platform's C ABI (System V on Linux x86-64, the Apple or AAPCS variants on
+/// aarch64, fastcall on Windows).
+fn c_call_conv() -> CallConv {
+    CallConv::triple_default(&target_lexicon::Triple::host())
+}
+
+/// The signature of [`CompiledFn`]: the context pointer in, the status out.
+fn shader_signature(pointer: types::Type) -> Signature {
+    let mut signature = Signature::new(c_call_conv());
+    signature.params.push(AbiParam::new(pointer));
+    signature.returns.push(AbiParam::new(types::I32));
+    signature
+}
+
+/// The size of what [`JitShader::compile`] emitted for one program, recorded while compiling:
+/// it grows linearly with `reachable_words` whatever the program (`jit-tests/compile_bounds.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompileStats {
+    /// Cranelift IR instructions of the program's functions, as lowered (before optimisation).
+    pub ir_instructions: usize,
+    /// Cranelift IR blocks of the program's functions, as lowered.
+    pub ir_blocks: usize,
+    /// Program addresses control can reach (the zero words past the code included).
+    pub reachable_words: usize,
+    /// Bytes of machine code of the program's functions.
+    pub code_bytes: usize,
+}
+
+/// The signature of a chunk's function (see [`analysis::FlowFacts::chunks`]): the context
+/// pointer, the budget left and the address to go on at in, the status out. Chunks call each
+/// other only by tail calls.
+fn chunk_signature(pointer: types::Type) -> Signature {
+    let mut signature = Signature::new(CallConv::Tail);
+    signature.params.push(AbiParam::new(pointer));
+    signature.params.push(AbiParam::new(types::I64));
+    signature.params.push(AbiParam::new(types::I32));
+    signature.returns.push(AbiParam::new(types::I32));
+    signature
+}
+
+/// Compiles the function in `ctx` as `id`, adds its size to `stats` and clears `ctx`.
+fn define(
+    module: &mut JITModule,
+    id: cranelift_module::FuncId,
+    ctx: &mut cranelift_codegen::Context,
+    stats: &mut CompileStats,
+) -> Result<(), JitError> {
+    stats.ir_blocks += ctx.func.layout.blocks().count();
+    stats.ir_instructions += ctx
+        .func
+        .layout
+        .blocks()
+        .map(|block| ctx.func.layout.block_insts(block).count())
+        .sum::<usize>();
+    module
+        .define_function(id, ctx)
+        .map_err(|e| JitError::CodeGeneration {
+            detail: format!("{e:?}"),
+        })?;
+    stats.code_bytes += ctx
+        .compiled_code()
+        .map_or(0, |code| code.code_info().total_size as usize);
+    module.clear_context(ctx);
+    Ok(())
+}
+
+/// The shader of a program of several chunks: loads the budget and calls the entry's chunk.
+fn entry_function(
+    module: &mut JITModule,
+    ctx: &mut cranelift_codegen::Context,
+    builder_context: &mut FunctionBuilderContext,
+    facts: &FlowFacts,
+    program: &ShaderProgram,
+    chunk_ids: &[cranelift_module::FuncId],
+    pointer: types::Type,
+) {
+    ctx.func.signature = shader_signature(pointer);
+    let mut b = FunctionBuilder::new(&mut ctx.func, builder_context);
+    let chunk = facts.chunk_of(program.entry);
+    let callee = module.declare_func_in_func(chunk_ids[chunk], b.func);
+    let block = b.create_block();
+    b.append_block_params_for_function_params(block);
+    b.switch_to_block(block);
+    b.seal_block(block);
+    let ctx_value = b.block_params(block)[0];
+    let budget = b.ins().load(
+        types::I64,
+        lower::trusted(),
+        ctx_value,
+        std::mem::offset_of!(JitContext, budget) as i32,
+    );
+    let entry = b.ins().iconst(types::I32, program.entry as i64);
+    let call = b.ins().call(callee, &[ctx_value, budget, entry]);
+    let status = b.inst_results(call)[0];
+    b.ins().return_(&[status]);
+    b.finalize(module.target_config());
+}
+
+/// What one function of the program is compiled from: a chunk of program memory.
+struct ChunkFunction<'a> {
+    program: &'a ShaderProgram,
+    config: ExecConfig,
+    decoded: &'a [Instruction],
+    facts: &'a FlowFacts,
+    /// Its chunk.
+    chunk: usize,
+    /// The host functions.
+    host_ids: &'a [cranelift_module::FuncId],
+    /// Every chunk's function (just the shader when the program is one chunk).
+    chunk_ids: &'a [cranelift_module::FuncId],
+}
+
+impl ChunkFunction<'_> {
+    /// Lowers the chunk's reachable instructions into `ctx`: the shader's signature when the
+    /// program is one chunk (entered at the entry point), a chunk's otherwise (entered through
+    /// its dispatch).
+    fn lower(
+        &self,
+        module: &mut JITModule,
+        ctx: &mut cranelift_codegen::Context,
+        builder_context: &mut FunctionBuilderContext,
+        pointer: types::Type,
+    ) {
+        let single = self.chunk_ids.len() == 1;
+        ctx.func.signature = if single {
+            shader_signature(pointer)
+        } else {
+            chunk_signature(pointer)
+        };
+        let mut b = FunctionBuilder::new(&mut ctx.func, builder_context);
+        let host_refs: Vec<_> = self
+            .host_ids
+            .iter()
+            .map(|&id| module.declare_func_in_func(id, b.func))
+            .collect();
+        let chunk_refs: Vec<_> = if single {
+            Vec::new()
+        } else {
+            self.chunk_ids
+                .iter()
+                .map(|&id| module.declare_func_in_func(id, b.func))
+                .collect()
+        };
+        let entry_block = b.create_block();
+        b.append_block_params_for_function_params(entry_block);
+        let range = self.facts.chunk_range(self.chunk);
+        let blocks: Vec<_> = (0..PROGRAM_WORDS as u32)
+            .map(|pc| {
+                (range.contains(&pc) && self.facts.has_code(pc as u16)).then(|| b.create_block())
+            })
+            .collect();
+        let exit = b.create_block();
+        b.append_block_param(exit, types::I32);
+        b.append_block_param(exit, types::I32);
+        b.set_cold_block(exit);
+
+        b.switch_to_block(entry_block);
+        let params = b.block_params(entry_block).to_vec();
+        let ctx_value = params[0];
+        let budget = b.declare_var(types::I64);
+        let dispatch_pc = b.declare_var(types::I32);
+        let route = control::RouteVars {
+            matched: b.declare_var(types::I32),
+            pc: b.declare_var(types::I32),
+        };
+        let mut lowering = lower::Lowering {
+            b: &mut b,
+            ctx: ctx_value,
+            program: self.program,
+            decoded: self.decoded,
+            precision: self.config.precision,
+            host: lower::HostFunctions {
+                emit: host_refs[0],
+                setemit: host_refs[1],
+                exp2: host_refs[2],
+                log2: host_refs[3],
+            },
+            cache: lower::RegisterCache::default(),
+            budget,
+            facts: self.facts,
+            blocks,
+            exit,
+            routing: control::Routing::new(self.chunk, chunk_refs, dispatch_pc),
+        };
+        if single {
+            let initial = lowering.load(types::I64, std::mem::offset_of!(JitContext, budget));
+            lowering.b.def_var(budget, initial);
+            let first =
+                lowering.blocks[self.program.entry as usize].expect("the entry is reachable");
+            lowering.b.ins().jump(first, &[]);
+        } else {
+            lowering.b.def_var(budget, params[1]);
+            lowering.goto_dispatch(params[2]);
+        }
+        for pc in range {
+            if self.facts.has_code(pc as u16) {
+                lowering.instruction(pc as u16, route);
+            }
+        }
+        lowering.exit_block();
+        lowering.dispatch_block();
+        b.seal_all_blocks();
+        b.finalize(module.target_config());
+    }
+}
+
+/// A program compiled to native code.
+pub struct JitShader {
+    program: ShaderProgram,
+    config: ExecConfig,
+    stats: CompileStats,
+    function: CompiledFn,
+    /// Owns the code; freed on drop.
+    module: Option<JITModule>,
+}
+
+// SAFETY: after `finalize_definitions` the module is never used again except to free its memory
+// in `Drop` (which needs `&mut self`); the compiled function is immutable code that only touches
+// the context passed to it, so it can run on any thread, from several threads at once.
+unsafe impl Send for JitShader {}
+// SAFETY: see above.
+unsafe impl Sync for JitShader {}
+
+impl Drop for JitShader {
+    fn drop(&mut self) {
+        if let Some(module) = self.module.take() {
+            // SAFETY: no pointer to the compiled code outlives `self`: `function` is only called
+            // through `&self`.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+fn code_generator(what: &'static str, e: impl fmt::Display) -> JitError {
+    JitError::CodeGenerator {
+        what,
+        detail: e.to_string(),
+    }
+}
+
+/// The environment variable that turns Cranelift's IR verifier on in a release build (CI's test
+/// run sets it; any value but `0`).
+pub const VERIFY_IR_VARIABLE: &str = "PICAJIT_VERIFY_IR";
+
+/// Whether compiled functions go through Cranelift's IR verifier, which catches lowering bugs:
+/// always in debug builds, in release builds when [`VERIFY_IR_VARIABLE`] is set (it costs about
+/// a tenth of the compile time).
+fn verify_ir() -> bool {
+    cfg!(debug_assertions) || std::env::var_os(VERIFY_IR_VARIABLE).is_some_and(|v| v != "0")
+}
+
+/// The host's code generator (cranelift-native, so SSE4.1/AVX are used), built once per
+/// process: every program is compiled with the same settings.
+fn host_isa() -> Result<OwnedTargetIsa, JitError> {
+    static ISA: OnceLock<Result<OwnedTargetIsa, JitError>> = OnceLock::new();
+    ISA.get_or_init(|| {
+        let mut flags = settings::builder();
+        flags
+            .set("opt_level", "speed")
+            .map_err(|e| code_generator("opt_level", e))?;
+        flags
+            .set(
+                "enable_verifier",
+                if verify_ir() { "true" } else { "false" },
+            )
+            .map_err(|e| code_generator("enable_verifier", e))?;
+        // Cranelift's tail calls (between chunks) rely on frame pointers.
+        flags
+            .set("preserve_frame_pointers", "true")
+            .map_err(|e| code_generator("preserve_frame_pointers", e))?;
+        let isa_builder = cranelift_native::builder().map_err(|e| JitError::HostDetection {
+            detail: e.to_string(),
+        })?;
+        isa_builder
+            .finish(settings::Flags::new(flags))
+            .map_err(|e| code_generator("the target ISA", e))
+    })
+    .clone()
+}
+
+impl JitShader {
+    /// Compiles `program` with `config`.
+    pub fn compile(program: ShaderProgram, config: ExecConfig) -> Result<JitShader, JitError> {
+        let decoded: Box<[Instruction]> = program.code.iter().map(|&w| decode(w)).collect();
+        let facts = FlowFacts::analyse(&decoded, program.entry);
+
+        let isa = host_isa()?;
+        let pointer = isa.pointer_type();
+        let mut jit_builder = JITBuilder::with_isa(isa, default_libcall_names());
+        jit_builder.symbol("picajit_emit", context::picajit_emit as *const u8);
+        jit_builder.symbol("picajit_setemit", context::picajit_setemit as *const u8);
+        jit_builder.symbol("picajit_exp2", context::picajit_exp2 as *const u8);
+        jit_builder.symbol("picajit_log2", context::picajit_log2 as *const u8);
+        let mut module = JITModule::new(jit_builder);
+
+        let declaration = |function: &'static str| {
+            move |e: cranelift_module::ModuleError| JitError::Declaration {
+                function,
+                detail: e.to_string(),
+            }
+        };
+        let mut host_ids = Vec::new();
+        for (name, signature) in lower::host_signatures(pointer, c_call_conv()) {
+            let id = module
+                .declare_function(name, Linkage::Import, &signature)
+                .map_err(declaration(name))?;
+            host_ids.push(id);
+        }
+        let shader_id = module
+            .declare_function("shader", Linkage::Local, &shader_signature(pointer))
+            .map_err(declaration("shader"))?;
+        // One chunk: the shader itself. Several: a function per chunk, entered by the shader.
+        let chunk_ids = if facts.chunks.len() == 1 {
+            vec![shader_id]
+        } else {
+            (0..facts.chunks.len())
+                .map(|k| {
+                    module
+                        .declare_function(
+                            &format!("chunk{k}"),
+                            Linkage::Local,
+                            &chunk_signature(pointer),
+                        )
+                        .map_err(declaration("a chunk"))
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        };
+
+        let mut stats = CompileStats {
+            reachable_words: facts.reachable.iter().filter(|&&r| r).count(),
+            ..CompileStats::default()
+        };
+        let mut ctx = module.make_context();
+        let mut builder_context = FunctionBuilderContext::new();
+        for (chunk, &id) in chunk_ids.iter().enumerate() {
+            let function = ChunkFunction {
+                program: &program,
+                config,
+                decoded: &decoded,
+                facts: &facts,
+                chunk,
+                host_ids: &host_ids,
+                chunk_ids: &chunk_ids,
+            };
+            function.lower(&mut module, &mut ctx, &mut builder_context, pointer);
+            define(&mut module, id, &mut ctx, &mut stats)?;
+        }
+        if chunk_ids.len() > 1 {
+            entry_function(
+                &mut module,
+                &mut ctx,
+                &mut builder_context,
+                &facts,
+                &program,
+                &chunk_ids,
+                pointer,
+            );
+            define(&mut module, shader_id, &mut ctx, &mut stats)?;
+        }
+        module
+            .finalize_definitions()
+            .map_err(|e| JitError::Finalization {
+                detail: e.to_string(),
+            })?;
+        let code = module.get_finalized_function(shader_id);
+        // SAFETY: the function was defined with `shader_signature`, which is `CompiledFn`'s
+        // parameters, result and calling convention.
+        let function = unsafe { std::mem::transmute::<*const u8, CompiledFn>(code) };
+        Ok(JitShader {
+            program,
+            config,
+            stats,
+            function,
+            module: Some(module),
+        })
+    }
+
+    /// The program.
+    pub fn program(&self) -> &ShaderProgram {
+        &self.program
+    }
+
+    /// The settings it was compiled with.
+    pub fn config(&self) -> ExecConfig {
+        self.config
+    }
+
+    /// The size of the emitted IR and machine code.
+    pub fn compile_stats(&self) -> CompileStats {
+        self.stats
+    }
+
+    /// Runs the compiled code on a prepared context; the error for a failed status.
+    fn execute(&self, ctx: &mut JitContext) -> Result<(), ExecError> {
+        ctx.budget = self.config.instruction_budget;
+        ctx.reset_flow();
+        // SAFETY: the code only touches `ctx` and, through the EMIT/SETEMIT host functions,
+        // the geometry run `ctx.geometry` points to, which the caller keeps alive.
+        let code = unsafe { (self.function)(ctx) };
+        let pc = ctx.error_pc as u16;
+        match code {
+            status::END => Ok(()),
+            status::BREAK_OUTSIDE_LOOP => Err(ExecError::BreakOutsideLoop { pc }),
+            status::BUDGET => Err(ExecError::InstructionBudget {
+                budget: self.config.instruction_budget,
+                pc,
+            }),
+            status::INVALID_EMIT => Err(ExecError::InvalidEmitVertex { pc }),
+            code => Err(ExecError::Internal { pc, code }),
+        }
+    }
+
+    /// Loads the invocation's read-only values into `ctx`.
+    fn set_uniforms(ctx: &mut JitContext, uniforms: &Uniforms, bools: u16) {
+        ctx.uniform[..96].copy_from_slice(&uniforms.float);
+        ctx.ints = uniforms.int;
+        ctx.bools = bools as u32;
+    }
+
+    fn flow_registers(ctx: &JitContext) -> FlowRegisters {
+        FlowRegisters {
+            a0: ctx.a0,
+            al: ctx.al,
+            cmp: [ctx.cmp[0] != 0, ctx.cmp[1] != 0],
+        }
+    }
+
+    /// Runs one vertex-shader invocation from zeroed registers.
+    pub fn run_vertex(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+    ) -> Result<VertexResult, ExecError> {
+        let mut ctx = JitContext::new();
+        Self::set_uniforms(&mut ctx, uniforms, uniforms.bools);
+        self.run_vertex_in(&mut ctx, inputs)
+    }
+
+    /// [`run_vertex`](Self::run_vertex) in a context whose uniforms are set, reused across a
+    /// batch: only the inputs and the zeroed registers change between vertices.
+    fn run_vertex_in(
+        &self,
+        ctx: &mut JitContext,
+        inputs: &InputRegisters,
+    ) -> Result<VertexResult, ExecError> {
+        ctx.input = *inputs;
+        ctx.reset_registers();
+        self.execute(ctx)?;
+        Ok(VertexResult {
+            outputs: ctx.output,
+            flow: Self::flow_registers(ctx),
+        })
+    }
+
+    /// Runs one geometry-shader invocation on the persistent `state`, sending what it emits to
+    /// `sink`.
+    pub fn run_geometry(
+        &self,
+        state: &mut GeometryState,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        sink: &mut dyn EmitSink,
+    ) -> Result<(), ExecError> {
+        // A context per thread, reused: a geometry shader runs one invocation at a time, and a
+        // fresh context costs more than a short invocation. A nested call (from a sink) finds
+        // none and makes its own.
+        let mut ctx = GEOMETRY_CONTEXT
+            .with(|cell| cell.take())
+            .unwrap_or_else(JitContext::new);
+        let bools = state.invocation_bools(uniforms.bools);
+        Self::set_uniforms(&mut ctx, uniforms, bools);
+        ctx.input = *inputs;
+        ctx.temp = state.registers.temp;
+        ctx.a0 = state.registers.flow.a0;
+        ctx.al = state.registers.flow.al;
+        ctx.cmp = state.registers.flow.cmp.map(u32::from);
+        ctx.output = state.banks[state.bank];
+        let other_bank = state.banks[state.bank ^ 1];
+        let mut run = GeometryRun {
+            state,
+            other_bank,
+            sink,
+        };
+        ctx.geometry = (&mut run as *mut GeometryRun).cast();
+        let outcome = self.execute(&mut ctx);
+        ctx.geometry = std::ptr::null_mut();
+        let state = run.state;
+        state.banks[state.bank] = ctx.output;
+        state.banks[state.bank ^ 1] = run.other_bank;
+        state.registers.temp = ctx.temp;
+        state.registers.flow = Self::flow_registers(&ctx);
+        state.invoked = true;
+        GEOMETRY_CONTEXT.with(|cell| cell.set(Some(ctx)));
+        outcome
+    }
+}
+
+thread_local! {
+    /// The context [`JitShader::run_geometry`] reuses on this thread.
+    static GEOMETRY_CONTEXT: std::cell::Cell<Option<Box<JitContext>>> =
+        const { std::cell::Cell::new(None) };
+}
+
+impl ShaderEngine for JitShader {
+    fn name(&self) -> &'static str {
+        "jit"
+    }
+
+    fn program(&self) -> &ShaderProgram {
+        &self.program
+    }
+
+    fn config(&self) -> ExecConfig {
+        self.config
+    }
+
+    fn run_vertex(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+    ) -> Result<VertexResult, ExecError> {
+        JitShader::run_vertex(self, uniforms, inputs)
+    }
+
+    fn run_geometry(
+        &self,
+        state: &mut GeometryState,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        sink: &mut dyn EmitSink,
+    ) -> Result<(), ExecError> {
+        JitShader::run_geometry(self, state, uniforms, inputs, sink)
+    }
+
+    fn run_vertices(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[InputRegisters],
+        results: &mut Vec<Result<VertexResult, ExecError>>,
+    ) {
+        let mut ctx = JitContext::new();
+        Self::set_uniforms(&mut ctx, uniforms, uniforms.bools);
+        results.extend(inputs.iter().map(|v| self.run_vertex_in(&mut ctx, v)));
+    }
+
+    /// One context for the whole batch: the uniforms are set once, and each vertex only loads
+    /// its inputs and zeroes its registers.
+    fn run_batch(
+        &self,
+        uniforms: &Uniforms,
+        io: &mut BatchIo<'_>,
+        errors: &mut Vec<(usize, ExecError)>,
+    ) {
+        let mut ctx = JitContext::new();
+        Self::set_uniforms(&mut ctx, uniforms, uniforms.bools);
+        ctx.input = [DEFAULT_INPUT; 16];
+        for i in 0..io.count() {
+            io.inputs.load_vertex(i, &mut ctx.input);
+            ctx.reset_registers();
+            let outcome = self.execute(&mut ctx).map(|()| VertexResult {
+                outputs: ctx.output,
+                flow: Self::flow_registers(&ctx),
+            });
+            io.store(i, outcome, errors);
+        }
+    }
+}
+
+impl fmt::Debug for JitShader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JitShader")
+            .field("entry", &self.program.entry)
+            .field("config", &self.config)
+            .finish()
+    }
+}

@@ -1,0 +1,653 @@
+//! PICA200 instructions → Cranelift IR: the data path, one lowering function per operation.
+//!
+//! Registers live in [`JitContext`] at the boundaries of straight-line runs and in SSA values
+//! inside them: a run is a sequence of addresses entered only at its first (a *leader*: a jump
+//! target, a scope end, the address after a flow instruction). The first read of a register in
+//! a run loads it; later reads and writes use the [`RegisterCache`]'s values; dirty registers are
+//! stored when the run ends (before a jump to a leader, before control flow, at an exit and
+//! around EMIT). So values never flow between blocks through phis, liveness stays local, and
+//! compile time stays linear. Inputs and uniforms are read-only loads. Each operation computes
+//! with vector instructions; the float24 rounding and flushing are integer vector operations on the f32
+//! bits, exactly the rules of [`shader::float24`] (the host's denormal modes are never touched).
+//! The control part of each instruction is in [`super::control`].
+
+use std::mem::offset_of;
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{
+    AbiParam, ConstantData, FuncRef, InstBuilder, MemFlagsData, Signature, Type, Value, types,
+};
+use cranelift_frontend::{FunctionBuilder, Variable};
+
+use super::analysis::FlowFacts;
+use super::context::JitContext;
+use shader::exec::EmitConfig;
+use shader::float24::lanes::{self, Elements, Lanes};
+use shader::float24::{Precision, arith::LITP_Y_LIMIT};
+use shader::isa::{
+    BinaryOp, DstReg, Instruction, OperandDescriptor, RegisterFile, RelIndex, SimpleOp, SrcReg,
+    UnaryOp, split_rel,
+};
+use shader::program::{IndexOps, ShaderKind, ShaderProgram, relative_uniform_slot};
+
+const F32X4: Type = types::F32X4;
+const I32X4: Type = types::I32X4;
+
+/// Host functions the code calls.
+pub struct HostFunctions {
+    /// `picajit_emit(ctx, pc) -> u32`.
+    pub emit: FuncRef,
+    /// `picajit_setemit(ctx, packed)`.
+    pub setemit: FuncRef,
+    /// `picajit_exp2(f32) -> f32`.
+    pub exp2: FuncRef,
+    /// `picajit_log2(f32) -> f32`.
+    pub log2: FuncRef,
+}
+
+/// Names and signatures of the host functions, in [`HostFunctions`] order.
+pub fn host_signatures(
+    pointer: Type,
+    call_conv: cranelift_codegen::isa::CallConv,
+) -> [(&'static str, Signature); 4] {
+    let sig = |params: &[Type], returns: &[Type]| {
+        let mut s = Signature::new(call_conv);
+        s.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+        s.returns.extend(returns.iter().map(|&t| AbiParam::new(t)));
+        s
+    };
+    [
+        ("picajit_emit", sig(&[pointer, types::I32], &[types::I32])),
+        ("picajit_setemit", sig(&[pointer, types::I32], &[])),
+        ("picajit_exp2", sig(&[types::F32], &[types::F32])),
+        ("picajit_log2", sig(&[types::F32], &[types::F32])),
+    ]
+}
+
+/// A register the code can write, as a key of the [`RegisterCache`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Reg {
+    /// r0-r15.
+    Temp(u8),
+    /// o0-o15.
+    Output(u8),
+    /// a0.x (0) and a0.y (1).
+    A0(u8),
+    /// aL.
+    Al,
+    /// cmp.x (0) and cmp.y (1), as 0 or 1.
+    Cmp(u8),
+}
+
+impl Reg {
+    /// Where the register lives in the context, and its type there.
+    pub fn home(self) -> (usize, Type) {
+        match self {
+            Reg::Temp(n) => (offset_of!(JitContext, temp) + 16 * n as usize, F32X4),
+            Reg::Output(n) => (offset_of!(JitContext, output) + 16 * n as usize, F32X4),
+            Reg::A0(n) => (offset_of!(JitContext, a0) + 4 * n as usize, types::I32),
+            Reg::Al => (offset_of!(JitContext, al), types::I32),
+            Reg::Cmp(n) => (offset_of!(JitContext, cmp) + 4 * n as usize, types::I32),
+        }
+    }
+}
+
+/// The registers of the current run held in SSA values, and whether each differs from its
+/// home in the context (dirty).
+#[derive(Default)]
+pub struct RegisterCache {
+    values: std::collections::BTreeMap<Reg, (Value, bool)>,
+    /// The vector constants of the run (a run's data path is straight-line code, so a value
+    /// made in it serves the rest of it).
+    constants: std::collections::HashMap<[u32; 4], Value>,
+}
+
+/// The per-function lowering state.
+pub struct Lowering<'a, 'b> {
+    /// The builder.
+    pub b: &'a mut FunctionBuilder<'b>,
+    /// The context pointer.
+    pub ctx: Value,
+    /// The program.
+    pub program: &'a ShaderProgram,
+    /// Decoded program memory.
+    pub decoded: &'a [Instruction],
+    /// Rounding mode.
+    pub precision: Precision,
+    /// Host functions.
+    pub host: HostFunctions,
+    /// The registers of the current run.
+    pub cache: RegisterCache,
+    /// Instructions the invocation may still execute.
+    pub budget: Variable,
+    /// Static control-flow facts.
+    pub facts: &'a FlowFacts,
+    /// One block per reachable address.
+    pub blocks: Vec<Option<cranelift_codegen::ir::Block>>,
+    /// The shared exit: parameters status and failing address; stores the registers back.
+    pub exit: cranelift_codegen::ir::Block,
+    /// The function's control state (chunk, dispatch, the run's unchecked instructions).
+    pub routing: super::control::Routing,
+}
+
+/// Flags of an access to the context: it is in bounds and aligned (the context is 16-aligned
+/// and every offset a multiple of the access size).
+pub fn trusted() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+/// Flags of a load from memory the compiled code never writes (inputs, uniforms).
+fn read_only() -> MemFlagsData {
+    MemFlagsData::trusted().with_readonly()
+}
+
+impl Lowering<'_, '_> {
+    // ------------------------------------------------------------------ constants and memory
+
+    fn i32x4_const(&mut self, lanes: [u32; 4]) -> Value {
+        if let Some(&v) = self.cache.constants.get(&lanes) {
+            return v;
+        }
+        let bytes: Vec<u8> = lanes.iter().flat_map(|l| l.to_le_bytes()).collect();
+        let constant = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        let v = self.b.ins().vconst(I32X4, constant);
+        self.cache.constants.insert(lanes, v);
+        v
+    }
+
+    fn f32x4_const(&mut self, lanes: [f32; 4]) -> Value {
+        let v = self.i32x4_const(lanes.map(f32::to_bits));
+        self.as_float(v)
+    }
+
+    fn as_int(&mut self, v: Value) -> Value {
+        self.b.ins().bitcast(I32X4, MemFlagsData::new(), v)
+    }
+
+    fn as_float(&mut self, v: Value) -> Value {
+        self.b.ins().bitcast(F32X4, MemFlagsData::new(), v)
+    }
+
+    /// Loads a value of type `ty` at `offset` in the context.
+    pub fn load(&mut self, ty: Type, offset: usize) -> Value {
+        self.b.ins().load(ty, trusted(), self.ctx, offset as i32)
+    }
+
+    /// Stores `value` at `offset` in the context.
+    pub fn store(&mut self, value: Value, offset: usize) {
+        self.b
+            .ins()
+            .store(trusted(), value, self.ctx, offset as i32);
+    }
+
+    fn load_read_only(&mut self, offset: usize) -> Value {
+        self.b
+            .ins()
+            .load(F32X4, read_only(), self.ctx, offset as i32)
+    }
+
+    // ------------------------------------------------------------------ register cache
+
+    /// The value of `reg` in this run (loaded on first use).
+    pub fn get(&mut self, reg: Reg) -> Value {
+        if let Some(&(value, _)) = self.cache.values.get(&reg) {
+            return value;
+        }
+        let (offset, ty) = reg.home();
+        let value = self.load(ty, offset);
+        self.cache.values.insert(reg, (value, false));
+        value
+    }
+
+    /// Gives `reg` a new value (stored when the run ends).
+    pub fn set(&mut self, reg: Reg, value: Value) {
+        self.cache.values.insert(reg, (value, true));
+    }
+
+    /// The registers whose values differ from their homes, with those values.
+    pub fn dirty_registers(&self) -> Vec<(Reg, Value)> {
+        self.cache
+            .values
+            .iter()
+            .filter(|(_, (_, dirty))| *dirty)
+            .map(|(&reg, &(value, _))| (reg, value))
+            .collect()
+    }
+
+    /// Stores the dirty registers to their homes, leaving the cache as it is (for a side exit:
+    /// the run goes on in the other branch).
+    pub fn store_dirty(&mut self) {
+        let dirty: Vec<_> = self
+            .cache
+            .values
+            .iter()
+            .filter(|(_, (_, dirty))| *dirty)
+            .map(|(&reg, &(value, _))| (reg, value))
+            .collect();
+        for (reg, value) in dirty {
+            self.store(value, reg.home().0);
+        }
+    }
+
+    /// Whether no register is cached (between runs).
+    pub fn cache_is_empty(&self) -> bool {
+        self.cache.values.is_empty()
+    }
+
+    /// Ends the run: stores the dirty registers and forgets every value.
+    pub fn end_run(&mut self) {
+        self.store_dirty();
+        self.cache.values.clear();
+        self.cache.constants.clear();
+    }
+
+    /// Forgets the cached output registers after storing the dirty ones (EMIT switches the
+    /// bank under them).
+    fn spill_outputs(&mut self) {
+        let outputs: Vec<_> = self
+            .cache
+            .values
+            .keys()
+            .copied()
+            .filter(|reg| matches!(reg, Reg::Output(_)))
+            .collect();
+        for reg in outputs {
+            let (value, dirty) = self.cache.values.remove(&reg).expect("listed above");
+            if dirty {
+                self.store(value, reg.home().0);
+            }
+        }
+    }
+
+    /// `bitselect` on float vectors with an integer mask.
+    fn select_vec(&mut self, mask: Value, if_true: Value, if_false: Value) -> Value {
+        let t = self.as_int(if_true);
+        let f = self.as_int(if_false);
+        let r = self.b.ins().bitselect(mask, t, f);
+        self.as_float(r)
+    }
+
+    /// A lane permutation of one vector (`lanes[i]` = source lane of result lane i).
+    fn permute(&mut self, v: Value, lanes: [usize; 4]) -> Value {
+        if lanes == [0, 1, 2, 3] {
+            return v;
+        }
+        let mut mask = [0u8; 16];
+        for (i, &lane) in lanes.iter().enumerate() {
+            for byte in 0..4 {
+                mask[i * 4 + byte] = (lane * 4 + byte) as u8;
+            }
+        }
+        super::wide::shuffle(self.b, v, v, mask)
+    }
+
+    // ------------------------------------------------------------------ operands
+
+    fn descriptor(&self, index: u8) -> OperandDescriptor {
+        OperandDescriptor(self.program.opdescs[index as usize])
+    }
+
+    /// Reads a source: register (relative addressing for uniforms), swizzle, negate.
+    fn read(&mut self, reg: SrcReg, rel: RelIndex, desc: OperandDescriptor, slot: usize) -> Value {
+        let raw = match reg.file_index() {
+            (RegisterFile::Input, n) => {
+                self.load_read_only(offset_of!(JitContext, input) + 16 * n as usize)
+            }
+            (RegisterFile::Temporary, n) => self.get(Reg::Temp(n)),
+            (_, n) => self.read_uniform(n, rel),
+        };
+        let swizzle = desc.swizzle(slot);
+        let value = self.permute(raw, std::array::from_fn(|lane| swizzle.component(lane)));
+        if desc.negate(slot) {
+            self.b.ins().fneg(value)
+        } else {
+            value
+        }
+    }
+
+    /// c[n + offset]: the slot is [`relative_uniform_slot`], emitted as code; the context's
+    /// table has 128 slots, 96-127 holding ones, so the load needs no bounds check.
+    fn read_uniform(&mut self, n: u8, rel: RelIndex) -> Value {
+        let base = offset_of!(JitContext, uniform);
+        let offset = match rel {
+            RelIndex::None => return self.load_read_only(base + 16 * n as usize),
+            RelIndex::A0X => self.get(Reg::A0(0)),
+            RelIndex::A0Y => self.get(Reg::A0(1)),
+            RelIndex::AL => self.get(Reg::Al),
+        };
+        let slot = relative_uniform_slot(&mut IndexIr(self), n, offset);
+        let slot = self.b.ins().uextend(types::I64, slot);
+        let scaled = self.b.ins().ishl_imm_s(slot, 4);
+        let address = self.b.ins().iadd(self.ctx, scaled);
+        self.b.ins().load(F32X4, read_only(), address, base as i32)
+    }
+
+    /// Writes the enabled lanes of `value`.
+    fn write(&mut self, dst: DstReg, desc: OperandDescriptor, value: Value) {
+        let reg = match dst.file_index() {
+            (RegisterFile::Temporary, n) => Reg::Temp(n),
+            (_, n) => Reg::Output(n),
+        };
+        let mask = desc.dest_mask();
+        if mask.0 == 0 {
+            return;
+        }
+        let merged = if mask.0 == 0xF {
+            value
+        } else {
+            let old = self.get(reg);
+            let lanes = std::array::from_fn(|lane| if mask.lane(lane) { u32::MAX } else { 0 });
+            let select = self.i32x4_const(lanes);
+            self.select_vec(select, value, old)
+        };
+        self.set(reg, merged);
+    }
+
+    // ------------------------------------------------------------------ operations
+
+    fn binary(&mut self, op: BinaryOp, a: Value, c: Value) -> Value {
+        let p = self.precision;
+        match op {
+            BinaryOp::Add => lanes::add(self, a, c, p),
+            BinaryOp::Mul => lanes::mul(self, a, c, p),
+            BinaryOp::Max | BinaryOp::Min => {
+                let cc = if op == BinaryOp::Max {
+                    FloatCC::GreaterThan
+                } else {
+                    FloatCC::LessThan
+                };
+                let m = self.b.ins().fcmp(cc, a, c);
+                self.select_vec(m, a, c)
+            }
+            BinaryOp::Sge | BinaryOp::Sgei | BinaryOp::Slt | BinaryOp::Slti => {
+                let cc = if op.base() == BinaryOp::Sge {
+                    FloatCC::GreaterThanOrEqual
+                } else {
+                    FloatCC::LessThan
+                };
+                let m = self.b.ins().fcmp(cc, a, c);
+                let one = self.f32x4_const([1.0; 4]);
+                let zero = self.f32x4_const([0.0; 4]);
+                self.select_vec(m, one, zero)
+            }
+            BinaryOp::Dp3 => lanes::dot(self, a, c, 3, p),
+            BinaryOp::Dp4 => lanes::dot(self, a, c, 4, p),
+            BinaryOp::Dph | BinaryOp::Dphi => lanes::dph(self, a, c, p),
+            BinaryOp::Dst | BinaryOp::Dsti => {
+                // (1, a.y * b.y, a.z, b.w): only the product is arithmetic.
+                let product = lanes::mul(self, a, c, p);
+                let y_lane = self.i32x4_const([0, u32::MAX, 0, 0]);
+                let z_lane = self.i32x4_const([0, 0, u32::MAX, 0]);
+                let copied = self.select_vec(z_lane, a, c);
+                let r = self.select_vec(y_lane, product, copied);
+                let one = self.b.ins().f32const(1.0);
+                self.b.ins().insertlane(r, one, 0)
+            }
+        }
+    }
+
+    fn call_scalar(&mut self, f: FuncRef, x: Value) -> Value {
+        let lane = self.b.ins().extractlane(x, 0);
+        let call = self.b.ins().call(f, &[lane]);
+        let r = self.b.inst_results(call)[0];
+        self.b.ins().splat(F32X4, r)
+    }
+
+    /// `f` of every lane (four calls; the scalar JIT's broadcasting instructions use
+    /// [`Lanes::exp2_first`] instead, one call).
+    fn call_each(&mut self, f: FuncRef, x: Value) -> Value {
+        let mut r = x;
+        for lane in 0..4u8 {
+            let element = self.b.ins().extractlane(x, lane);
+            let call = self.b.ins().call(f, &[element]);
+            let y = self.b.inst_results(call)[0];
+            r = self.b.ins().insertlane(r, y, lane);
+        }
+        r
+    }
+
+    fn unary(&mut self, op: UnaryOp, a: Value) -> Value {
+        let p = self.precision;
+        match op {
+            UnaryOp::Mov => a,
+            UnaryOp::Flr => lanes::flr(self, a, p),
+            UnaryOp::Rcp => lanes::rcp(self, a, p),
+            UnaryOp::Rsq => lanes::rsq(self, a, p),
+            UnaryOp::Ex2 => lanes::ex2(self, a, p),
+            UnaryOp::Lg2 => lanes::lg2(self, a, p),
+            UnaryOp::Litp => {
+                let zero = self.f32x4_const([0.0; 4]);
+                let positive = self.b.ins().fcmp(FloatCC::GreaterThan, a, zero);
+                let maxed = self.select_vec(positive, a, zero);
+                let lo = self.f32x4_const([-LITP_Y_LIMIT; 4]);
+                let hi = self.f32x4_const([LITP_Y_LIMIT; 4]);
+                let below = self.b.ins().fcmp(FloatCC::LessThan, a, lo);
+                let clamped = self.select_vec(below, lo, a);
+                let above = self.b.ins().fcmp(FloatCC::GreaterThan, clamped, hi);
+                let clamped = self.select_vec(above, hi, clamped);
+                let y_lane = self.i32x4_const([0, u32::MAX, 0, 0]);
+                let r = self.select_vec(y_lane, clamped, maxed);
+                let zero_scalar = self.b.ins().f32const(0.0);
+                let r = self.b.ins().insertlane(r, zero_scalar, 2);
+                let non_negative = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, a, zero);
+                for (flag, lane) in [(0usize, 0u8), (1, 3)] {
+                    let bit = self.b.ins().extractlane(non_negative, lane);
+                    let bit = self.b.ins().band_imm_s(bit, 1);
+                    self.set(Reg::Cmp(flag as u8), bit);
+                }
+                r
+            }
+        }
+    }
+    /// Lowers the data part of the instruction at `pc`. Returns a status value to check when
+    /// the instruction can fail (EMIT).
+    pub fn data(&mut self, pc: u16, inst: &Instruction) -> Option<Value> {
+        match *inst {
+            Instruction::Binary {
+                op,
+                dst,
+                src1,
+                src2,
+                rel,
+                desc,
+            } => {
+                let d = self.descriptor(desc);
+                let (rel1, rel2) = split_rel(rel, op.is_inverted());
+                let a = self.read(src1, rel1, d, 0);
+                let c = self.read(src2, rel2, d, 1);
+                let r = self.binary(op, a, c);
+                self.write(dst, d, r);
+            }
+            Instruction::Unary {
+                op,
+                dst,
+                src1,
+                rel,
+                desc,
+                ..
+            } => {
+                let d = self.descriptor(desc);
+                let a = self.read(src1, rel, d, 0);
+                let r = self.unary(op, a);
+                self.write(dst, d, r);
+            }
+            Instruction::Mova {
+                src1, rel, desc, ..
+            } => {
+                let d = self.descriptor(desc);
+                let a = self.read(src1, rel, d, 0);
+                let ints = self.b.ins().fcvt_to_sint_sat(I32X4, a);
+                for lane in 0..2 {
+                    if d.dest_mask().lane(lane) {
+                        let v = self.b.ins().extractlane(ints, lane as u8);
+                        self.set(Reg::A0(lane as u8), v);
+                    }
+                }
+            }
+            Instruction::Cmp {
+                src1,
+                src2,
+                rel,
+                desc,
+                cmp_x,
+                cmp_y,
+            } => {
+                let d = self.descriptor(desc);
+                let a = self.read(src1, rel, d, 0);
+                let c = self.read(src2, RelIndex::None, d, 1);
+                for (lane, op) in [(0u8, cmp_x), (1, cmp_y)] {
+                    let flag = match op.bits() {
+                        0..=5 => {
+                            let cc = [
+                                FloatCC::Equal,
+                                FloatCC::NotEqual,
+                                FloatCC::LessThan,
+                                FloatCC::LessThanOrEqual,
+                                FloatCC::GreaterThan,
+                                FloatCC::GreaterThanOrEqual,
+                            ][op.bits() as usize];
+                            let x = self.b.ins().extractlane(a, lane);
+                            let y = self.b.ins().extractlane(c, lane);
+                            let f = self.b.ins().fcmp(cc, x, y);
+                            self.b.ins().uextend(types::I32, f)
+                        }
+                        _ => self.b.ins().iconst(types::I32, 1),
+                    };
+                    self.set(Reg::Cmp(lane), flag);
+                }
+            }
+            Instruction::Mad {
+                inverted,
+                dst,
+                src1,
+                src2,
+                src3,
+                rel,
+                desc,
+            } => {
+                let d = self.descriptor(desc);
+                let (rel2, rel3) = split_rel(rel, inverted);
+                let a = self.read(src1, RelIndex::None, d, 0);
+                let c = self.read(src2, rel2, d, 1);
+                let e = self.read(src3, rel3, d, 2);
+                let r = lanes::mad(self, a, c, e, self.precision);
+                self.write(dst, d, r);
+            }
+            // EMIT and SETEMIT do nothing in a vertex shader (docs/model-choices.md).
+            Instruction::Simple {
+                op: SimpleOp::Emit, ..
+            } => {
+                if self.program.stage == ShaderKind::Geometry {
+                    self.spill_outputs();
+                    let pc = self.b.ins().iconst(types::I32, pc as i64);
+                    let call = self.b.ins().call(self.host.emit, &[self.ctx, pc]);
+                    return Some(self.b.inst_results(call)[0]);
+                }
+            }
+            Instruction::SetEmit {
+                vertex,
+                primitive,
+                winding,
+                ..
+            } => {
+                if self.program.stage == ShaderKind::Geometry {
+                    let config = EmitConfig {
+                        vertex,
+                        primitive,
+                        winding,
+                    };
+                    let packed = self.b.ins().iconst(types::I32, config.packed() as i64);
+                    self.b.ins().call(self.host.setemit, &[self.ctx, packed]);
+                }
+            }
+            // No data part: END, BREAK and the flow instructions are all control
+            // (super::control), NOP does nothing.
+            Instruction::Simple {
+                op: SimpleOp::Nop | SimpleOp::End | SimpleOp::Break,
+                ..
+            }
+            | Instruction::CondFlow { .. }
+            | Instruction::BoolFlow { .. }
+            | Instruction::Loop { .. } => {}
+            // An unknown opcode does nothing (docs/execution-model.md §3).
+            Instruction::Unknown { .. } => {}
+        }
+        None
+    }
+}
+
+/// The float24 rules of [`lanes`] emitted as vector code: each operation is one IR instruction
+/// on four lanes (a mask is an `i32x4` of all-ones or zero lanes).
+impl Elements for Lowering<'_, '_> {
+    type Float = Value;
+    type Bits = Value;
+    type Mask = Value;
+
+    vector_ir_elements!();
+
+    fn bits_of(&mut self, v: Value) -> Value {
+        self.as_int(v)
+    }
+    fn float_of(&mut self, v: Value) -> Value {
+        self.as_float(v)
+    }
+    fn splat_bits(&mut self, bits: u32) -> Value {
+        self.i32x4_const([bits; 4])
+    }
+    fn exp2_each(&mut self, a: Value) -> Value {
+        let f = self.host.exp2;
+        self.call_each(f, a)
+    }
+    fn log2_each(&mut self, a: Value) -> Value {
+        let f = self.host.log2;
+        self.call_each(f, a)
+    }
+}
+
+impl Lanes for Lowering<'_, '_> {
+    fn exp2_first(&mut self, a: Value) -> Value {
+        let f = self.host.exp2;
+        self.call_scalar(f, a)
+    }
+    fn log2_first(&mut self, a: Value) -> Value {
+        let f = self.host.log2;
+        self.call_scalar(f, a)
+    }
+    fn broadcast(&mut self, a: Value, lane: usize) -> Value {
+        self.permute(a, [lane; 4])
+    }
+    fn with_lane(&mut self, a: Value, lane: usize, value: f32) -> Value {
+        let value = self.b.ins().f32const(value);
+        self.b.ins().insertlane(a, value, lane as u8)
+    }
+}
+
+/// The relative-addressing rule emitted as code (`i32` values; a truth value is an `icmp`).
+struct IndexIr<'x, 'a, 'b>(&'x mut Lowering<'a, 'b>);
+
+impl IndexOps for IndexIr<'_, '_, '_> {
+    type Int = Value;
+    type Bit = Value;
+
+    fn int(&mut self, value: i32) -> Value {
+        self.0.b.ins().iconst(types::I32, value as i64)
+    }
+    fn add(&mut self, a: Value, b: Value) -> Value {
+        self.0.b.ins().iadd(a, b)
+    }
+    fn and(&mut self, a: Value, mask: i32) -> Value {
+        self.0.b.ins().band_imm_s(a, mask as i64)
+    }
+    fn within(&mut self, a: Value, low: i32, high: i32) -> Value {
+        // One unsigned comparison: a - low <= high - low.
+        let shifted = self.0.b.ins().iadd_imm_s(a, -(low as i64));
+        self.0.b.ins().icmp_imm_s(
+            IntCC::UnsignedLessThanOrEqual,
+            shifted,
+            (high as i64) - (low as i64),
+        )
+    }
+    fn select(&mut self, condition: Value, a: Value, b: Value) -> Value {
+        self.0.b.ins().select(condition, a, b)
+    }
+}

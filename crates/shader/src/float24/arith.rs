@@ -1,0 +1,211 @@
+//! The arithmetic of every shader instruction, built from the rules of the parent module.
+//!
+//! Each function takes already-selected, swizzled and negated source values (raw register
+//! values) and returns register values. "Arithmetic" instructions (ADD, MUL, MAD, DP3, DP4, DPH,
+//! the DST product, RCP, RSQ, EX2, LG2, FLR) flush their inputs and round their results;
+//! the others (MAX, MIN, SGE, SLT, CMP, LITP, MOVA) work on the raw values.
+
+use super::Precision;
+use super::lanes::{self, Exact};
+
+/// Four register lanes.
+pub type Vec4 = [f32; 4];
+
+/// ADD on four lanes ([`lanes::add`]).
+pub fn add(a: &Vec4, b: &Vec4, p: Precision) -> Vec4 {
+    lanes::add(&mut Exact, *a, *b, p)
+}
+
+/// MUL on four lanes ([`lanes::mul`]).
+pub fn mul(a: &Vec4, b: &Vec4, p: Precision) -> Vec4 {
+    lanes::mul(&mut Exact, *a, *b, p)
+}
+
+/// MAD on four lanes ([`lanes::mad`]).
+pub fn mad(a: &Vec4, b: &Vec4, c: &Vec4, p: Precision) -> Vec4 {
+    lanes::mad(&mut Exact, *a, *b, *c, p)
+}
+
+/// DP3, broadcast ([`lanes::dot`]).
+pub fn dp3(a: &Vec4, b: &Vec4, p: Precision) -> Vec4 {
+    lanes::dot(&mut Exact, *a, *b, 3, p)
+}
+
+/// DP4, broadcast ([`lanes::dot`]).
+pub fn dp4(a: &Vec4, b: &Vec4, p: Precision) -> Vec4 {
+    lanes::dot(&mut Exact, *a, *b, 4, p)
+}
+
+/// DPH, broadcast ([`lanes::dph`]).
+pub fn dph(a: &Vec4, b: &Vec4, p: Precision) -> Vec4 {
+    lanes::dph(&mut Exact, *a, *b, p)
+}
+
+/// DST: (1, a.y·b.y, a.z, b.w); only the product is arithmetic.
+pub fn dst(a: &Vec4, b: &Vec4, p: Precision) -> Vec4 {
+    [1.0, mul(a, b, p)[1], a[2], b[3]]
+}
+
+/// RCP of a.x, broadcast ([`lanes::rcp`]).
+pub fn rcp(a: &Vec4, p: Precision) -> Vec4 {
+    lanes::rcp(&mut Exact, *a, p)
+}
+
+/// RSQ of a.x, broadcast ([`lanes::rsq`]).
+pub fn rsq(a: &Vec4, p: Precision) -> Vec4 {
+    lanes::rsq(&mut Exact, *a, p)
+}
+
+/// EX2 of a.x, broadcast ([`lanes::ex2`]).
+pub fn ex2(a: &Vec4, p: Precision) -> Vec4 {
+    lanes::ex2(&mut Exact, *a, p)
+}
+
+/// LG2 of a.x, broadcast ([`lanes::lg2`]).
+pub fn lg2(a: &Vec4, p: Precision) -> Vec4 {
+    lanes::lg2(&mut Exact, *a, p)
+}
+
+/// FLR on four lanes ([`lanes::flr`]).
+pub fn flr(a: &Vec4, p: Precision) -> Vec4 {
+    lanes::flr(&mut Exact, *a, p)
+}
+
+/// MAX: `(a > b) ? a : b` on raw values (x86 `maxps` semantics): max(NaN, 0) = 0,
+/// max(0, NaN) = NaN, max(0, −inf) = 0.
+#[inline]
+pub fn max(a: f32, b: f32) -> f32 {
+    if a > b { a } else { b }
+}
+
+/// MIN: `(a < b) ? a : b` on raw values (x86 `minps` semantics).
+#[inline]
+pub fn min(a: f32, b: f32) -> f32 {
+    if a < b { a } else { b }
+}
+
+/// SGE: 1.0 when `a >= b` (raw IEEE comparison; any NaN gives 0.0).
+#[inline]
+pub fn sge(a: f32, b: f32) -> f32 {
+    if a >= b { 1.0 } else { 0.0 }
+}
+
+/// SLT: 1.0 when `a < b` (raw IEEE comparison; any NaN gives 0.0).
+#[inline]
+pub fn slt(a: f32, b: f32) -> f32 {
+    if a < b { 1.0 } else { 0.0 }
+}
+
+/// The comparison operators of CMP (3-bit field values 0..7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CompareOp {
+    /// 0: `==`
+    Eq,
+    /// 1: `!=`
+    Ne,
+    /// 2: `<`
+    Lt,
+    /// 3: `<=`
+    Le,
+    /// 4: `>`
+    Gt,
+    /// 5: `>=`
+    Ge,
+    /// 6 and 7: undocumented operators that give true; the field value is kept for encoding.
+    True(u8),
+}
+
+impl CompareOp {
+    /// The operator for a 3-bit field value (only the low 3 bits are used).
+    pub const fn from_bits(bits: u32) -> CompareOp {
+        match bits & 7 {
+            0 => CompareOp::Eq,
+            1 => CompareOp::Ne,
+            2 => CompareOp::Lt,
+            3 => CompareOp::Le,
+            4 => CompareOp::Gt,
+            5 => CompareOp::Ge,
+            other => CompareOp::True(other as u8),
+        }
+    }
+
+    /// The 3-bit field value.
+    pub const fn bits(self) -> u32 {
+        match self {
+            CompareOp::Eq => 0,
+            CompareOp::Ne => 1,
+            CompareOp::Lt => 2,
+            CompareOp::Le => 3,
+            CompareOp::Gt => 4,
+            CompareOp::Ge => 5,
+            CompareOp::True(b) => b as u32,
+        }
+    }
+
+    /// The picasso spelling (`eq` .. `ge`); operators 6 and 7 have none, so they print as `op6`/`op7`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CompareOp::Eq => "eq",
+            CompareOp::Ne => "ne",
+            CompareOp::Lt => "lt",
+            CompareOp::Le => "le",
+            CompareOp::Gt => "gt",
+            CompareOp::Ge => "ge",
+            CompareOp::True(6) => "op6",
+            CompareOp::True(_) => "op7",
+        }
+    }
+
+    /// Evaluates the operator on raw values.
+    #[inline]
+    pub fn compare(self, a: f32, b: f32) -> bool {
+        match self {
+            CompareOp::Eq => a == b,
+            CompareOp::Ne => a != b,
+            CompareOp::Lt => a < b,
+            CompareOp::Le => a <= b,
+            CompareOp::Gt => a > b,
+            CompareOp::Ge => a >= b,
+            CompareOp::True(_) => true,
+        }
+    }
+}
+
+/// The clamp bound of LITP's y lane, 128 − 2^-8 (exactly representable).
+pub const LITP_Y_LIMIT: f32 = 127.996_09;
+
+/// LITP on raw values: `(max(x, 0), clamp(y, ±127.99609375), 0, max(w, 0))` and
+/// `cmp = (x >= 0, w >= 0)`.
+///
+/// `max` is the MAX instruction's `(a > b) ? a : b`, so a NaN x or w gives +0. The clamp keeps a
+/// NaN y unchanged (`y < lo ? lo : y > hi ? hi : y`): a project choice, nothing is known.
+#[inline]
+pub fn litp(v: &Vec4) -> (Vec4, [bool; 2]) {
+    let [x, y, _, w] = *v;
+    // f32::clamp is `y < lo ? lo : y > hi ? hi : y`: NaN passes through unchanged.
+    let y = y.clamp(-LITP_Y_LIMIT, LITP_Y_LIMIT);
+    ([max(x, 0.0), y, 0.0, max(w, 0.0)], [x >= 0.0, w >= 0.0])
+}
+
+/// MOVA's conversion: truncation toward zero, saturating at the i32 range; NaN gives 0.
+#[inline]
+pub fn mova(x: f32) -> i32 {
+    x as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn litp_limit_is_128_minus_2_pow_minus_8() {
+        assert_eq!(LITP_Y_LIMIT, 128.0 - 1.0 / 256.0);
+    }
+
+    #[test]
+    fn compare_op_bits_round_trip() {
+        for bits in 0..8 {
+            assert_eq!(CompareOp::from_bits(bits).bits(), bits);
+        }
+    }
+}

@@ -1,0 +1,996 @@
+//! The float24 arithmetic rules, written once for every engine.
+//!
+//! Each rule (the input flush, the inf·0 = 0 multiply, rounding and the range rules, the order
+//! in which a dot product sums) is a function generic over [`Lanes`], a small abstraction of four
+//! f32 lanes and their bit patterns. [`Exact`] implements it on plain arrays, and the reference
+//! interpreter computes with it; the JIT implements it with Cranelift vector IR values, so the
+//! code it emits is these same functions run at compile time. A structure-of-arrays engine, whose
+//! vectors hold one component of several vertices, implements [`Elements`] (the element-wise
+//! operations) and uses the `_each` rules and [`dot_sum`]; an engine holding one register per
+//! vector implements [`Lanes`] too. Neither restates a rule. Each rule also has a `_by` form
+//! finished by a [`Finish`]: [`Exactly`] is the rule itself, [`Flagging`] a fast path's variant
+//! that is exact wherever it does not flag an element (the vectorised interpreter's).
+//!
+//! The rules are docs/execution-model.md §1, §2 and §7; the bit-level constants they use are the
+//! parent module's.
+
+use super::{
+    CANONICAL_NAN_BITS, DROPPED_MANTISSA_BITS, MAX_FINITE_BITS, MIN_NORMAL_BITS, Precision,
+    transcendental,
+};
+
+/// The sign bit of an f32.
+pub const SIGN_BIT: u32 = 0x8000_0000;
+/// Every bit of an f32 but the sign.
+pub const MAGNITUDE_BITS: u32 = 0x7FFF_FFFF;
+/// The bits of +infinity.
+pub const INFINITY_BITS: u32 = 0x7F80_0000;
+/// The bits of 2^64, the least magnitude beyond the float24 range (the input flush makes it an
+/// infinity).
+pub const BEYOND_FLOAT24_BITS: u32 = 0x5F80_0000;
+
+/// Whether an input value is unusual for the fast finishes ([`Flagging`], [`FlaggingNan`]) in
+/// `precision`: a NaN, and in the float24 modes also an infinity or a magnitude beyond the
+/// float24 range (in f32 mode infinities are exact on the fast path). Results computed from one
+/// are the ones they flag; a batch engine runs vertices with such inputs apart on the exact
+/// rules (docs/batches.md, "Unusual vertices").
+pub fn is_unusual_input(value: f32, precision: Precision) -> bool {
+    let magnitude = value.to_bits() & MAGNITUDE_BITS;
+    if precision.is_f24() {
+        magnitude >= BEYOND_FLOAT24_BITS
+    } else {
+        magnitude > INFINITY_BITS
+    }
+}
+
+/// Independent f32 elements (four lanes of one register, or one component of several vertices)
+/// and the operations the element-wise rules need. Integer operations act on the elements' bit
+/// patterns; a mask holds one predicate per element.
+pub trait Elements {
+    /// The f32 elements.
+    type Float: Copy;
+    /// Their 32-bit bit patterns.
+    type Bits: Copy;
+    /// One predicate per element.
+    type Mask: Copy;
+
+    /// The elements' bit patterns.
+    fn bits_of(&mut self, v: Self::Float) -> Self::Bits;
+    /// Elements from bit patterns.
+    fn float_of(&mut self, v: Self::Bits) -> Self::Float;
+    /// `bits` in every element.
+    fn splat_bits(&mut self, bits: u32) -> Self::Bits;
+    /// Bitwise and.
+    fn and(&mut self, a: Self::Bits, b: Self::Bits) -> Self::Bits;
+    /// Bitwise or.
+    fn or(&mut self, a: Self::Bits, b: Self::Bits) -> Self::Bits;
+    /// Wrapping integer addition.
+    fn add_bits(&mut self, a: Self::Bits, b: Self::Bits) -> Self::Bits;
+    /// Logical shift right.
+    fn shift_right(&mut self, a: Self::Bits, amount: u32) -> Self::Bits;
+    /// Unsigned `a < b`.
+    fn below(&mut self, a: Self::Bits, b: Self::Bits) -> Self::Mask;
+    /// Unsigned `a > b`.
+    fn above(&mut self, a: Self::Bits, b: Self::Bits) -> Self::Mask;
+    /// Whether an element is a NaN.
+    fn is_nan(&mut self, a: Self::Float) -> Self::Mask;
+    /// Whether an element is not a NaN.
+    fn is_number(&mut self, a: Self::Float) -> Self::Mask;
+    /// Predicate and.
+    fn both(&mut self, a: Self::Mask, b: Self::Mask) -> Self::Mask;
+    /// Predicate or.
+    fn either(&mut self, a: Self::Mask, b: Self::Mask) -> Self::Mask;
+    /// `mask ? a : b`, element by element.
+    fn select(&mut self, mask: Self::Mask, a: Self::Bits, b: Self::Bits) -> Self::Bits;
+    /// IEEE addition (round to nearest even), element by element.
+    fn fadd(&mut self, a: Self::Float, b: Self::Float) -> Self::Float;
+    /// IEEE multiplication.
+    fn fmul(&mut self, a: Self::Float, b: Self::Float) -> Self::Float;
+    /// IEEE division.
+    fn fdiv(&mut self, a: Self::Float, b: Self::Float) -> Self::Float;
+    /// IEEE square root.
+    fn sqrt(&mut self, a: Self::Float) -> Self::Float;
+    /// Round toward negative infinity.
+    fn floor(&mut self, a: Self::Float) -> Self::Float;
+    /// [`transcendental::exp2`] of every element.
+    fn exp2_each(&mut self, a: Self::Float) -> Self::Float;
+    /// [`transcendental::log2`] of every element.
+    fn log2_each(&mut self, a: Self::Float) -> Self::Float;
+
+    /// `value` in every element.
+    fn splat(&mut self, value: f32) -> Self::Float {
+        let bits = self.splat_bits(value.to_bits());
+        self.float_of(bits)
+    }
+    /// [`Elements::below`] on two values known to be below 2^31 (magnitudes): an
+    /// implementation may use a signed comparison, which is cheaper on some hosts.
+    fn magnitude_below(&mut self, a: Self::Bits, b: Self::Bits) -> Self::Mask {
+        self.below(a, b)
+    }
+    /// [`Elements::above`] on two values known to be below 2^31.
+    fn magnitude_above(&mut self, a: Self::Bits, b: Self::Bits) -> Self::Mask {
+        self.above(a, b)
+    }
+    /// `mask ? 0 : bits`, element by element (an and-not on hosts that have one).
+    fn clear_where(&mut self, mask: Self::Mask, bits: Self::Bits) -> Self::Bits {
+        let zero = self.splat_bits(0);
+        self.select(mask, zero, bits)
+    }
+    /// [`flush`] of `v` (float24 modes), when the implementation already has it: `v` itself
+    /// when it is a result of [`flush`] or a rounding (which the flush leaves unchanged), or a
+    /// flushed copy it keeps. `None` (the default) makes [`flush`] compute it.
+    fn flushed_already(&mut self, v: Self::Float) -> Option<Self::Float> {
+        let _ = v;
+        None
+    }
+    /// Called by [`flush`], [`round`] and [`round_flagging`] (float24 modes) with each result,
+    /// a value the input flush leaves unchanged, so that an implementation can answer
+    /// [`Elements::flushed_already`] for it. The default ignores it.
+    fn note_flushed(&mut self, v: Self::Float) {
+        let _ = v;
+    }
+    /// What `v` is known to be in every element when the code is generated (a uniform the
+    /// kernel is specialised on, a constant), for the rules that skip work such a factor makes
+    /// vanish ([`mul_by`], [`mad_by`], [`dot_by`]). The default knows nothing.
+    fn known_factor(&mut self, v: Self::Float) -> Option<KnownFactor> {
+        let _ = v;
+        None
+    }
+    /// Whether `v` is a result of [`round`] (or a fast path's rounding) in this precision, or a
+    /// constant the rounding leaves unchanged: rounding it again gives `v`. The default: no.
+    fn is_rounded(&mut self, v: Self::Float) -> bool {
+        let _ = v;
+        false
+    }
+    /// Called by [`round`], [`round_flagging`] and [`round_flagging_nan`] with each result, so
+    /// that an implementation can answer [`Elements::is_rounded`]. The default ignores it.
+    fn note_rounded(&mut self, v: Self::Float) {
+        let _ = v;
+    }
+}
+
+/// A factor known in every element when the code is generated (docs/batches.md, "Constant
+/// lanes").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KnownFactor {
+    /// Zero as the multiply reads it: +0 in the float24 modes (after the input flush), ±0 in
+    /// f32 mode.
+    Zero,
+    /// +1.0.
+    One,
+}
+
+/// Four f32 lanes of one register: [`Elements`] plus the moves between lanes that the
+/// broadcasting instructions (DP3, DP4, DPH, RCP, RSQ, EX2, LG2) need.
+pub trait Lanes: Elements {
+    /// [`transcendental::exp2`] of lane 0, in every lane (what [`Elements::exp2_each`] of
+    /// `broadcast(a, 0)` gives, computed once).
+    fn exp2_first(&mut self, a: Self::Float) -> Self::Float;
+    /// [`transcendental::log2`] of lane 0, in every lane.
+    fn log2_first(&mut self, a: Self::Float) -> Self::Float;
+    /// Lane `lane` of `a` in every lane.
+    fn broadcast(&mut self, a: Self::Float, lane: usize) -> Self::Float;
+    /// `a` with lane `lane` replaced by the constant `value`.
+    fn with_lane(&mut self, a: Self::Float, lane: usize, value: f32) -> Self::Float;
+}
+
+/// The input flush of arithmetic instructions: in the float24 modes a value below the smallest
+/// normal float24 (2^-62) in magnitude, float24 subnormals included, reads as +0.
+#[inline(always)]
+pub fn flush<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Float {
+    if !precision.is_f24() {
+        return v;
+    }
+    if let Some(flushed) = l.flushed_already(v) {
+        return flushed;
+    }
+    let bits = l.bits_of(v);
+    let (small, _) = below_min_normal(l, bits);
+    let r = l.clear_where(small, bits);
+    let r = l.float_of(r);
+    l.note_flushed(r);
+    r
+}
+
+/// Whether each element's magnitude is below the smallest normal float24 (2^-62): a float24
+/// subnormal or zero, which the model reads (flush) and writes (range rules) as +0. Also returns
+/// the magnitudes.
+#[inline(always)]
+fn below_min_normal<L: Elements>(l: &mut L, bits: L::Bits) -> (L::Mask, L::Bits) {
+    let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
+    let magnitude = l.and(bits, magnitude_mask);
+    let min_normal = l.splat_bits(MIN_NORMAL_BITS);
+    (l.magnitude_below(magnitude, min_normal), magnitude)
+}
+
+/// The mantissa rounding of the float24 modes on an f32's bits, before the range rules:
+/// truncation keeps 16 mantissa bits; nearest-even adds half an ulp of the 16-bit mantissa, plus
+/// one when the kept lsb is odd (ties go to even), so that a carry moves into the exponent as it
+/// should.
+#[inline(always)]
+fn round_mantissa<L: Elements>(l: &mut L, bits: L::Bits, precision: Precision) -> L::Bits {
+    let keep = l.splat_bits(!DROPPED_MANTISSA_BITS);
+    if precision == Precision::F24Nearest {
+        let shifted = l.shift_right(bits, 7);
+        let one = l.splat_bits(1);
+        let lsb = l.and(shifted, one);
+        let half = l.splat_bits(DROPPED_MANTISSA_BITS >> 1);
+        let sum = l.add_bits(bits, half);
+        let sum = l.add_bits(sum, lsb);
+        l.and(sum, keep)
+    } else {
+        l.and(bits, keep)
+    }
+}
+
+/// An arithmetic result becoming a register value: NaN becomes the canonical NaN; in the float24
+/// modes the mantissa keeps 16 bits (truncated, or rounded to nearest even) and then the range
+/// rules apply: below 2^-62 in magnitude → +0, beyond the largest finite float24 → ±inf.
+#[inline(always)]
+pub fn round<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Float {
+    let nan = l.is_nan(v);
+    let canonical = l.splat_bits(CANONICAL_NAN_BITS);
+    let bits = l.bits_of(v);
+    let result = rounded_in_range(l, bits, precision);
+    let r = l.select(nan, canonical, result);
+    let r = l.float_of(r);
+    if precision.is_f24() {
+        l.note_flushed(r);
+    }
+    l.note_rounded(r);
+    r
+}
+
+/// [`round`] for a fast path that leaves the rare cases to an exact one: the result is exact in
+/// every element that is not flagged, and `unusual` gains (at least) the elements whose result
+/// is a NaN or (float24 modes) an infinity, whose value here is meaningless. In the float24 modes the flag is
+/// "the unrounded magnitude is beyond the largest finite float24" (NaN and infinity included),
+/// which also flags a few values that round to a finite one; the small-value rule (below
+/// 2^-62, −0 included → +0) is applied here, since zeros are common.
+#[inline(always)]
+pub fn round_flagging<L: Elements>(
+    l: &mut L,
+    v: L::Float,
+    precision: Precision,
+    unusual: &mut Option<L::Mask>,
+) -> L::Float {
+    let bits = l.bits_of(v);
+    let (flag, result) = match precision {
+        Precision::F32 => (l.is_nan(v), bits),
+        Precision::F24Truncate | Precision::F24Nearest => {
+            let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
+            let magnitude = l.and(bits, magnitude_mask);
+            let max_finite = l.splat_bits(MAX_FINITE_BITS);
+            let big = l.magnitude_above(magnitude, max_finite);
+            let rounded = round_mantissa(l, bits, precision);
+            let (small, _) = below_min_normal(l, rounded);
+            (big, l.clear_where(small, rounded))
+        }
+    };
+    flag_elements(l, unusual, flag);
+    let r = l.float_of(result);
+    if precision.is_f24() {
+        l.note_flushed(r);
+    }
+    l.note_rounded(r);
+    r
+}
+
+/// Adds the elements of `flag` to a fast path's flagged elements.
+#[inline(always)]
+fn flag_elements<L: Elements>(l: &mut L, unusual: &mut Option<L::Mask>, flag: L::Mask) {
+    *unusual = Some(match *unusual {
+        Some(earlier) => l.either(earlier, flag),
+        None => flag,
+    });
+}
+
+/// [`round`] for a fast path that leaves only NaNs to an exact engine: the result is exact in
+/// every element that is not flagged (infinities and the range rules included), and `unusual`
+/// gains the elements whose result is a NaN.
+#[inline(always)]
+pub fn round_flagging_nan<L: Elements>(
+    l: &mut L,
+    v: L::Float,
+    precision: Precision,
+    unusual: &mut Option<L::Mask>,
+) -> L::Float {
+    let flag = l.is_nan(v);
+    let bits = l.bits_of(v);
+    let result = rounded_in_range(l, bits, precision);
+    flag_elements(l, unusual, flag);
+    let r = l.float_of(result);
+    if precision.is_f24() {
+        l.note_flushed(r);
+    }
+    l.note_rounded(r);
+    r
+}
+
+/// A non-NaN result's bits as a register holds them: in the float24 modes rounded and then put
+/// through the range rules, in f32 mode unchanged ([`round`] without its NaN rule).
+#[inline(always)]
+fn rounded_in_range<L: Elements>(l: &mut L, bits: L::Bits, precision: Precision) -> L::Bits {
+    match precision {
+        Precision::F32 => bits,
+        Precision::F24Truncate | Precision::F24Nearest => {
+            let rounded = round_mantissa(l, bits, precision);
+            range_rules(l, rounded)
+        }
+    }
+}
+
+/// The range rules on a rounded non-NaN value's bits.
+#[inline(always)]
+fn range_rules<L: Elements>(l: &mut L, bits: L::Bits) -> L::Bits {
+    let (small, magnitude) = below_min_normal(l, bits);
+    let max_finite = l.splat_bits(MAX_FINITE_BITS);
+    let big = l.magnitude_above(magnitude, max_finite);
+    let sign_mask = l.splat_bits(SIGN_BIT);
+    let sign = l.and(bits, sign_mask);
+    let infinity = l.splat_bits(INFINITY_BITS);
+    let signed_infinity = l.or(sign, infinity);
+    let r = l.select(big, signed_infinity, bits);
+    l.clear_where(small, r)
+}
+
+/// The multiply of the shader units: a NaN product of two non-NaN factors (inf·0) is +0.
+#[inline(always)]
+pub fn sanitized_mul<L: Elements>(l: &mut L, a: L::Float, b: L::Float) -> L::Float {
+    let product = l.fmul(a, b);
+    let product_nan = l.is_nan(product);
+    let a_number = l.is_number(a);
+    let b_number = l.is_number(b);
+    let factors_numbers = l.both(a_number, b_number);
+    let zero_it = l.both(product_nan, factors_numbers);
+    let bits = l.bits_of(product);
+    let r = l.clear_where(zero_it, bits);
+    l.float_of(r)
+}
+
+/// How a rule finishes its arithmetic: the exact rules ([`Exactly`]: every product is the
+/// [`sanitized_mul`], every result goes through [`round`]), or a fast path's ([`Flagging`]: a
+/// plain product and [`round_flagging`], exact wherever nothing is flagged). Every rule below is
+/// written once against this trait; the plain functions (`add`, `mul`, ...) are its exact form.
+pub trait Finish<L: Elements> {
+    /// An arithmetic result becoming a register value.
+    fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float;
+    /// The product of two flushed factors, before rounding.
+    fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float;
+    /// Whether a NaN result of [`Finish::round`] is flagged, so that a value this finish
+    /// rounded needs no NaN test later.
+    fn flags_nan_results(&self) -> bool;
+    /// `v` made a NaN result in the elements of `nan` (a product skipped as zero whose other
+    /// factor was a NaN): the canonical NaN there, or, for a fast path, those elements flagged.
+    fn poison(&mut self, l: &mut L, nan: L::Mask, v: L::Float) -> L::Float;
+}
+
+/// The exact finish: [`sanitized_mul`] and [`round`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Exactly;
+
+impl<L: Elements> Finish<L> for Exactly {
+    #[inline(always)]
+    fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
+        round(l, v, p)
+    }
+    #[inline(always)]
+    fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
+        sanitized_mul(l, a, b)
+    }
+    #[inline(always)]
+    fn flags_nan_results(&self) -> bool {
+        false
+    }
+    #[inline(always)]
+    fn poison(&mut self, l: &mut L, nan: L::Mask, v: L::Float) -> L::Float {
+        let canonical = l.splat_bits(CANONICAL_NAN_BITS);
+        let bits = l.bits_of(v);
+        let r = l.select(nan, canonical, bits);
+        l.float_of(r)
+    }
+}
+
+/// The finish of a fast path that leaves rare values to an exact engine: [`round_flagging`],
+/// accumulating its flags in `unusual`, and the plain IEEE product. A product that
+/// [`sanitized_mul`] would change (inf·0, a NaN) is a NaN, which the rounding that always
+/// follows a product flags, so every unflagged element is exact.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Flagging<M> {
+    /// The elements flagged so far (`None`: nothing rounded yet).
+    pub unusual: Option<M>,
+}
+
+impl<L: Elements> Finish<L> for Flagging<L::Mask> {
+    #[inline(always)]
+    fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
+        round_flagging(l, v, p, &mut self.unusual)
+    }
+    #[inline(always)]
+    fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
+        l.fmul(a, b)
+    }
+    #[inline(always)]
+    fn flags_nan_results(&self) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn poison(&mut self, l: &mut L, nan: L::Mask, v: L::Float) -> L::Float {
+        flag_elements(l, &mut self.unusual, nan);
+        v
+    }
+}
+
+/// The finish of a fast path that leaves only NaNs to an exact one (the structure-of-arrays
+/// JIT's second form, for groups its `Flagging` form flagged): [`round_flagging_nan`] (infinities and the range rules exact), accumulating its flags
+/// in `unusual`, and the plain IEEE product (a product [`sanitized_mul`] would change is a NaN,
+/// which is flagged).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlaggingNan<M> {
+    /// The elements flagged so far (`None`: nothing rounded yet).
+    pub unusual: Option<M>,
+}
+
+impl<L: Elements> Finish<L> for FlaggingNan<L::Mask> {
+    #[inline(always)]
+    fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
+        round_flagging_nan(l, v, p, &mut self.unusual)
+    }
+    #[inline(always)]
+    fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
+        l.fmul(a, b)
+    }
+    #[inline(always)]
+    fn flags_nan_results(&self) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn poison(&mut self, l: &mut L, nan: L::Mask, v: L::Float) -> L::Float {
+        flag_elements(l, &mut self.unusual, nan);
+        v
+    }
+}
+
+/// ADD: round(flush a + flush b).
+#[inline(always)]
+pub fn add<L: Elements>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
+    add_by(l, &mut Exactly, a, b, p)
+}
+
+/// [`add`] finished by `fin`.
+#[inline(always)]
+pub fn add_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    a: L::Float,
+    b: L::Float,
+    p: Precision,
+) -> L::Float {
+    let a = flush(l, a, p);
+    let b = flush(l, b, p);
+    let sum = l.fadd(a, b);
+    fin.round(l, sum, p)
+}
+
+/// MUL: round(sanitized(flush a · flush b)).
+#[inline(always)]
+pub fn mul<L: Elements>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
+    mul_by(l, &mut Exactly, a, b, p)
+}
+
+/// [`mul`] finished by `fin`.
+#[inline(always)]
+pub fn mul_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    a: L::Float,
+    b: L::Float,
+    p: Precision,
+) -> L::Float {
+    let a = flush(l, a, p);
+    let b = flush(l, b, p);
+    match product_term(l, fin, a, b, p, p.is_f24()) {
+        Term::Rounded(v) => v,
+        Term::Vanished(nan) => {
+            let zero = l.splat(0.0);
+            poisoned(l, fin, nan, zero)
+        }
+    }
+}
+
+/// A rounded product as the rules see it once known factors are taken into account.
+enum Term<F, M> {
+    /// The rounded product.
+    Rounded(F),
+    /// +0, except a NaN in the elements of the mask (`None`: nowhere): a factor is known to be
+    /// zero, and the other one was a NaN there.
+    Vanished(Option<M>),
+}
+
+/// `round(product(a, b))` of two flushed factors, skipping what a [`KnownFactor`] makes vanish
+/// (docs/batches.md, "Constant lanes"):
+/// - a factor of +1.0: the product is the other factor exactly (a NaN stays a NaN, which the
+///   rounding makes canonical), so only the rounding remains, and none when the other factor is
+///   rounded already (rounding is idempotent);
+/// - a factor of zero, where `zero_vanishes` (the caller adds the product to something, or the
+///   mode turns every zero product into +0): the product is +0 (the multiply's inf·0 = 0
+///   included), or a NaN where the other factor is one; that factor needs no NaN test when the
+///   finish flags NaN results and rounded it.
+#[inline(always)]
+fn product_term<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    a: L::Float,
+    b: L::Float,
+    p: Precision,
+    zero_vanishes: bool,
+) -> Term<L::Float, L::Mask> {
+    let known = [l.known_factor(a), l.known_factor(b)];
+    if known == [None, None] {
+        let product = fin.product(l, a, b);
+        return Term::Rounded(fin.round(l, product, p));
+    }
+    if zero_vanishes {
+        for (factor, other, other_known) in [(known[0], b, known[1]), (known[1], a, known[0])] {
+            if factor == Some(KnownFactor::Zero) {
+                let nan = if other_known.is_some() || fin.flags_nan_results() && l.is_rounded(other)
+                {
+                    None
+                } else {
+                    Some(l.is_nan(other))
+                };
+                return Term::Vanished(nan);
+            }
+        }
+    }
+    for (factor, other) in [(known[1], a), (known[0], b)] {
+        if factor == Some(KnownFactor::One) {
+            if l.is_rounded(other) {
+                return Term::Rounded(other);
+            }
+            return Term::Rounded(fin.round(l, other, p));
+        }
+    }
+    let product = fin.product(l, a, b);
+    Term::Rounded(fin.round(l, product, p))
+}
+
+/// `v`, a NaN wherever `nan` says.
+#[inline(always)]
+fn poisoned<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    nan: Option<L::Mask>,
+    v: L::Float,
+) -> L::Float {
+    match nan {
+        Some(nan) => fin.poison(l, nan, v),
+        None => v,
+    }
+}
+
+/// Two NaN masks as one.
+#[inline(always)]
+fn either_nan<L: Elements>(l: &mut L, a: Option<L::Mask>, b: Option<L::Mask>) -> Option<L::Mask> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(l.either(a, b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+/// MAD: round(MUL(a, b) + flush c): the product is rounded before the addition.
+#[inline(always)]
+pub fn mad<L: Elements>(
+    l: &mut L,
+    a: L::Float,
+    b: L::Float,
+    c: L::Float,
+    p: Precision,
+) -> L::Float {
+    mad_by(l, &mut Exactly, a, b, c, p)
+}
+
+/// [`mad`] finished by `fin`.
+#[inline(always)]
+pub fn mad_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    a: L::Float,
+    b: L::Float,
+    c: L::Float,
+    p: Precision,
+) -> L::Float {
+    let a = flush(l, a, p);
+    let b = flush(l, b, p);
+    let c = flush(l, c, p);
+    // A product of +0 adds nothing in the float24 modes (c is flushed, so never -0); in f32
+    // mode a -0 product would turn a -0 addend into +0, so the product is kept there.
+    match product_term(l, fin, a, b, p, p.is_f24()) {
+        Term::Rounded(product) => {
+            let sum = l.fadd(product, c);
+            fin.round(l, sum, p)
+        }
+        Term::Vanished(nan) => {
+            let sum = if l.is_rounded(c) {
+                c
+            } else {
+                fin.round(l, c, p)
+            };
+            poisoned(l, fin, nan, sum)
+        }
+    }
+}
+
+/// The sum of a dot product's products (`products[i]` = MUL of lane i of both sources; three
+/// for DP3, four for DP4 and DPH): in the float24 modes pairwise, rounded at each step
+/// (`round(round(p0 + p1) + p2)`, `round(round(p0 + p1) + round(p2 + p3))`); in f32 mode left to
+/// right from +0 (`((0 + p0) + p1) + p2 ...`), rounded once.
+#[inline(always)]
+pub fn dot_sum<L: Elements>(l: &mut L, products: &[L::Float], p: Precision) -> L::Float {
+    dot_sum_by(l, &mut Exactly, products, p)
+}
+
+/// [`dot_sum`] finished by `fin`.
+#[inline(always)]
+pub fn dot_sum_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    products: &[L::Float],
+    p: Precision,
+) -> L::Float {
+    let mut terms = [None; 4];
+    for (term, &product) in terms.iter_mut().zip(products) {
+        *term = Some(product);
+    }
+    sum_terms(l, fin, &terms[..products.len()], p)
+}
+
+/// The dot product's sum ([`dot_sum`]) of the products that did not vanish (`None`: a +0
+/// product). Adding +0 changes nothing it is skipped for: in the float24 modes a rounded term
+/// is never -0; in f32 mode the running sum starts at +0 and so is never -0 either.
+#[inline(always)]
+fn sum_terms<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    terms: &[Option<L::Float>],
+    p: Precision,
+) -> L::Float {
+    debug_assert!(terms.len() == 3 || terms.len() == 4);
+    if p.is_f24() {
+        let first = pair_sum(l, fin, terms[0], terms[1], p);
+        let second = if let [_, _, t2, t3] = *terms {
+            pair_sum(l, fin, t2, t3, p)
+        } else {
+            terms[2]
+        };
+        match pair_sum(l, fin, first, second, p) {
+            Some(sum) => sum,
+            None => l.splat(0.0),
+        }
+    } else {
+        let mut sum = l.splat(0.0);
+        for &term in terms.iter().flatten() {
+            sum = l.fadd(sum, term);
+        }
+        fin.round(l, sum, p)
+    }
+}
+
+/// One rounded step of the float24 modes' pairwise sum; a vanished (+0) term adds nothing.
+#[inline(always)]
+fn pair_sum<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    a: Option<L::Float>,
+    b: Option<L::Float>,
+    p: Precision,
+) -> Option<L::Float> {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            let sum = l.fadd(a, b);
+            Some(fin.round(l, sum, p))
+        }
+        (one, None) | (None, one) => one,
+    }
+}
+
+/// DP3 (`pairs.len()` = 3), DP4 and DPH (4) on one component of many vertices: `pairs[i]` are
+/// the two factors of product i (DPH's fourth first factor is the constant 1.0). The products
+/// are MULs, summed by [`dot_sum`], with what [`KnownFactor`]s make vanish skipped: a zero
+/// product drops out of the sum in every mode (adding +0 never changes the running sum).
+#[inline(always)]
+pub fn dot_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    pairs: &[(L::Float, L::Float)],
+    p: Precision,
+) -> L::Float {
+    let mut nan = None;
+    let mut terms = [None; 4];
+    for (term, &(a, b)) in terms.iter_mut().zip(pairs) {
+        let a = flush(l, a, p);
+        let b = flush(l, b, p);
+        *term = match product_term(l, fin, a, b, p, true) {
+            Term::Rounded(v) => Some(v),
+            Term::Vanished(poison) => {
+                nan = either_nan(l, nan, poison);
+                None
+            }
+        };
+    }
+    let sum = sum_terms(l, fin, &terms[..pairs.len()], p);
+    poisoned(l, fin, nan, sum)
+}
+
+/// DP3 (`lanes` = 3) and DP4 (4) of `a` and `b`, in every lane: the products are a lane-wise
+/// MUL, summed by [`dot_sum`].
+pub fn dot<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, lanes: usize, p: Precision) -> L::Float {
+    debug_assert!(lanes == 3 || lanes == 4);
+    let products = mul(l, a, b, p);
+    let mut terms = [products; 4];
+    for (lane, term) in terms.iter_mut().enumerate().take(lanes) {
+        *term = l.broadcast(products, lane);
+    }
+    dot_sum(l, &terms[..lanes], p)
+}
+
+/// DPH: DP4 with a.w = 1.
+pub fn dph<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
+    let a = l.with_lane(a, 3, 1.0);
+    dot(l, a, b, 4, p)
+}
+
+/// RCP of every element: round(1 / flush x).
+#[inline(always)]
+pub fn rcp_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
+    rcp_each_by(l, &mut Exactly, x, p)
+}
+
+/// [`rcp_each`] finished by `fin`.
+#[inline(always)]
+pub fn rcp_each_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    x: L::Float,
+    p: Precision,
+) -> L::Float {
+    let x = flush(l, x, p);
+    let one = l.splat(1.0);
+    let q = l.fdiv(one, x);
+    fin.round(l, q, p)
+}
+
+/// RSQ of every element: round(1 / sqrt(flush x)).
+#[inline(always)]
+pub fn rsq_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
+    rsq_each_by(l, &mut Exactly, x, p)
+}
+
+/// [`rsq_each`] finished by `fin`.
+#[inline(always)]
+pub fn rsq_each_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    x: L::Float,
+    p: Precision,
+) -> L::Float {
+    let x = flush(l, x, p);
+    let root = l.sqrt(x);
+    let one = l.splat(1.0);
+    let q = l.fdiv(one, root);
+    fin.round(l, q, p)
+}
+
+/// EX2 and LG2: `round(f(flush x))`, with `f` the deterministic [`transcendental::exp2`] or
+/// [`transcendental::log2`] as the caller applies it.
+#[inline(always)]
+fn transcendental_rule<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    x: L::Float,
+    p: Precision,
+    f: impl FnOnce(&mut L, L::Float) -> L::Float,
+) -> L::Float {
+    let x = flush(l, x, p);
+    let r = f(l, x);
+    fin.round(l, r, p)
+}
+
+/// EX2 of every element: round(exp2(flush x)) with [`transcendental::exp2`].
+#[inline(always)]
+pub fn ex2_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
+    ex2_each_by(l, &mut Exactly, x, p)
+}
+
+/// [`ex2_each`] finished by `fin`.
+#[inline(always)]
+pub fn ex2_each_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    x: L::Float,
+    p: Precision,
+) -> L::Float {
+    transcendental_rule(l, fin, x, p, L::exp2_each)
+}
+
+/// LG2 of every element: round(log2(flush x)) with [`transcendental::log2`].
+#[inline(always)]
+pub fn lg2_each<L: Elements>(l: &mut L, x: L::Float, p: Precision) -> L::Float {
+    lg2_each_by(l, &mut Exactly, x, p)
+}
+
+/// [`lg2_each`] finished by `fin`.
+#[inline(always)]
+pub fn lg2_each_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    x: L::Float,
+    p: Precision,
+) -> L::Float {
+    transcendental_rule(l, fin, x, p, L::log2_each)
+}
+
+/// RCP of lane 0, in every lane ([`rcp_each`]).
+pub fn rcp<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
+    let x = l.broadcast(a, 0);
+    rcp_each(l, x, p)
+}
+
+/// RSQ of lane 0, in every lane ([`rsq_each`]).
+pub fn rsq<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
+    let x = l.broadcast(a, 0);
+    rsq_each(l, x, p)
+}
+
+/// EX2 of lane 0, in every lane ([`ex2_each`], computed once).
+pub fn ex2<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
+    transcendental_rule(l, &mut Exactly, a, p, L::exp2_first)
+}
+
+/// LG2 of lane 0, in every lane ([`lg2_each`], computed once).
+pub fn lg2<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
+    transcendental_rule(l, &mut Exactly, a, p, L::log2_first)
+}
+
+/// FLR: round(floor(flush x)), element by element.
+#[inline(always)]
+pub fn flr<L: Elements>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
+    flr_by(l, &mut Exactly, a, p)
+}
+
+/// [`flr`] finished by `fin`.
+#[inline(always)]
+pub fn flr_by<L: Elements, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    a: L::Float,
+    p: Precision,
+) -> L::Float {
+    let x = flush(l, a, p);
+    let f = l.floor(x);
+    fin.round(l, f, p)
+}
+
+/// [`Lanes`] on plain arrays: the reference implementation the interpreter computes with.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Exact;
+
+fn each<T: Copy, U>(a: [T; 4], f: impl Fn(T) -> U) -> [U; 4] {
+    a.map(f)
+}
+
+fn pairwise<T: Copy, U>(a: [T; 4], b: [T; 4], f: impl Fn(T, T) -> U) -> [U; 4] {
+    std::array::from_fn(|i| f(a[i], b[i]))
+}
+
+impl Elements for Exact {
+    type Float = [f32; 4];
+    type Bits = [u32; 4];
+    type Mask = [bool; 4];
+
+    #[inline]
+    fn bits_of(&mut self, v: [f32; 4]) -> [u32; 4] {
+        each(v, f32::to_bits)
+    }
+    #[inline]
+    fn float_of(&mut self, v: [u32; 4]) -> [f32; 4] {
+        each(v, f32::from_bits)
+    }
+    #[inline]
+    fn splat_bits(&mut self, bits: u32) -> [u32; 4] {
+        [bits; 4]
+    }
+    #[inline]
+    fn and(&mut self, a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+        pairwise(a, b, |x, y| x & y)
+    }
+    #[inline]
+    fn or(&mut self, a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+        pairwise(a, b, |x, y| x | y)
+    }
+    #[inline]
+    fn add_bits(&mut self, a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+        pairwise(a, b, u32::wrapping_add)
+    }
+    #[inline]
+    fn shift_right(&mut self, a: [u32; 4], amount: u32) -> [u32; 4] {
+        each(a, |x| x >> amount)
+    }
+    #[inline]
+    fn below(&mut self, a: [u32; 4], b: [u32; 4]) -> [bool; 4] {
+        pairwise(a, b, |x, y| x < y)
+    }
+    #[inline]
+    fn above(&mut self, a: [u32; 4], b: [u32; 4]) -> [bool; 4] {
+        pairwise(a, b, |x, y| x > y)
+    }
+    #[inline]
+    fn is_nan(&mut self, a: [f32; 4]) -> [bool; 4] {
+        each(a, f32::is_nan)
+    }
+    #[inline]
+    fn is_number(&mut self, a: [f32; 4]) -> [bool; 4] {
+        each(a, |x| !x.is_nan())
+    }
+    #[inline]
+    fn both(&mut self, a: [bool; 4], b: [bool; 4]) -> [bool; 4] {
+        pairwise(a, b, |x, y| x && y)
+    }
+    #[inline]
+    fn select(&mut self, mask: [bool; 4], a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+        std::array::from_fn(|i| if mask[i] { a[i] } else { b[i] })
+    }
+    #[inline]
+    fn fadd(&mut self, a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
+        pairwise(a, b, |x, y| x + y)
+    }
+    #[inline]
+    fn fmul(&mut self, a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
+        pairwise(a, b, |x, y| x * y)
+    }
+    #[inline]
+    fn fdiv(&mut self, a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
+        pairwise(a, b, |x, y| x / y)
+    }
+    #[inline]
+    fn sqrt(&mut self, a: [f32; 4]) -> [f32; 4] {
+        each(a, f32::sqrt)
+    }
+    #[inline]
+    fn floor(&mut self, a: [f32; 4]) -> [f32; 4] {
+        each(a, f32::floor)
+    }
+    #[inline]
+    fn either(&mut self, a: [bool; 4], b: [bool; 4]) -> [bool; 4] {
+        pairwise(a, b, |x, y| x || y)
+    }
+    #[inline]
+    fn exp2_each(&mut self, a: [f32; 4]) -> [f32; 4] {
+        each(a, transcendental::exp2)
+    }
+    #[inline]
+    fn log2_each(&mut self, a: [f32; 4]) -> [f32; 4] {
+        each(a, transcendental::log2)
+    }
+}
+
+impl Lanes for Exact {
+    #[inline]
+    fn exp2_first(&mut self, a: [f32; 4]) -> [f32; 4] {
+        [transcendental::exp2(a[0]); 4]
+    }
+    #[inline]
+    fn log2_first(&mut self, a: [f32; 4]) -> [f32; 4] {
+        [transcendental::log2(a[0]); 4]
+    }
+    #[inline]
+    fn broadcast(&mut self, a: [f32; 4], lane: usize) -> [f32; 4] {
+        [a[lane]; 4]
+    }
+    #[inline]
+    fn with_lane(&mut self, mut a: [f32; 4], lane: usize, value: f32) -> [f32; 4] {
+        a[lane] = value;
+        a
+    }
+}
