@@ -128,7 +128,7 @@ use shader::exec::{
     BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
 };
 use shader::isa::{Instruction, PROGRAM_WORDS, decode};
-use shader::program::{DEFAULT_INPUT, FlowRegisters, InputRegisters, ShaderProgram, Uniforms};
+use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms};
 
 /// Why the JIT could not compile a program: an environment problem (an unsupported host, no
 /// executable memory) or a code-generator limit, never a property of the program, since every
@@ -745,16 +745,14 @@ impl ShaderEngine for JitShader {
     ) {
         let mut ctx = JitContext::new();
         Self::set_uniforms(&mut ctx, uniforms, uniforms.bools);
-        ctx.input = [DEFAULT_INPUT; 16];
-        for i in 0..io.count() {
-            io.inputs.load_vertex(i, &mut ctx.input);
+        io.run_per_vertex(errors, |inputs| {
+            ctx.input = *inputs;
             ctx.reset_registers();
-            let outcome = self.execute(&mut ctx).map(|()| VertexResult {
+            self.execute(&mut ctx).map(|()| VertexResult {
                 outputs: ctx.output,
                 flow: Self::flow_registers(&ctx),
-            });
-            io.store(i, outcome, errors);
-        }
+            })
+        });
     }
 }
 

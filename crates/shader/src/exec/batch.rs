@@ -28,6 +28,9 @@ use crate::program::{DEFAULT_INPUT, FlowRegisters, InputRegisters, ShaderProgram
 /// vector kernel is whole.
 pub const STRIDE_ALIGN: usize = 16;
 
+/// Vertices a block of [`BatchIo::run_per_vertex`]: one 64-byte cache line of each plane.
+pub const VERTEX_BLOCK: usize = 16;
+
 /// A set of registers (bit n = register n of its file).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RegisterSet(pub u16);
@@ -504,6 +507,57 @@ impl<'a> BatchIo<'a> {
             inputs: self.inputs,
             outputs: self.outputs.reborrow(),
             flow: self.flow.as_deref_mut(),
+        }
+    }
+
+    /// Runs `run` on every vertex in order, for engines that run one vertex at a time. The
+    /// planes are read and written [`VERTEX_BLOCK`] vertices at a time, a plane after another,
+    /// so that a block touches each plane's cache line once instead of once per vertex: the
+    /// planes lie a whole stride apart, and one vertex's values are as many cache lines as the
+    /// batch has planes. What each invocation leaves is stored as [`BatchIo::store`] does.
+    #[inline]
+    pub fn run_per_vertex(
+        &mut self,
+        errors: &mut Vec<(usize, ExecError)>,
+        mut run: impl FnMut(&InputRegisters) -> Result<VertexResult, ExecError>,
+    ) {
+        let mut inputs = [[DEFAULT_INPUT; 16]; VERTEX_BLOCK];
+        let mut outputs = [[[0.0; 4]; 16]; VERTEX_BLOCK];
+        let count = self.count();
+        for start in (0..count).step_by(VERTEX_BLOCK) {
+            let len = VERTEX_BLOCK.min(count - start);
+            for (slot, n) in self.inputs.registers.iter().enumerate() {
+                for c in 0..4 {
+                    let plane = &self.inputs.plane(4 * slot + c)[start..start + len];
+                    for (vertex, &value) in inputs.iter_mut().zip(plane) {
+                        vertex[n][c] = value;
+                    }
+                }
+            }
+            for (v, (vertex, out)) in inputs[..len].iter().zip(&mut outputs).enumerate() {
+                let flow = match run(vertex) {
+                    Ok(result) => {
+                        *out = result.outputs;
+                        result.flow
+                    }
+                    Err(e) => {
+                        errors.push((start + v, e));
+                        *out = [[0.0; 4]; 16];
+                        FlowRegisters::default()
+                    }
+                };
+                if let Some(entries) = self.flow.as_deref_mut() {
+                    entries[start + v] = flow;
+                }
+            }
+            for (slot, n) in self.outputs.registers.iter().enumerate() {
+                for c in 0..4 {
+                    let plane = &mut self.outputs.plane_mut(4 * slot + c)[start..start + len];
+                    for (value, vertex) in plane.iter_mut().zip(&outputs) {
+                        *value = vertex[n][c];
+                    }
+                }
+            }
         }
     }
 

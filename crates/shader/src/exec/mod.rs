@@ -23,7 +23,7 @@ use std::fmt;
 
 pub use batch::{
     BatchError, BatchIo, BatchLayout, GroupKernel, RegisterSet, STRIDE_ALIGN, SoaBuffer, SoaInputs,
-    SoaOutputs, run_sorted, unusual_vertices,
+    SoaOutputs, VERTEX_BLOCK, run_sorted, unusual_vertices,
 };
 
 use crate::float24::Precision;
@@ -368,11 +368,7 @@ pub trait ShaderEngine: Send + Sync {
         io: &mut BatchIo<'_>,
         errors: &mut Vec<(usize, ExecError)>,
     ) {
-        for i in 0..io.count() {
-            let inputs = io.inputs.vertex(i);
-            let outcome = self.run_vertex(uniforms, &inputs);
-            io.store(i, outcome, errors);
-        }
+        io.run_per_vertex(errors, |inputs| self.run_vertex(uniforms, inputs));
     }
 
     /// Finishes whatever preparing the engine left for later for batches run with `uniforms`
