@@ -299,6 +299,62 @@ fn flat_colours_are_exact_and_colours_interpolate_linearly_at_w_one() {
     }
 }
 
+/// The fog table whose entry i is 16·i with difference 16: factor(depth) = 2048·depth/2047
+/// (docs/gpu-fog-and-gas.md).
+fn linear_fog_table() -> [u32; 128] {
+    std::array::from_fn(|i| (16 * i as u32) << 13 | 16)
+}
+
+/// Fog on flat rectangles at known depths, against the rule worked by hand: the factor is the
+/// table at 128·depth (128·(1 − depth) flipped), and each of R, G, B becomes
+/// factor·colour + (1 − factor)·fog colour, truncated; alpha stays; fog mode 0 leaves the
+/// colour alone.
+#[test]
+fn fog_mixes_by_the_table_at_the_depth() {
+    let mut scene = Scene::new();
+    scene.builder.fog_lut(&linear_fog_table());
+    scene.builder.fog_color([0, 0, 255]);
+    let red = [1.0, 0.0, 0.0, 0.6];
+    // Depth 0.25: factor 512/2047. R = 255·512/2047 = 63.78, B = 255·1535/2047 = 191.22.
+    scene.builder.fog_mode(5, false, false);
+    scene.draw(Topology::Strip, &rect(0.0, 0.0, 16.0, 16.0, -0.25, red));
+    // Flipped: index 96, factor 1536/2047. R = 191.34, B = 63.66.
+    scene.builder.fog_mode(5, false, true);
+    scene.draw(Topology::Strip, &rect(16.0, 0.0, 32.0, 16.0, -0.25, red));
+    // Depth 0.5: factor 1024/2047. R = 127.56, B = 127.44.
+    scene.draw(Topology::Strip, &rect(32.0, 0.0, 48.0, 16.0, -0.5, red));
+    // Fog off.
+    scene.builder.fog_mode(0, false, true);
+    scene.draw(Topology::Strip, &rect(48.0, 0.0, 64.0, 16.0, -0.25, red));
+    // A depth ramp: z/w from 0 to −1 across 64 pixels.
+    scene.builder.fog_mode(5, false, false);
+    scene.draw(
+        Topology::Strip,
+        &[
+            v(0.0, 32.0, 0.0, red),
+            v(64.0, 32.0, -1.0, red),
+            v(0.0, 40.0, 0.0, red),
+            v(64.0, 40.0, -1.0, red),
+        ],
+    );
+    let image = image(&scene.render());
+    // round(0.6·255) = 153.
+    assert_eq!(count(&image, [63, 0, 191, 153]), 256);
+    assert_eq!(count(&image, [191, 0, 63, 153]), 256);
+    assert_eq!(count(&image, [127, 0, 127, 153]), 256);
+    assert_eq!(count(&image, [255, 0, 0, 153]), 256);
+    for x in [0u32, 9, 31, 40, 63] {
+        let depth = (x as f32 + 0.5) / 64.0;
+        let factor = 2048.0 * depth / 2047.0;
+        let expected = [255.0 * factor, 255.0 * (1.0 - factor)].map(|c| c as u8);
+        let [r, _, b, _] = at(&image, x, 36);
+        assert!(
+            r.abs_diff(expected[0]) <= 1 && b.abs_diff(expected[1]) <= 1,
+            "pixel {x}: ({r}, {b}) against {expected:?}"
+        );
+    }
+}
+
 #[test]
 fn the_depth_test_keeps_the_nearest_whatever_the_order() {
     for near_first in [false, true] {

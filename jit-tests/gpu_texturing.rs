@@ -688,7 +688,7 @@ fn lookup_tables_arrive_through_the_data_fifo() {
     gpu.write(id::LIGHTING_LUT_DATA0 + 5, 0x22, 0xF).unwrap();
     gpu.write(id::LIGHTING_LUT_DATA0 + 7, 0x1FF_FFFF, 0xF)
         .unwrap();
-    let d1 = &gpu.lighting_luts.tables[table::D1];
+    let d1 = &gpu.tables.lighting.tables[table::D1];
     assert_eq!((d1[254], d1[255], d1[0]), (0x11, 0x22, 0xFF_FFFF));
     assert_eq!(gpu.regs.get(id::LIGHTING_LUT_INDEX), 1 << 8 | 1);
 }
@@ -703,16 +703,12 @@ const SIZE: u32 = 16;
 const COLOR: u32 = 0x1800_0000;
 const DEPTH: u32 = 0x1804_0000;
 
-/// A full-target quad with texcoords (0, 0) at the bottom left to (`reach`, `reach`), unit 0
-/// bound to `texture` and then `adjust`ed, the combiners passing texture 0 on.
-fn quad_scene(
-    texture: &TextureSetup<'_>,
-    reach: f32,
-    adjust: impl FnOnce(&mut SceneBuilder),
-) -> picajit::gpu::front::trace::Trace {
+/// A scene drawing with the vertex shader `source` on the whole SIZE × SIZE target, cleared
+/// to black, culling nothing.
+fn target_scene(source: &str) -> SceneBuilder {
     let files = [SourceFile {
         name: "vs.pica".into(),
-        text: TEXTURED.into(),
+        text: source.into(),
     }];
     let program = assemble(&files, AsmOptions::default()).unwrap().shbin;
     let mut scene = SceneBuilder::new();
@@ -726,6 +722,17 @@ fn quad_scene(
     scene.depth_map(true, -1.0, 0.0);
     scene.cull(0);
     scene.memory_fill(COLOR, SIZE * SIZE * 4, 0xFF, 32);
+    scene
+}
+
+/// A full-target quad with texcoords (0, 0) at the bottom left to (`reach`, `reach`), unit 0
+/// bound to `texture` and then `adjust`ed, the combiners passing texture 0 on.
+fn quad_scene(
+    texture: &TextureSetup<'_>,
+    reach: f32,
+    adjust: impl FnOnce(&mut SceneBuilder),
+) -> picajit::gpu::front::trace::Trace {
+    let mut scene = target_scene(TEXTURED);
     scene.texture(0, texture);
     adjust(&mut scene);
     scene.texture_units(1, false);
@@ -891,4 +898,87 @@ fn each_unit_reads_its_own_type_register() {
     assert_eq!(format(0), TextureFormat::Rgba4);
     assert_eq!(format(1), TextureFormat::Rgb8);
     assert_eq!(format(2), TextureFormat::I8);
+}
+
+// --- The procedural texture (unit 3) -------------------------------------------------------
+
+/// Texture coordinate set 0 runs 0 → 1 across x, set 1 runs 1 → 0.
+const TWO_SETS: &str = "
+.out outPos position
+.out outTex0 texcoord0
+.out outTex1 texcoord1
+.out outColor color
+.proc main
+    mov outPos, v0
+    mov outTex0, v1
+    mov outTex1, v2
+    mov outColor, v1
+    end
+.end
+";
+
+/// The procedural texture through the whole pipeline (docs/gpu-proctex.md): unit 3 on,
+/// reading texture coordinate set `set`, u mapped by an identity table onto 16 colour entries
+/// (nearest), the colour reaching the target as combiner source 3.
+fn proctex_row(set: u32) -> Vec<Rgba8> {
+    use picajit::gpu::fragment::proctex::{color_diffs, map_table_from_fn, table};
+    let mut scene = target_scene(TWO_SETS);
+    scene.texture_units_and_proctex(0, false, Some(set));
+    scene.combiner(0, &CombinerStage::new(0, [source::TEXTURE3; 3]));
+    for k in 1..6 {
+        scene.combiner(k, &CombinerStage::PASS_THROUGH);
+    }
+    scene.blend((0, 0), [1, 0, 1, 0], [0; 4]);
+    scene.depth_test(false, 1, 0x1F);
+    let colors: [Rgba8; 256] =
+        std::array::from_fn(|i| [(i * 16) as u8, 255 - (i * 16) as u8, 7, 255]);
+    scene.proctex_lut(table::RGB_MAP, &map_table_from_fn(|x| x));
+    scene.proctex_lut(table::COLOR, &colors.map(u32::from_le_bytes));
+    scene.proctex_lut(table::COLOR_DIFF, &color_diffs(&colors));
+    // u and v clamp to the edge, mapping u, nearest, width 16 from entry 0.
+    scene.proctex(&[1 | 1 << 3, 0, 0, 0, 16 << 11, 0]);
+    let mut data = Vec::new();
+    for (x, y) in [(-1.0f32, -1.0f32), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)] {
+        let u = (x + 1.0) / 2.0;
+        data.extend(
+            [x, y, -0.5, 1.0, u, 0.5, 0.0, 0.0, 1.0 - u, 0.5, 0.0, 0.0]
+                .iter()
+                .flat_map(|f| f.to_le_bytes()),
+        );
+    }
+    scene.attributes(&[
+        Attribute::new(0, ComponentType::Float, 4),
+        Attribute::new(1, ComponentType::Float, 4),
+        Attribute::new(2, ComponentType::Float, 4),
+    ]);
+    scene.buffer(
+        &data,
+        48,
+        &[
+            Element::Attribute(0),
+            Element::Attribute(1),
+            Element::Attribute(2),
+        ],
+    );
+    scene.draw_arrays(Topology::Strip, 0, 4);
+    let image = color_image(&render_trace(&scene.finish(), EngineKind::Interpreter, 1));
+    image.pixels[..SIZE as usize].to_vec()
+}
+
+/// Pixel x's centre has u = (x + 0.5)/16; the colour entry is round(u·15) (the identity table's
+/// 4095ths move it by less than 0.004, and no (x + 0.5)·15/16 is within 0.03 of a half).
+#[test]
+fn the_procedural_texture_reads_its_coordinate_set_into_source_3() {
+    let entry = |x: u32| ((x as f32 + 0.5) * 15.0 / 16.0).round() as u8;
+    let color = |i: u8| [i * 16, 255 - i * 16, 7, 255];
+    let set0 = proctex_row(0);
+    let set1 = proctex_row(1);
+    for x in 0..SIZE {
+        assert_eq!(set0[x as usize], color(entry(x)), "set 0, pixel {x}");
+        assert_eq!(
+            set1[x as usize],
+            color(entry(SIZE - 1 - x)),
+            "set 1, pixel {x}"
+        );
+    }
 }

@@ -11,12 +11,16 @@ mod bump_surface;
 mod common;
 #[path = "../corpus/scenes/coverage.rs"]
 mod coverage;
+#[path = "../corpus/scenes/fog.rs"]
+mod fog;
 #[path = "../corpus/scenes/geometry_modes.rs"]
 mod geometry_modes;
 #[path = "../corpus/scenes/lit_cube.rs"]
 mod lit_cube;
 #[path = "../corpus/scenes/lit_sphere.rs"]
 mod lit_sphere;
+#[path = "../corpus/scenes/proctex.rs"]
+mod proctex;
 #[path = "../corpus/scenes/skybox.rs"]
 mod skybox;
 #[path = "common/mod.rs"]
@@ -51,6 +55,8 @@ const SCENES: &[Scene] = &[
     ("skybox.ctf", skybox::build),
     ("bump-surface.ctf", bump_surface::build),
     ("textured-sphere.ctf", textured_sphere::build),
+    ("fog.ctf", fog::build),
+    ("proctex.ctf", proctex::build),
 ];
 
 fn scene_path(name: &str) -> PathBuf {
@@ -271,4 +277,48 @@ fn the_format_scene_shows_opaque_texels_and_the_checker_through_one_bit_alpha() 
     );
     let corner = at(&image, 3 * 64 + 5, 255 - 5);
     assert!(stored.contains(&corner), "{corner:?}");
+}
+
+/// The fog scene (docs/gpu-fog-and-gas.md) draws one world twice: on the left with the usual
+/// depth, on the right with the depth reversed and the fog table's Z flip on. The same table
+/// must give the same fog: each pixel matches its twin in the other half but for rounding
+/// (the two depths round differently: a step of the 8-bit colour at most, on few pixels).
+/// And the fog is there: the far floor is within a few steps of the fog colour, the near
+/// floor far from it.
+#[test]
+fn fog_on_a_reversed_depth_with_the_z_flip_matches_the_usual_depth() {
+    let image = image(&render(&fog::build(), EngineKind::Interpreter, 1));
+    let (width, height) = (image.width, image.height);
+    let half = width / 2;
+    let pixel = |x: u32, y: u32| image.pixels[(y * width + x) as usize];
+    let mut differing = 0;
+    for y in 0..height {
+        for x in 0..half {
+            let (left, right) = (pixel(x, y), pixel(x + half, y));
+            let most = (0..4).map(|c| left[c].abs_diff(right[c])).max().unwrap();
+            assert!(most <= 1, "({x}, {y}): {left:?} against {right:?}");
+            differing += (most > 0) as u32;
+        }
+    }
+    assert!(differing * 100 < half * height, "{differing} pixels differ");
+    let fog = [176, 190, 204];
+    let distance = |p: [u8; 4]| (0..3).map(|c| p[c].abs_diff(fog[c])).max().unwrap();
+    // Up the left half's centre column (between the cubes) from the bottom: the floor, then the
+    // sky (the fog colour). The floor's last row before it is the farthest, nearly all fog;
+    // the bottom row, the nearest, keeps the dark tiles far from it.
+    let centre = half / 2;
+    let sky = (0..height)
+        .rev()
+        .find(|&y| distance(pixel(centre, y)) == 0)
+        .unwrap();
+    let far = distance(pixel(centre, sky + 1));
+    let near = (0..half)
+        .map(|x| distance(pixel(x, height - 1)))
+        .max()
+        .unwrap();
+    assert!(far <= 6, "the far floor is {far} from the fog colour");
+    assert!(
+        near >= 100,
+        "the near floor is only {near} from the fog colour"
+    );
 }

@@ -23,7 +23,7 @@ pub fn vertex(out: &mut Vec<u8>, position: [f32; 3], color: [u8; 4], normal: [f3
 }
 
 /// The cube's 24 vertices (four per face, counter-clockwise seen from outside) and 36 indices.
-fn cube() -> (Vec<u8>, Vec<u16>) {
+pub fn cube() -> (Vec<u8>, Vec<u16>) {
     let faces: [([f32; 3], [f32; 3], [u8; 4]); 6] = [
         ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [230, 70, 60, 255]),
         ([0.0, 0.0, -1.0], [-1.0, 0.0, 0.0], [60, 200, 90, 255]),

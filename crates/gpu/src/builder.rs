@@ -11,6 +11,7 @@ use shader::shbin::{Dvle, GsMode, OutputSemantic, Shbin};
 
 use super::regs::id;
 use crate::fragment::combiner::CombinerStage;
+use crate::fragment::fog::FOG_ENTRIES;
 use crate::fragment::lighting::LUT_ENTRIES;
 use crate::fragment::texture::{TextureFormat, TextureKind, UNIT_BASE, UNIT_TYPE, Wrap};
 use crate::framebuffer::color::{ColorFormat, DepthFormat, Rgba8};
@@ -778,8 +779,39 @@ impl SceneBuilder {
     /// TEXUNIT_CONFIG: units 0-2 on by bits 0-2 of `enabled`; unit 2 reading texcoord 1
     /// when `texcoord2_from_1`.
     pub fn texture_units(&mut self, enabled: u32, texcoord2_from_1: bool) -> &mut Self {
+        self.texture_units_and_proctex(enabled, texcoord2_from_1, None)
+    }
+
+    /// As [`SceneBuilder::texture_units`], with the procedural texture (unit 3) on and reading
+    /// texture coordinate set `proctex` when it is `Some` (TEXUNIT_CONFIG bits 10 and 8-9).
+    pub fn texture_units_and_proctex(
+        &mut self,
+        enabled: u32,
+        texcoord2_from_1: bool,
+        proctex: Option<u32>,
+    ) -> &mut Self {
         let value = (enabled & 7) | 1 << 12 | u32::from(texcoord2_from_1) << 13;
-        self.write(id::TEXUNIT_CONFIG, value | 1 << 16)
+        let unit3 = proctex.map_or(0, |set| 1 << 10 | (set & 3) << 8);
+        self.write(id::TEXUNIT_CONFIG, value | unit3 | 1 << 16)
+    }
+
+    /// The procedural texture's settings (docs/gpu-proctex.md), TEXUNIT3_PROCTEX0-5 in one
+    /// consecutive write as citro3d does.
+    pub fn proctex(&mut self, words: &[u32; 6]) -> &mut Self {
+        self.commands
+            .write_consecutive(id::TEXUNIT3_PROCTEX[0], words);
+        self
+    }
+
+    /// Uploads procedural-texture table `table` (`fragment::proctex::table`) from entry 0:
+    /// the index set, then the entries through the data FIFO, eight words a write.
+    pub fn proctex_lut(&mut self, table: u32, entries: &[u32]) -> &mut Self {
+        self.write(id::PROCTEX_LUT, (table & 0xF) << 8);
+        for chunk in entries.chunks(8) {
+            self.commands
+                .write_consecutive(id::PROCTEX_LUT_DATA0, chunk);
+        }
+        self
     }
 
     /// Light `index`'s registers.
@@ -835,6 +867,28 @@ impl SceneBuilder {
         for chunk in entries.chunks(8) {
             self.commands
                 .write_consecutive(id::LIGHTING_LUT_DATA0, chunk);
+        }
+        self
+    }
+
+    /// The fog and gas modes (TEXENV_UPDATE_BUFFER bits 0-2, bit 3) and the Z flip (bit 16),
+    /// written with byte mask 0x5 as citro3d does, leaving the combiner-buffer bits alone.
+    pub fn fog_mode(&mut self, fog_mode: u32, gas_depth: bool, z_flip: bool) -> &mut Self {
+        let value = fog_mode & 7 | (gas_depth as u32) << 3 | (z_flip as u32) << 16;
+        self.write_masked(id::TEXENV_UPDATE_BUFFER, value, 0x5)
+    }
+
+    /// The fog colour: red, green, blue.
+    pub fn fog_color(&mut self, [r, g, b]: [u8; 3]) -> &mut Self {
+        self.write(id::FOG_COLOR, u32::from_le_bytes([r, g, b, 0]))
+    }
+
+    /// Uploads the fog table (docs/gpu-fog-and-gas.md): the index set to 0, then the 128 entries
+    /// through the data FIFO, eight words a write.
+    pub fn fog_lut(&mut self, entries: &[u32; FOG_ENTRIES]) -> &mut Self {
+        self.write(id::FOG_LUT_INDEX, 0);
+        for chunk in entries.chunks(8) {
+            self.commands.write_consecutive(id::FOG_LUT_DATA0, chunk);
         }
         self
     }

@@ -49,9 +49,18 @@ pub mod id {
     pub const LIGHTING_LUTINPUT_SELECT: u16 = 0x1D1;
     pub const LIGHTING_LUTINPUT_SCALE: u16 = 0x1D2;
     pub const LIGHTING_LIGHT_PERMUTATION: u16 = 0x1D9;
+    /// TEXUNIT3_PROCTEX0-5: the procedural texture's settings.
+    pub const TEXUNIT3_PROCTEX: [u16; 6] = [0x0A8, 0x0A9, 0x0AA, 0x0AB, 0x0AC, 0x0AD];
+    pub const PROCTEX_LUT: u16 = 0x0AF;
+    pub const PROCTEX_LUT_DATA0: u16 = 0x0B0;
+    pub const PROCTEX_LUT_DATA7: u16 = 0x0B7;
     /// The six combiner stages' first registers (five words each).
     pub const TEXENV: [u16; 6] = [0x0C0, 0x0C8, 0x0D0, 0x0D8, 0x0F0, 0x0F8];
     pub const TEXENV_UPDATE_BUFFER: u16 = 0x0E0;
+    pub const FOG_COLOR: u16 = 0x0E1;
+    pub const FOG_LUT_INDEX: u16 = 0x0E6;
+    pub const FOG_LUT_DATA0: u16 = 0x0E8;
+    pub const FOG_LUT_DATA7: u16 = 0x0EF;
     pub const TEXENV_BUFFER_COLOR: u16 = 0x0FD;
 
     pub const COLOR_OPERATION: u16 = 0x100;
@@ -206,11 +215,15 @@ const MODELLED: &[(u16, u16)] = &[
     (0x08E, 0x08F),
     (0x091, 0x096),
     (0x099, 0x09E),
+    (0x0A8, 0x0AD),
+    (0x0AF, 0x0B7),
     (0x0C0, 0x0C4),
     (0x0C8, 0x0CC),
     (0x0D0, 0x0D4),
     (0x0D8, 0x0DC),
-    (0x0E0, 0x0E0),
+    (0x0E0, 0x0E1),
+    (0x0E6, 0x0E6),
+    (0x0E8, 0x0EF),
     (0x0F0, 0x0F4),
     (0x0F8, 0x0FD),
     (0x100, 0x107),
@@ -373,12 +386,13 @@ mod tests {
     #[test]
     fn unmodelled_writes_are_counted_by_register() {
         let mut file = RegisterFile::default();
-        file.write(0x0E1, 1, 0xF);
-        file.write(0x0E1, 2, 0xF);
+        // GAS_ATTENUATION, in the fog registers' range.
+        file.write(0x0E4, 1, 0xF);
+        file.write(0x0E4, 2, 0xF);
         file.write(id::BLEND_FUNC, 3, 0xF);
-        assert_eq!(file.unmodelled().get(&0x0E1), Some(&2));
+        assert_eq!(file.unmodelled().get(&0x0E4), Some(&2));
         assert!(!file.unmodelled().contains_key(&id::BLEND_FUNC));
-        assert_eq!(name_of(0x0E1), Some("FOG"));
+        assert_eq!(name_of(0x0E4), Some("FOG"));
         assert_eq!(name_of(0x3FF), None);
     }
 }

@@ -9,19 +9,23 @@
 //! [`shade`] is the whole path, one stage call after another in the hardware's order; each
 //! stage is a file:
 //!
-//! 1. [`texture`]: texture units 0-2 (the procedural texture, unit 3, comes next to them);
+//! 1. [`texture`]: texture units 0-2; [`proctex`]: the procedural texture, unit 3;
 //! 2. [`lighting`]: fragment lighting's primary and secondary colours (shadow attenuation is
 //!    its `shadow` input);
 //! 3. [`combiner`]: the six texture-combiner stages;
-//! 4. [`ops`]: the per-fragment operations (fog comes between the alpha test and the depth
-//!    test; the shadow and gas modes of COLOR_OPERATION branch here).
+//! 4. [`fog`]: fog, on RGB only (the hardware applies it after the alpha test, which reads
+//!    only alpha, so applying it here gives the same);
+//! 5. [`ops`]: the per-fragment operations (the shadow and gas modes of COLOR_OPERATION
+//!    branch here).
 //!
 //! All colour arithmetic is on 8-bit channels; a stage reads the registers only in its
 //! `configure`, once per batch.
 
 pub mod combiner;
+pub mod fog;
 pub mod lighting;
 pub mod ops;
+pub mod proctex;
 pub mod texture;
 
 use crate::framebuffer::color::{Rgba8, unorm8};
@@ -29,8 +33,10 @@ use crate::framebuffer::target::{BandPixels, TargetConfig};
 use crate::regs::{RegisterFile, SEMANTICS, id, semantic};
 
 use combiner::{Combiners, Sources};
+use fog::{Fog, FogLut};
 use lighting::{Lighting, LightingLuts};
 use ops::FragmentOps;
+use proctex::{ProcTex, ProcTexLuts};
 use texture::BoundUnit;
 
 /// Everything the fragment stages of a batch run with.
@@ -40,29 +46,47 @@ pub struct FragmentConfig {
     pub textures: [Option<BoundUnit>; 3],
     /// Unit 2 reads texcoord 1 (TEXUNIT_CONFIG bit 13).
     pub texcoord2_from_1: bool,
+    /// The procedural texture (unit 3), when on.
+    pub proctex: Option<ProcTex>,
     /// Fragment lighting, when on.
     pub lighting: Option<Lighting>,
     /// The texture combiners.
     pub combiners: Combiners,
     /// Combiner stages that change the colour (trailing pass-through stages dropped).
     pub combiner_stages: usize,
+    /// Fog, when on.
+    pub fog: Option<Fog>,
     /// The per-fragment operations.
     pub ops: FragmentOps,
 }
 
 impl FragmentConfig {
-    /// The configuration the registers describe, with no textures bound yet.
-    pub fn configure(regs: &RegisterFile, luts: &LightingLuts) -> FragmentConfig {
+    /// The configuration the registers and tables describe, with no textures bound yet.
+    pub fn configure(regs: &RegisterFile, tables: &FragmentTables) -> FragmentConfig {
         let combiners = Combiners::configure(regs);
         FragmentConfig {
             textures: [None, None, None],
             texcoord2_from_1: regs.get(id::TEXUNIT_CONFIG) & (1 << 13) != 0,
-            lighting: Lighting::configure(regs, luts),
+            proctex: ProcTex::configure(regs, &tables.proctex),
+            lighting: Lighting::configure(regs, &tables.lighting),
             combiners,
             combiner_stages: combiners.active_stages(),
+            fog: Fog::configure(regs, &tables.fog),
             ops: FragmentOps::configure(regs),
         }
     }
+}
+
+/// The fragment stages' lookup tables, written through their data registers (each table's
+/// `push`) and read when a batch is configured.
+#[derive(Clone, Debug, Default)]
+pub struct FragmentTables {
+    /// Fragment lighting's tables (LIGHTING_LUT_DATA0-7).
+    pub lighting: LightingLuts,
+    /// The fog table (FOG_LUT_DATA0-7).
+    pub fog: FogLut,
+    /// The procedural texture's tables (PROCTEX_LUT_DATA0-7).
+    pub proctex: ProcTexLuts,
 }
 
 /// A pixel's neighbour on the same triangle.
@@ -87,6 +111,9 @@ pub struct Fragment<'a, N> {
     pub attributes: &'a [f32; SEMANTICS],
     /// The depth value to test and write (the buffer's bits).
     pub depth: u32,
+    /// The depth in [0, 1] those bits were made from (after the depth scale and offset and the
+    /// W-buffer, clamped): what fog reads.
+    pub depth_fraction: f32,
     /// The pixel: x, and the memory row.
     pub pixel: (u32, u32),
     /// Interpolation at the neighbours.
@@ -114,6 +141,10 @@ pub fn shade<N: Neighbours>(
             sources.textures[unit] = sample_unit(bound, unit, fragment, config.texcoord2_from_1);
         }
     }
+    // The procedural texture, unit 3.
+    if let Some(proctex) = &config.proctex {
+        sources.textures[3] = sample_proctex(proctex, fragment);
+    }
     // 2. Fragment lighting.
     if let Some(lighting) = &config.lighting {
         let q = semantic::QUATERNION;
@@ -133,11 +164,16 @@ pub fn shade<N: Neighbours>(
     let combined = config
         .combiners
         .run_stages(&sources, config.combiner_stages);
-    // 4. The per-fragment operations.
+    // 4. Fog.
+    let fogged = match &config.fog {
+        Some(fog) => fog.apply(combined, fragment.depth_fraction),
+        None => combined,
+    };
+    // 5. The per-fragment operations.
     let passed = ops::write(
         band,
         fragment.pixel,
-        combined,
+        fogged,
         fragment.depth,
         &config.ops,
         target,
@@ -173,6 +209,25 @@ fn texcoord_semantics(unit: usize, texcoord2_from_1: bool) -> [usize; 3] {
 /// units other than 0 have no w.
 fn unit_coords(unit: usize, [u, v, w]: [f32; 3]) -> [f32; 3] {
     [u, v, if unit == 0 { w } else { 0.0 }]
+}
+
+/// The procedural texture's colour at a fragment. Its level of detail reads the change of the
+/// coordinates to the pixel's right and upper neighbours: du + dv, each the larger change
+/// (docs/gpu-proctex.md, "Level of detail").
+#[inline(never)]
+fn sample_proctex<N: Neighbours>(proctex: &ProcTex, fragment: &Fragment<'_, N>) -> Rgba8 {
+    let first = TEXCOORD_FIRST[proctex.texcoord];
+    let attributes = fragment.attributes;
+    let (u, v) = (attributes[first], attributes[first + 1]);
+    let footprint = if proctex.needs_lod() {
+        let semantics = [first, first + 1, first];
+        let [ru, rv, _] = fragment.neighbours.at(Neighbour::Right, semantics);
+        let [tu, tv, _] = fragment.neighbours.at(Neighbour::Up, semantics);
+        (ru - u).abs().max((tu - u).abs()) + (rv - v).abs().max((tv - v).abs())
+    } else {
+        0.0
+    };
+    proctex.sample([u, v], footprint)
 }
 
 /// Texture unit `unit`'s colour at a fragment. The level of detail, when the unit needs one,

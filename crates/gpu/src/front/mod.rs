@@ -28,7 +28,7 @@ use shader::exec::{GeometryState, ShaderEngine};
 use shader::float24::{Precision, unpack_uniform};
 use shader::program::{InputRegisters, ProgramError, ShaderKind, Vec4};
 
-use crate::fragment::{lighting, texture};
+use crate::fragment::{FragmentTables, texture};
 use crate::framebuffer::memory::{MemoryError, PhysicalMemory};
 use crate::framebuffer::target::RenderTarget;
 use crate::geometry::assembly::{PrimitiveAssembler, Topology};
@@ -306,8 +306,9 @@ pub struct Gpu {
     vertex_cache: draw::VertexCache,
     /// Set-up triangles of the batch being rasterized (kept for its capacity).
     setup_buffer: Vec<raster::SetupTriangle>,
-    /// The fragment-lighting lookup tables (written through LIGHTING_LUT_DATA).
-    pub lighting_luts: Box<lighting::LightingLuts>,
+    /// The fragment stages' lookup tables (lighting, fog, procedural texture), written through their data
+    /// registers.
+    pub tables: Box<FragmentTables>,
     /// Decoded textures.
     pub texture_cache: texture::TextureCache,
 }
@@ -357,7 +358,7 @@ impl Gpu {
             probed: Vec::new(),
             vertex_cache: draw::VertexCache::default(),
             setup_buffer: Vec::new(),
-            lighting_luts: Box::default(),
+            tables: Box::default(),
             texture_cache: texture::TextureCache::default(),
         }
     }
@@ -427,7 +428,11 @@ impl Gpu {
             id::DRAWELEMENTS => draw::draw(self, true)?,
             id::RESTART_PRIMITIVE => self.assembler.restart(),
             id::LIGHTING_LUT_DATA0..=id::LIGHTING_LUT_DATA7 => {
-                self.lighting_luts.push(&mut self.regs, value)
+                self.tables.lighting.push(&mut self.regs, value)
+            }
+            id::FOG_LUT_DATA0..=id::FOG_LUT_DATA7 => self.tables.fog.push(&mut self.regs, value),
+            id::PROCTEX_LUT_DATA0..=id::PROCTEX_LUT_DATA7 => {
+                self.tables.proctex.push(&mut self.regs, value)
             }
             id::FRAMEBUFFER_INVALIDATE | id::FRAMEBUFFER_FLUSH => self.finish()?,
             id::PRIMITIVE_CONFIG => {

@@ -95,7 +95,7 @@ impl Gpu {
             return Ok(());
         }
         let triangles = std::mem::take(&mut self.pending);
-        let mut config = RasterConfig::configure(&self.regs, &self.lighting_luts);
+        let mut config = RasterConfig::configure(&self.regs, &self.tables);
         let started = Instant::now();
         let bound = self.bind_textures(&mut config.fragment);
         charge(&mut self.times.textures, started);

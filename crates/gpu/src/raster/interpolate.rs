@@ -100,8 +100,8 @@ pub(super) fn interpolate_three(t: &SetupTriangle, w: [i64; 3], semantics: [usiz
     ]
 }
 
-/// The attributes `varyings` names and the position at pixel (x, row)'s centre, and the depth
-/// value. The per-pixel stages are kept out of line (this, the combiners, [`write_fragment`]):
+/// The attributes `varyings` names and the position at pixel (x, row)'s centre, the depth in
+/// [0, 1] and the depth value (the buffer's bits). The per-pixel stages are kept out of line (this, the combiners, [`write_fragment`]):
 /// each is its own symbol, so a sampling profile splits the fragment time by stage
 /// (docs/gpu.md, "Speed").
 #[inline(never)]
@@ -111,7 +111,7 @@ pub(super) fn interpolate(
     (x, row): (u32, u32),
     context: &PixelContext<'_>,
     varyings: &Varyings,
-) -> ([f32; SEMANTICS], u32) {
+) -> ([f32; SEMANTICS], f32, u32) {
     let config = context.config;
     // Perspective-correct: attribute/w and 1/w interpolated with the edge weights.
     let at = perspective(t, w);
@@ -126,14 +126,15 @@ pub(super) fn interpolate(
     if config.w_buffer {
         depth *= sum * reciprocal;
     }
-    let depth = (depth.clamp(0.0, 1.0) * context.depth_max) as u32;
+    let fraction = depth.clamp(0.0, 1.0);
+    let depth = (fraction * context.depth_max) as u32;
     attributes[..4].copy_from_slice(&[
         x as f32 + 0.5,
         (context.target.height - 1 - row) as f32 + 0.5,
         zs,
         sum * reciprocal,
     ]);
-    (attributes, depth)
+    (attributes, fraction, depth)
 }
 
 /// The neighbours of a pixel on a triangle: its edge weights, stepped one pixel right or up.

@@ -28,8 +28,7 @@ use std::time::{Duration, Instant};
 use engine::parallel::in_pool;
 use shader::numbers::sign_extend;
 
-use crate::fragment::FragmentConfig;
-use crate::fragment::lighting::LightingLuts;
+use crate::fragment::{FragmentConfig, FragmentTables};
 use crate::framebuffer::color::Rgba8;
 use crate::framebuffer::target::RenderTarget;
 use crate::regs::{RegisterFile, SEMANTICS, bits, id};
@@ -60,7 +59,7 @@ pub struct RasterConfig {
 
 impl RasterConfig {
     /// The configuration the registers describe, with no textures bound yet.
-    pub fn configure(regs: &RegisterFile, luts: &LightingLuts) -> RasterConfig {
+    pub fn configure(regs: &RegisterFile, tables: &FragmentTables) -> RasterConfig {
         let f24 = |register: u16| shader::numbers::float24_register(regs.get(register));
         let xy = regs.get(id::VIEWPORT_XY);
         let clip = regs.get(id::FRAGOP_CLIP) & 1 != 0;
@@ -89,7 +88,7 @@ impl RasterConfig {
                 ],
             ),
             varyings: Varyings::configure(regs),
-            fragment: FragmentConfig::configure(regs, luts),
+            fragment: FragmentConfig::configure(regs, tables),
         }
     }
 }

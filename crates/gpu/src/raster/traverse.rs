@@ -113,10 +113,11 @@ fn shade_pixel(
     varyings: &Varyings,
     probed: Option<&mut Vec<ProbedFragment>>,
 ) {
-    let (attributes, depth) = interpolate(t, w, (x, row), context, varyings);
+    let (attributes, depth_fraction, depth) = interpolate(t, w, (x, row), context, varyings);
     let fragment = Fragment {
         attributes: &attributes,
         depth,
+        depth_fraction,
         pixel: (x, row),
         neighbours: Around {
             triangle: t,
