@@ -13,6 +13,7 @@ use picajit::gpu::framebuffer::image::Image;
 use picajit::gpu::front::trace::{self, Trace};
 use picajit::gpu::geometry::assembly::Topology;
 use picajit::gpu::geometry::loader::ComponentType;
+use picajit::gpu::regs::id;
 use picajit::gpu::{Gpu, GpuConfig};
 
 mod common;
@@ -353,6 +354,33 @@ fn fog_mixes_by_the_table_at_the_depth() {
             "pixel {x}: ({r}, {b}) against {expected:?}"
         );
     }
+}
+
+/// Shadow-map rendering through the pipeline (docs/gpu-shadows.md): in fragment-operation
+/// mode 3 the colour buffer takes the 24-bit depth in bytes 0-2 and the intensity in byte 3
+/// (read back as RGBA8: R the intensity, then B, G and A the depth from its least
+/// significant byte), the depth buffer is left alone.
+#[test]
+fn shadow_mode_writes_depth_and_soft_shadow_into_the_colour_buffer() {
+    let mut scene = Scene::new();
+    scene.clear(0xFFFF_FFFF, 0x00FF_FFFF);
+    scene.builder.write_masked(id::COLOR_OPERATION, 3, 0x1);
+    // Soft shadows: constant 2.0 (float1.5.10 0x4000), linear 0.
+    scene.builder.write(id::FRAGOP_SHADOW, 0x4000);
+    // A hard shadow (green 0) at depth 0.5 over the left half: ⌊0.5 · 0xFFFFFF⌋ = 0x7FFFFF.
+    let black = [0.0, 0.0, 0.0, 1.0];
+    scene.draw(Topology::Strip, &rect(0.0, 0.0, 32.0, 64.0, -0.5, black));
+    // A soft shadow (green 255) at depth 0.25 over the middle: 255 / 2 = 127.5, truncated to
+    // 127 where it is nearer than the stored depth (everywhere here), the depth kept.
+    scene.draw(Topology::Strip, &rect(16.0, 0.0, 48.0, 64.0, -0.25, GREEN));
+    let gpu = scene.render();
+    let image = image(&gpu);
+    assert_eq!(at(&image, 8, 8), [0xFF, 0xFF, 0xFF, 0x7F]);
+    assert_eq!(at(&image, 24, 8), [127, 0xFF, 0xFF, 0x7F]);
+    assert_eq!(at(&image, 40, 8), [127, 0xFF, 0xFF, 0xFF]);
+    assert_eq!(at(&image, 56, 8), [0xFF; 4]);
+    let depth = gpu.depth_image().unwrap().unwrap();
+    assert!(depth.values.iter().all(|&d| d == 0xFF_FFFF));
 }
 
 #[test]

@@ -64,6 +64,7 @@ pub mod id {
     pub const TEXENV_BUFFER_COLOR: u16 = 0x0FD;
 
     pub const COLOR_OPERATION: u16 = 0x100;
+    pub const FRAGOP_SHADOW: u16 = 0x130;
     pub const BLEND_FUNC: u16 = 0x101;
     pub const LOGIC_OP: u16 = 0x102;
     pub const BLEND_COLOR: u16 = 0x103;
@@ -231,6 +232,7 @@ const MODELLED: &[(u16, u16)] = &[
     (0x113, 0x113),
     (0x115, 0x117),
     (0x11C, 0x11E),
+    (0x130, 0x130),
     (0x140, 0x147),
     (0x149, 0x14B),
     (0x150, 0x157),

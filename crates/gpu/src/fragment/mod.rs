@@ -169,7 +169,18 @@ pub fn shade<N: Neighbours>(
         Some(fog) => fog.apply(combined, fragment.depth_fraction),
         None => combined,
     };
-    // 5. The per-fragment operations.
+    // 5. The per-fragment operations, or in shadow mode the shadow map's write.
+    if config.ops.mode == ops::SHADOW_MODE {
+        let written = ops::write_shadow(
+            band,
+            fragment.pixel,
+            combined[1],
+            fragment.depth_fraction,
+            &config.ops,
+            target,
+        );
+        return (combined, written);
+    }
     let passed = ops::write(
         band,
         fragment.pixel,

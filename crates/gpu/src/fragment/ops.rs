@@ -2,11 +2,16 @@
 //! depth test, blending or a logic op, and the write masks, on 8-bit channels
 //! (docs/gpu-rasterizer-and-framebuffer.md §5). [`write()`] applies them to one pixel of a band.
 
-use crate::framebuffer::color::{DepthFormat, Rgba8, tiled_offset};
+use shader::numbers::FLOAT16;
+
+use crate::framebuffer::color::{ColorFormat, DepthFormat, Rgba8, tiled_offset};
 use crate::framebuffer::target::{BandPixels, TargetConfig};
 use crate::regs::{RegisterFile, bits, id};
 
 use super::combiner::rgba_of;
+
+/// COLOR_OPERATION's fragment-operation mode that renders a shadow map.
+pub const SHADOW_MODE: u32 = 3;
 
 /// A compare function (codes 0-7: never, always, ==, !=, <, <=, >, >=).
 pub fn compare(function: u32, a: u32, b: u32) -> bool {
@@ -23,10 +28,14 @@ pub fn compare(function: u32, a: u32, b: u32) -> bool {
 }
 
 /// The per-fragment operations' configuration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FragmentOps {
-    /// COLOR_OPERATION bits 0-1 (0 default; 1 gas and 3 shadow are later stages).
+    /// COLOR_OPERATION bits 0-1: 0 default, 3 shadow ([`SHADOW_MODE`]; 1, gas, is drawn
+    /// as the default here).
     pub mode: u32,
+    /// FRAGOP_SHADOW: the soft shadow's constant (bits 0-15) and linear (16-31) terms,
+    /// float1.5.10.
+    pub shadow: [f32; 2],
     /// Blending (else the logic op).
     pub blend: bool,
     /// BLEND_FUNC.
@@ -55,6 +64,13 @@ impl FragmentOps {
         let operation = regs.get(id::COLOR_OPERATION);
         FragmentOps {
             mode: bits(operation, 0, 2),
+            shadow: {
+                let word = regs.get(id::FRAGOP_SHADOW);
+                [
+                    FLOAT16.to_f32(bits(word, 0, 16)),
+                    FLOAT16.to_f32(bits(word, 16, 16)),
+                ]
+            },
             blend: operation & 0x100 != 0,
             blend_func: regs.get(id::BLEND_FUNC),
             logic_op: bits(regs.get(id::LOGIC_OP), 0, 4),
@@ -196,6 +212,60 @@ pub fn logic_op(op: u32, s: u8, d: u8) -> u8 {
     }
 }
 
+/// A value truncated to float1.5.10, as the soft shadow computes (docs/gpu-shadows.md).
+fn f16(x: f32) -> f32 {
+    FLOAT16.to_f32(FLOAT16.from_f32(x))
+}
+
+/// Shadow-map rendering (fragment-operation mode 3, docs/gpu-shadows.md) at pixel (x, row) of
+/// `band`: the colour buffer's four bytes hold a 24-bit depth (bytes 0-2, most significant
+/// first) and an 8-bit intensity (byte 3). A fragment nearer than the stored depth (the test
+/// is fixed: less than) with green 0 writes its depth (a hard shadow); with green above 0 it
+/// writes the intensity green / (constant + linear · depth / stored depth) when that is less
+/// than the stored one, leaving the depth (a soft shadow). No alpha, stencil or depth test,
+/// no blending, no depth buffer. Returns whether anything was written.
+pub fn write_shadow(
+    band: &mut BandPixels<'_>,
+    (x, row): (u32, u32),
+    green: u8,
+    depth_fraction: f32,
+    ops: &FragmentOps,
+    target: &TargetConfig,
+) -> bool {
+    let (Some(color_bytes), Some(ColorFormat::Rgba8)) =
+        (band.color.as_deref_mut(), target.color_format)
+    else {
+        // Shadow maps are four-byte pixels; another format takes nothing (docs/gpu-shadows.md).
+        return false;
+    };
+    let at = tiled_offset(x, row - band.first_row, target.width, 4);
+    let pixel = &mut color_bytes[at..at + 4];
+    let depth = (depth_fraction * 0xFF_FFFF as f32) as u32;
+    let stored = u32::from_be_bytes([0, pixel[0], pixel[1], pixel[2]]);
+    if depth >= stored {
+        return false;
+    }
+    if green == 0 {
+        pixel[..3].copy_from_slice(&depth.to_be_bytes()[1..]);
+        return true;
+    }
+    let [constant, linear] = ops.shadow;
+    let ratio = f16(depth as f32 / stored as f32);
+    let divisor = f16(f16(constant) + f16(linear * ratio));
+    let intensity = f16(green as f32 / divisor);
+    // NaN (0/0) reads as 0: the darkest, as the clamp of an undefined value.
+    let intensity = if intensity.is_nan() {
+        0
+    } else {
+        intensity.clamp(0.0, 255.0) as u8
+    };
+    if intensity < pixel[3] {
+        pixel[3] = intensity;
+        return true;
+    }
+    false
+}
+
 /// The per-fragment operations on pixel (x, row) of `band`: alpha, stencil and depth tests, then
 /// blending or the logic op into the colour buffer. Returns whether the fragment passed the
 /// tests.
@@ -264,6 +334,7 @@ mod tests {
     fn blend_equations_and_factors() {
         let mut ops = FragmentOps {
             mode: 0,
+            shadow: [0.0; 2],
             blend: true,
             // Equations 0 (add); src alpha / one minus src alpha for colour and alpha.
             blend_func: 6 << 16 | 7 << 20 | 6 << 24 | 7 << 28,
@@ -307,6 +378,7 @@ mod tests {
     fn stencil_operations_respect_the_write_mask() {
         let ops = FragmentOps {
             mode: 0,
+            shadow: [0.0; 2],
             blend: true,
             blend_func: 0,
             logic_op: 0,
@@ -326,5 +398,57 @@ mod tests {
         assert_eq!(ops.stencil_after(6, 0xFF), 0xF0);
         assert_eq!(ops.stencil_after(7, 0x00), 0x0F);
         assert_eq!(ops.stencil_after(5, 0x3C), 0x33);
+    }
+    #[test]
+    fn shadow_maps_keep_the_nearest_depth_and_the_darkest_soft_shadow() {
+        let mut ops = FragmentOps::configure(&RegisterFile::default());
+        ops.mode = SHADOW_MODE;
+        // Soft shadow terms: constant 1.0, linear 1.0.
+        ops.shadow = [1.0, 1.0];
+        let target = TargetConfig {
+            color_address: 0x1800_0000,
+            color_format: Some(ColorFormat::Rgba8),
+            depth_address: 0,
+            depth_format: None,
+            width: 8,
+            height: 8,
+        };
+        // Cleared to the farthest depth and full light.
+        let mut bytes = vec![0xFF; 8 * 8 * 4];
+        let write = |green: u8, depth: f32, bytes: &mut Vec<u8>| {
+            let mut band = BandPixels {
+                first_row: 0,
+                color: Some(&mut bytes[..]),
+                depth: None,
+            };
+            write_shadow(&mut band, (0, 0), green, depth, &ops, &target)
+        };
+        // A hard shadow at depth 0.5: ⌊0.5 · 0xFFFFFF⌋ = 0x7FFFFF in bytes 0-2, most
+        // significant first; the intensity stays.
+        assert!(write(0, 0.5, &mut bytes));
+        assert_eq!(&bytes[..4], &[0x7F, 0xFF, 0xFF, 0xFF]);
+        // Farther (or as far): nothing.
+        assert!(!write(0, 0.75, &mut bytes));
+        assert!(!write(0, 0.5, &mut bytes));
+        assert_eq!(&bytes[..4], &[0x7F, 0xFF, 0xFF, 0xFF]);
+        // A soft shadow at depth 0.25 (0x3FFFFF) with green 128: the ratio 0x3FFFFF/0x7FFFFF
+        // = 0.49999994 truncates to 0.49975586 in float1.5.10, 1 + that to 1.4990234;
+        // 128 / 1.4990234 = 85.389 truncates to 85.375: the byte 85. The depth stays.
+        assert!(write(128, 0.25, &mut bytes));
+        assert_eq!(&bytes[..4], &[0x7F, 0xFF, 0xFF, 85]);
+        // A lighter soft shadow (200 / 1.5 = 133) does not replace a darker one.
+        assert!(!write(200, 0.25, &mut bytes));
+        assert_eq!(bytes[3], 85);
+        // Another colour format takes nothing.
+        let other = TargetConfig {
+            color_format: Some(ColorFormat::Rgb565),
+            ..target
+        };
+        let mut band = BandPixels {
+            first_row: 0,
+            color: Some(&mut bytes[..]),
+            depth: None,
+        };
+        assert!(!write_shadow(&mut band, (1, 0), 0, 0.1, &ops, &other));
     }
 }
