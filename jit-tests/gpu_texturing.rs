@@ -12,8 +12,8 @@ use picajit::gpu::builder::{Attribute, Element, SceneBuilder, TextureSetup};
 use picajit::gpu::fragment::combiner::{CombinerStage, source};
 use picajit::gpu::fragment::lighting::{Lighting, LightingLuts, lut_entry, lut_from_fn, table};
 use picajit::gpu::fragment::texture::{
-    BoundUnit, DecodedTexture, Level, TextureFormat, TextureKind, UnitConfig, Wrap, decode, encode,
-    etc1_block,
+    BoundUnit, DecodedTexture, Level, ShadowLookup, TextureFormat, TextureKind, UnitConfig, Wrap,
+    decode, encode, etc1_block,
 };
 use picajit::gpu::framebuffer::color::{ColorFormat, DepthFormat, Rgba8};
 use picajit::gpu::framebuffer::image::Image;
@@ -228,6 +228,7 @@ fn unit(levels: Vec<(u32, u32, Vec<Rgba8>)>, wrap: Wrap, linear: bool) -> BoundU
             min_level: 0,
             max_level,
             border: [1, 2, 3, 4],
+            shadow: ShadowLookup::default(),
         },
         texture: Arc::new(DecodedTexture { faces }),
     }
@@ -455,7 +456,8 @@ fn a_light_straight_above_a_plane_reads_the_tables_entry_for_one() {
     regs.position([F16_ZERO, F16_ZERO, F16_ONE], true);
     let lighting = regs.lighting(&luts);
     // The identity quaternion: the normal is +z; the eye straight above too.
-    let (primary, secondary) = lighting.shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 5.0], [0; 4]);
+    let (primary, secondary) =
+        lighting.shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 5.0], [0; 4], [255; 4]);
     assert_eq!(secondary, [128, 128, 128, 255]); // 0.5 · 255 = 127.5, rounded
     assert_eq!(primary, [0, 0, 0, 255]);
     // Signed indexing (abs disabled for D0: bit 1): 1.0 clamps to index 127 + its fraction.
@@ -464,10 +466,66 @@ fn a_light_straight_above_a_plane_reads_the_tables_entry_for_one() {
     regs.position([F16_ZERO, F16_ZERO, F16_ONE], true);
     regs.0.set(id::LIGHTING_LUTINPUT_ABS, 1 << 1);
     luts.tables[table::D0][127] = 0x400; // 0.25, no difference
-    let (_, secondary) = regs
-        .lighting(&luts)
-        .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 5.0], [0; 4]);
+    let (_, secondary) =
+        regs.lighting(&luts)
+            .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 5.0], [0; 4], [255; 4]);
     assert_eq!(secondary[0], 64); // 0.25 · 255 = 63.75
+}
+
+/// Shadow attenuation (docs/gpu-shadows.md, "Attenuation"): the shadow texel, per channel
+/// over 255 (or one minus it), multiplies each light's diffuse term (primary), its specular
+/// terms (secondary) and the Fresnel alpha, each by its own bit; a light whose shadow-disable
+/// bit is set is not attenuated; the light's ambient never is.
+#[test]
+fn shadows_attenuate_diffuse_specular_and_alpha_by_their_bits() {
+    // D0 = 1 everywhere (value 0xFFF, no difference): the specular is specular 0's colour.
+    let mut luts = LightingLuts::default();
+    luts.tables[table::D0] = [0xFFF; 256];
+    let setup = |config0_bits: u32, disable_light_0: bool| {
+        let mut regs = LightRegs::new();
+        // Diffuse 200 and ambient 20 on the light, specular 0 = 100; straight above.
+        regs.colors(100, 200, 20);
+        regs.position([F16_ZERO, F16_ZERO, F16_ONE], true);
+        let config0 = regs.0.get(id::LIGHTING_CONFIG0);
+        regs.0.set(id::LIGHTING_CONFIG0, config0 | config0_bits);
+        let config1 = regs.0.get(id::LIGHTING_CONFIG1);
+        regs.0
+            .set(id::LIGHTING_CONFIG1, config1 | u32::from(disable_light_0));
+        regs.lighting(&luts)
+    };
+    let shade = |lighting: &Lighting, shadow: Rgba8| {
+        lighting.shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 5.0], [0; 4], shadow)
+    };
+    // The shadow texel: R 51 (0.2), G 102 (0.4), B 255, A 128.
+    let texel = [51, 102, 255, 128];
+    // Off (bit 0 clear): primary 200 + 20, secondary 100, whatever the texel.
+    let off = setup(1 << 16 | 1 << 17, false);
+    assert_eq!(
+        shade(&off, texel),
+        ([220, 220, 220, 255], [100, 100, 100, 255])
+    );
+    // Primary only: diffuse · 0.2 + ambient = 40 + 20; · 0.4 = 80 + 20; · 1 = 200 + 20.
+    let primary = setup(1 | 1 << 16, false);
+    assert_eq!(shade(&primary, texel).0, [60, 100, 220, 255]);
+    assert_eq!(shade(&primary, texel).1, [100, 100, 100, 255]);
+    // Secondary only: 100 · 0.2 = 20, · 0.4 = 40, · 1 = 100.
+    let secondary = setup(1 | 1 << 17, false);
+    assert_eq!(shade(&secondary, texel).1, [20, 40, 100, 255]);
+    // Inverted: 1 − 0.2 = 0.8 → 160 + 20, 1 − 0.4 → 120 + 20, 1 − 1 → 0 + 20.
+    let inverted = setup(1 | 1 << 16 | 1 << 18, false);
+    assert_eq!(shade(&inverted, texel).0, [180, 140, 20, 255]);
+    // The light's shadow-disable bit: no attenuation.
+    let disabled = setup(1 | 1 << 16 | 1 << 17, true);
+    assert_eq!(
+        shade(&disabled, texel),
+        ([220, 220, 220, 255], [100, 100, 100, 255])
+    );
+    // Alpha: the Fresnel alpha (off here: 1) times the texel's alpha, 128/255, into the
+    // primary alpha (Fresnel selector bit 2).
+    let alpha = setup(1 | 1 << 19 | 1 << 2, false);
+    assert_eq!(shade(&alpha, texel).0[3], 128);
+    // The shadow unit is LIGHTING_CONFIG0 bits 24-25.
+    assert_eq!(setup(1 | 2 << 24, false).shadow.unwrap().unit, 2);
 }
 
 /// Unit vectors of the analytic scene: the plane's normal +z, the eye 30° towards −x, the
@@ -511,7 +569,7 @@ fn each_table_input_reads_its_dot_product() {
         regs.0.set(id::LIGHTING_LUTINPUT_SELECT, select);
         let lighting = regs.lighting(&luts);
         let view = [-0.5 * 4.0, 0.0, 3f32.sqrt() / 2.0 * 4.0];
-        let (_, secondary) = lighting.shade([0.0, 0.0, 0.0, 1.0], view, [0; 4]);
+        let (_, secondary) = lighting.shade([0.0, 0.0, 0.0, 1.0], view, [0; 4], [255; 4]);
         // The registers hold float16 and 1.1.11 approximations; the result is the rounded
         // 8-bit value of the exact dot product.
         let expected8 = (expected * 255.0).round() as u8;
@@ -532,9 +590,9 @@ fn table_scales_and_the_absolute_value_apply() {
     regs.colors(255, 0, 0);
     regs.position([F16_ZERO, F16_ZERO, F16_ONE], true);
     regs.0.set(id::LIGHTING_LUTINPUT_SCALE, 2); // 4×
-    let (_, secondary) = regs
-        .lighting(&luts)
-        .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4]);
+    let (_, secondary) =
+        regs.lighting(&luts)
+            .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4], [255; 4]);
     assert_eq!(secondary[0], 255); // (1/4) · 4
     // The light below the plane, N·H = −1: abs mode reads |−1|; signed mode indexes −128.
     luts.tables[table::D0] = lut_from_fn(|x| (x + 1.0) / 4.0, true);
@@ -545,9 +603,9 @@ fn table_scales_and_the_absolute_value_apply() {
     regs.position([F16_ZERO, F16_ZERO, 0xBC00], true); // (0, 0, −1)
     regs.0.set(id::LIGHTING_LUTINPUT_SELECT, 3); // L·N = −1
     regs.0.set(id::LIGHTING_LUTINPUT_ABS, 1 << 1);
-    let (_, secondary) = regs
-        .lighting(&luts)
-        .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4]);
+    let (_, secondary) =
+        regs.lighting(&luts)
+            .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4], [255; 4]);
     assert_eq!(secondary[0], 64); // entry 128 (index −128): 0.25
 }
 
@@ -558,20 +616,20 @@ fn diffuse_ambient_two_sided_and_clamped_highlights() {
     regs.colors(0, 200, 20);
     regs.0.set(id::LIGHTING_AMBIENT, 10 << 20 | 10 << 10 | 10);
     regs.position([F16_ZERO, F16_ZERO, F16_ONE], true);
-    let (primary, _) = regs
-        .lighting(&luts)
-        .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4]);
+    let (primary, _) =
+        regs.lighting(&luts)
+            .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4], [255; 4]);
     assert_eq!(primary, [230, 230, 230, 255]); // 10 + 20 + 200 · 1
     // From below: one-sided diffuse is 0, two-sided |L·N|.
     regs.position([F16_ZERO, F16_ZERO, 0xBC00], true);
-    let (primary, _) = regs
-        .lighting(&luts)
-        .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4]);
+    let (primary, _) =
+        regs.lighting(&luts)
+            .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4], [255; 4]);
     assert_eq!(primary, [30, 30, 30, 255]);
     regs.0.set(0x149, 1 | 2);
-    let (primary, _) = regs
-        .lighting(&luts)
-        .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4]);
+    let (primary, _) =
+        regs.lighting(&luts)
+            .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4], [255; 4]);
     assert_eq!(primary, [230, 230, 230, 255]);
     // Specular from below: D0 disabled reads 1; clamping highlights removes it.
     let mut regs = LightRegs::new();
@@ -581,7 +639,7 @@ fn diffuse_ambient_two_sided_and_clamped_highlights() {
     regs.position([F16_ZERO, F16_ZERO, 0xBC00], true);
     let shade = |regs: &LightRegs| {
         regs.lighting(&luts)
-            .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4])
+            .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4], [255; 4])
             .1
     };
     assert_eq!(shade(&regs), [100, 100, 100, 255]);
@@ -603,9 +661,9 @@ fn distance_attenuation_spotlights_and_fresnel() {
     regs.0
         .set(id::LIGHTING_CONFIG1, 0xFF << 8 | 0x7F << 16 | 0xFE << 24);
     regs.0.set(0x14B, 0x3D000);
-    let (primary, _) = regs
-        .lighting(&luts)
-        .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4]);
+    let (primary, _) =
+        regs.lighting(&luts)
+            .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4], [255; 4]);
     // Input 0.25 · 2 = 0.5: attenuation 1 − 0.5; diffuse 255 · 1 · 0.5.
     assert_eq!(primary[0], 128);
     // The spotlight table (light 0: slot 8) on −L·P, the spot pointing straight down at the
@@ -618,9 +676,9 @@ fn distance_attenuation_spotlights_and_fresnel() {
         .set(id::LIGHTING_CONFIG1, 0xFE << 8 | 0x7F << 16 | 0xFF << 24);
     regs.0.set(0x147, 2048); // stored −P = (0, 0, 1)
     regs.0.set(id::LIGHTING_LUTINPUT_SELECT, 4 << 8);
-    let (primary, _) = regs
-        .lighting(&luts)
-        .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4]);
+    let (primary, _) =
+        regs.lighting(&luts)
+            .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4], [255; 4]);
     assert_eq!(primary[0], 128);
     // Fresnel on N·V into both alphas.
     luts.tables[table::FR] = lut_from_fn(|x| x * 0.2, false);
@@ -632,7 +690,7 @@ fn distance_attenuation_spotlights_and_fresnel() {
     regs.0.set(id::LIGHTING_LUTINPUT_SELECT, 2 << 12);
     let (primary, secondary) =
         regs.lighting(&luts)
-            .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4]);
+            .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4], [255; 4]);
     assert_eq!((primary[3], secondary[3]), (51, 51));
 }
 
@@ -647,7 +705,7 @@ fn bump_maps_perturb_the_normal() {
     let lighting = regs.lighting(&luts);
     let diffuse = |texel: Rgba8| {
         lighting
-            .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], texel)
+            .shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], texel, [255; 4])
             .0[0]
     };
     // (x, y) = (0, 0) up to 1/255: the normal stays +z.
@@ -657,7 +715,12 @@ fn bump_maps_perturb_the_normal() {
     // Without reconstruction the texel's own z counts.
     regs.0.set(id::LIGHTING_CONFIG0, 8 << 4 | 1 << 28 | 1 << 30);
     let lighting = regs.lighting(&luts);
-    let d = lighting.shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [128, 128, 191, 255]);
+    let d = lighting.shade(
+        [0.0, 0.0, 0.0, 1.0],
+        [0.0, 0.0, 1.0],
+        [128, 128, 191, 255],
+        [255; 4],
+    );
     assert_eq!(d.0[0], 127); // z = 191/127.5 − 1 = 0.498
 }
 
@@ -671,9 +734,14 @@ fn the_quaternion_rotates_the_normal() {
     let lighting = regs.lighting(&luts);
     let half = std::f32::consts::FRAC_1_SQRT_2;
     // Not normalised on input: the unit normalises it.
-    let (primary, _) = lighting.shade([3.0 * half, 0.0, 0.0, 3.0 * half], [0.0, 0.0, 1.0], [0; 4]);
+    let (primary, _) = lighting.shade(
+        [3.0 * half, 0.0, 0.0, 3.0 * half],
+        [0.0, 0.0, 1.0],
+        [0; 4],
+        [255; 4],
+    );
     assert_eq!(primary[0], 255);
-    let (primary, _) = lighting.shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4]);
+    let (primary, _) = lighting.shade([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0; 4], [255; 4]);
     assert_eq!(primary[0], 0);
 }
 
@@ -981,4 +1049,63 @@ fn the_procedural_texture_reads_its_coordinate_set_into_source_3() {
             "set 1, pixel {x}"
         );
     }
+}
+
+// --- Shadow-map lookups ---------------------------------------------------------------------
+
+/// An 8×8 shadow map (docs/gpu-shadows.md): the left half stores depth 0x3FFFFF with intensity
+/// 200, the right half depth 0xC00000 with intensity 100. A texel holds the depth in A, B, G
+/// (most significant first) and the intensity in R.
+fn shadow_map(linear: bool) -> BoundUnit {
+    let texels = (0..64)
+        .map(|k| {
+            if k % 8 < 4 {
+                [200, 0xFF, 0xFF, 0x3F]
+            } else {
+                [100, 0x00, 0x00, 0xC0]
+            }
+        })
+        .collect();
+    let mut bound = unit(vec![(8, 8, texels)], Wrap::ClampToEdge, linear);
+    bound.config.kind = TextureKind::Shadow2d;
+    bound
+}
+
+#[test]
+fn shadow_lookups_compare_the_stored_depth_and_return_the_intensity() {
+    let map = shadow_map(false);
+    // Depth 0.5 (0x7FFFFF): behind the left half's 0x3FFFFF (in shadow: 0), in front of the
+    // right half's 0xC00000 (lit: 100).
+    assert_eq!(map.sample_shadow(0, 0.25, 0.5, 0.5), [0; 4]);
+    assert_eq!(map.sample_shadow(0, 0.75, 0.5, 0.5), [100; 4]);
+    // Depth 0.25 is ⌊0.25 · 0xFFFFFF⌋ = 0x3FFFFF, equal to the stored depth: lit. The next
+    // float above it makes 0x400000: in shadow.
+    assert_eq!(map.sample_shadow(0, 0.25, 0.5, 0.25), [200; 4]);
+    assert_eq!(
+        map.sample_shadow(0, 0.25, 0.5, f32::from_bits(0.25f32.to_bits() + 1)),
+        [0; 4]
+    );
+    // Depths beyond 1 compare as 1.
+    assert_eq!(map.sample_shadow(0, 0.75, 0.5, 7.0), [0; 4]);
+    // The bias comes off the fragment's depth: 0x7FFFFF − 0x400000 = 0x3FFFFF, lit.
+    let mut biased = shadow_map(false);
+    biased.config.shadow.bias = 0x40_0000;
+    assert_eq!(biased.sample_shadow(0, 0.25, 0.5, 0.5), [200; 4]);
+    // Linear: at the halves' boundary (texel-space (4, 4)) the four texels around weigh a
+    // quarter each: two in shadow (0), two lit (100): (2 · 100 · 16384 + 32768) / 65536 = 50.
+    let smooth = shadow_map(true);
+    assert_eq!(smooth.sample_shadow(0, 0.5, 0.5, 0.5), [50; 4]);
+}
+
+#[test]
+fn shadow_maps_project_with_or_without_the_perspective_divide() {
+    let mut map = shadow_map(false);
+    assert_eq!(map.config.project([0.5, 0.25, 2.0], None), (0, 0.25, 0.125));
+    map.config.shadow.orthographic = true;
+    assert_eq!(map.config.project([0.5, 0.25, 2.0], None), (0, 0.5, 0.25));
+    // A cube shadow map picks the face of the major axis, as a cube map does.
+    map.config.kind = TextureKind::ShadowCube;
+    assert_eq!(map.config.project([0.2, -0.3, 0.8], None).0, 4);
+    assert_eq!(map.config.faces(), 6);
+    assert!(!map.config.needs_lod());
 }

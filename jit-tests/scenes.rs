@@ -21,6 +21,8 @@ mod lit_cube;
 mod lit_sphere;
 #[path = "../corpus/scenes/proctex.rs"]
 mod proctex;
+#[path = "../corpus/scenes/shadow.rs"]
+mod shadow;
 #[path = "../corpus/scenes/skybox.rs"]
 mod skybox;
 #[path = "common/mod.rs"]
@@ -57,6 +59,7 @@ const SCENES: &[Scene] = &[
     ("textured-sphere.ctf", textured_sphere::build),
     ("fog.ctf", fog::build),
     ("proctex.ctf", proctex::build),
+    ("shadow.ctf", shadow::build),
 ];
 
 fn scene_path(name: &str) -> PathBuf {
@@ -321,4 +324,22 @@ fn fog_on_a_reversed_depth_with_the_z_flip_matches_the_usual_depth() {
         near >= 100,
         "the near floor is only {near} from the fog colour"
     );
+}
+
+/// The shadow scene (docs/gpu-shadows.md): pass 1 renders a map in which the cube writes depth
+/// (a hard shadow) and the floating square writes intensity 150 (a soft shadow, green 150 over
+/// a constant term of 1); pass 2 multiplies each colour by the lookup. On the floor: black in
+/// the cube's shadow; 150/255 of the tile colour under the square (185 · 150/255 = 108.8 and
+/// 175 · 150/255 = 102.9, truncated by the combiner's modulate); the tile's colour in the
+/// light.
+#[test]
+fn the_shadow_map_darkens_the_floor_where_the_cube_and_the_square_stand_in_the_light() {
+    let image = image(&render(&shadow::build(), EngineKind::Interpreter, 1));
+    let pixel = |x: u32, y: u32| image.pixels[(y * image.width + x) as usize];
+    for (x, y) in [(130, 150), (125, 160)] {
+        assert_eq!(pixel(x, y), [0, 0, 0, 255], "({x}, {y}) in the hard shadow");
+    }
+    assert_eq!(pixel(200, 160), [108, 108, 102, 255], "under the square");
+    assert_eq!(pixel(60, 200), [185, 185, 175, 255], "in the light");
+    assert_eq!(pixel(150, 200), [225, 225, 215, 255], "in the light");
 }

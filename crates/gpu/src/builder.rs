@@ -748,7 +748,8 @@ impl SceneBuilder {
             TextureKind::Texture2d => 0,
             TextureKind::CubeMap => 1,
             TextureKind::Projection => 3,
-            TextureKind::Shadow => 2,
+            TextureKind::Shadow2d => 2,
+            TextureKind::ShadowCube => 4,
         };
         let (mag, min, mip) = texture.linear;
         let etc1 = matches!(texture.format, TextureFormat::Etc1);
@@ -768,12 +769,18 @@ impl SceneBuilder {
             bias | (texture.max_level & 0xF) << 16 | (texture.lod.1 & 0xF) << 24,
         );
         self.write(base + 4, addresses.first().copied().unwrap_or(0) >> 3);
-        if texture.kind == TextureKind::CubeMap {
+        if texture.kind.is_cube() {
             for (face, &address) in addresses.iter().enumerate().skip(1).take(5) {
                 self.write(0x086 + face as u16 - 1, (address >> 3) & 0x3F_FFFF);
             }
         }
         self.write(UNIT_TYPE[unit % 3], texture.format.code())
+    }
+
+    /// Unit 0's shadow lookups (TEXUNIT0_SHADOW, docs/gpu-shadows.md): orthographic (no
+    /// perspective divide) or not, and the depth bias (24-bit; its lowest bit is dropped).
+    pub fn shadow_lookup(&mut self, orthographic: bool, bias: u32) -> &mut Self {
+        self.write(0x08B, bias & 0xFF_FFFE | u32::from(orthographic))
     }
 
     /// TEXUNIT_CONFIG: units 0-2 on by bits 0-2 of `enabled`; unit 2 reading texcoord 1

@@ -248,6 +248,8 @@ pub struct Light {
     pub geometric: [bool; 2],
     /// Distance attenuation: bias and scale of the table's input.
     pub attenuation: Option<(f32, f32)>,
+    /// Whether the shadow attenuates this light (LIGHTING_CONFIG1 bit `index` clear).
+    pub shadowed: bool,
     /// The spotlight's term.
     spot: Option<Term>,
     /// A directional light's normalised direction (the same for every fragment).
@@ -282,6 +284,23 @@ pub struct Lighting {
     reads_cos_phi: bool,
     /// Reconstruct a normal map's z from x and y.
     renormalize: bool,
+    /// Shadow attenuation, when on (docs/gpu-shadows.md, "Attenuation").
+    pub shadow: Option<ShadowAttenuation>,
+}
+
+/// How a shadow lookup attenuates fragment lighting (LIGHTING_CONFIG0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShadowAttenuation {
+    /// The texture unit whose colour is the shadow (bits 24-25).
+    pub unit: usize,
+    /// Use 1 − shadow (bit 18).
+    pub invert: bool,
+    /// Attenuate the lights' diffuse terms (bit 16).
+    pub primary: bool,
+    /// Attenuate the lights' specular terms (bit 17).
+    pub secondary: bool,
+    /// Attenuate the alpha the Fresnel term writes (bit 19).
+    pub alpha: bool,
 }
 
 /// Each lighting block's first register: light i at this + 0x10·i.
@@ -346,6 +365,7 @@ impl Lighting {
                     two_sided: config & 2 != 0,
                     geometric: [config & 4 != 0, config & 8 != 0],
                     attenuation,
+                    shadowed: config1 & (1 << index) == 0,
                     spot,
                 }
             })
@@ -380,6 +400,13 @@ impl Lighting {
             bump: matches!(bump_mode, 1 | 2)
                 .then(|| (bits(config0, 22, 2).min(2) as usize, bump_mode == 1)),
             renormalize: config0 & (1 << 30) == 0,
+            shadow: (config0 & 1 != 0).then(|| ShadowAttenuation {
+                unit: bits(config0, 24, 2) as usize,
+                invert: config0 & (1 << 18) != 0,
+                primary: config0 & (1 << 16) != 0,
+                secondary: config0 & (1 << 17) != 0,
+                alpha: config0 & (1 << 19) != 0,
+            }),
         })
     }
 
@@ -401,7 +428,33 @@ impl Lighting {
     /// `view` vector, and the bump unit's texel when bump mapping is on. Kept out of line, so
     /// that a sampling profile shows lighting as its own stage (docs/gpu.md, "Speed").
     #[inline(never)]
-    pub fn shade(&self, quaternion: [f32; 4], view: [f32; 3], bump: Rgba8) -> (Rgba8, Rgba8) {
+    pub fn shade(
+        &self,
+        quaternion: [f32; 4],
+        view: [f32; 3],
+        bump: Rgba8,
+        shadow: Rgba8,
+    ) -> (Rgba8, Rgba8) {
+        // The shadow per channel in [0, 1] (inverted on request); 1 without attenuation.
+        let (shadow, attenuation) = match &self.shadow {
+            Some(term) => {
+                let value = shadow.map(|c| {
+                    let x = c as f32 / 255.0;
+                    if term.invert { 1.0 - x } else { x }
+                });
+                (value, *term)
+            }
+            None => (
+                [1.0; 4],
+                ShadowAttenuation {
+                    unit: 0,
+                    invert: false,
+                    primary: false,
+                    secondary: false,
+                    alpha: false,
+                },
+            ),
+        };
         let q = normalize4(quaternion);
         let (mut surface_normal, mut surface_tangent) = ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0]);
         if let Some((_, normal_map)) = self.bump {
@@ -449,22 +502,25 @@ impl Lighting {
                 spot: dot(l, light.spot_direction),
                 cos_phi,
             };
-            let attenuation = light.attenuation.map_or(1.0, |(bias, scale)| {
+            let distance = light.attenuation.map_or(1.0, |(bias, scale)| {
                 let distance = length3(to_light);
                 let input = (bias + scale * distance).clamp(0.0, 1.0);
                 self.luts.lookup(table::DA + light.index, input, false)
             });
             let spot = light.spot.map_or(1.0, |term| self.read(&term, &inputs));
-            // The shadow stage's attenuation enters here (1 until it exists).
-            let shadow = 1.0;
-            let factor = attenuation * spot * shadow;
+            let factor = distance * spot;
             let diffuse_dot = if light.two_sided {
                 ln.abs()
             } else {
                 ln.max(0.0)
             };
+            // The shadow attenuates a light's diffuse and specular terms, not its ambient.
+            let shadow_on = |on: bool, c: usize| {
+                if on && light.shadowed { shadow[c] } else { 1.0 }
+            };
             for (c, sum) in primary.iter_mut().enumerate() {
-                *sum += factor * (light.diffuse[c] * diffuse_dot + light.ambient[c]);
+                let diffuse = light.diffuse[c] * diffuse_dot * shadow_on(attenuation.primary, c);
+                *sum += factor * (diffuse + light.ambient[c]);
             }
             if self.clamp_highlights && ln <= 0.0 {
                 continue;
@@ -496,6 +552,7 @@ impl Lighting {
             let (g0, g1) = (geometric(light.geometric[0]), geometric(light.geometric[1]));
             for (c, sum) in secondary.iter_mut().enumerate() {
                 *sum += factor
+                    * shadow_on(attenuation.secondary, c)
                     * (light.specular0[c] * d0 * g0 + light.specular1[c] * d1 * g1 * reflection[c]);
             }
             if k + 1 == self.lights.len()
@@ -503,6 +560,9 @@ impl Lighting {
             {
                 alpha = self.read(&term, &inputs);
             }
+        }
+        if attenuation.alpha {
+            alpha *= shadow[3];
         }
         let alpha8 = color8(alpha);
         let pick = |bit: u32| {

@@ -152,10 +152,14 @@ pub fn shade<N: Neighbours>(
         let bump = lighting
             .bump
             .map_or([0; 4], |(unit, _)| sources.textures[unit]);
+        let shadow = lighting
+            .shadow
+            .map_or([255; 4], |term| sources.textures[term.unit]);
         let (primary, secondary) = lighting.shade(
             std::array::from_fn(|c| attributes[q + c]),
             [attributes[v], attributes[v + 1], attributes[v + 2]],
             bump,
+            shadow,
         );
         sources.fragment_primary = primary;
         sources.fragment_secondary = secondary;
@@ -261,6 +265,16 @@ fn sample_unit<N: Neighbours>(
     ];
     let centre = unit_coords(unit, values);
     let (face, s, tc) = config.project(centre, None);
+    if config.kind.is_shadow() {
+        // The depth compared: |w| for a 2D map, the major axis for a cube.
+        let [u, v, w] = centre;
+        let depth = if config.kind.is_cube() {
+            u.abs().max(v.abs()).max(w.abs())
+        } else {
+            w.abs()
+        };
+        return bound.sample_shadow(face, s, tc, depth);
+    }
     let lod = if config.needs_lod() {
         let at = |neighbour: Neighbour| {
             let coords = unit_coords(unit, fragment.neighbours.at(neighbour, sources));

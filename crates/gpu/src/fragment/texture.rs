@@ -454,8 +454,32 @@ pub enum TextureKind {
     CubeMap,
     /// A 2D texture at (u/w, v/w).
     Projection,
-    /// A shadow map (2D or cube): the shadow stage's, not sampled here.
-    Shadow,
+    /// A 2D shadow map (unit 0, type 2): compared with the depth |w| at (u, v), or at
+    /// (u/w, v/w) with the perspective divide (docs/gpu-shadows.md, "Lookups").
+    Shadow2d,
+    /// A cube shadow map (unit 0, type 4): compared with the depth of the major axis.
+    ShadowCube,
+}
+
+impl TextureKind {
+    /// Whether the kind reads six faces by direction.
+    pub fn is_cube(self) -> bool {
+        matches!(self, TextureKind::CubeMap | TextureKind::ShadowCube)
+    }
+
+    /// Whether the kind is a shadow map, compared rather than sampled.
+    pub fn is_shadow(self) -> bool {
+        matches!(self, TextureKind::Shadow2d | TextureKind::ShadowCube)
+    }
+}
+
+/// Unit 0's shadow lookups (TEXUNIT0_SHADOW, 0x08B).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShadowLookup {
+    /// Bit 0: orthographic, no perspective divide of a 2D shadow map's coordinates.
+    pub orthographic: bool,
+    /// Bits 1-23: the bias subtracted from the 24-bit depth before the comparison.
+    pub bias: u32,
 }
 
 /// The faces of a cube map in address order (ADDR1-ADDR6).
@@ -492,7 +516,12 @@ pub struct UnitConfig {
     pub max_level: u32,
     /// The border colour.
     pub border: Rgba8,
+    /// Unit 0's shadow lookups.
+    pub shadow: ShadowLookup,
 }
+
+/// TEXUNIT0_SHADOW.
+const SHADOW_REGISTER: u16 = 0x08B;
 
 /// Each unit's first register: BORDER_COLOR, then DIM, PARAM, LOD, ADDR1.
 pub const UNIT_BASE: [u16; 3] = [0x081, 0x091, 0x099];
@@ -522,8 +551,9 @@ impl UnitConfig {
             match bits(param, 28, 3) {
                 0 => TextureKind::Texture2d,
                 1 => TextureKind::CubeMap,
+                2 => TextureKind::Shadow2d,
                 3 => TextureKind::Projection,
-                2 | 4 => TextureKind::Shadow,
+                4 => TextureKind::ShadowCube,
                 _ => return None,
             }
         } else {
@@ -531,7 +561,7 @@ impl UnitConfig {
         };
         let first = bits(regs.get(base + 4), 0, 28) << 3;
         let mut addresses = [first; CUBE_FACES];
-        if kind == TextureKind::CubeMap {
+        if kind.is_cube() {
             for (face, address) in addresses.iter_mut().enumerate().skip(1) {
                 let word = regs.get(CUBE_ADDRESSES + face as u16 - 1);
                 // The low 22 bits are the face's own; the top 6 are ADDR1's.
@@ -554,6 +584,15 @@ impl UnitConfig {
             min_level: bits(lod, 24, 4),
             max_level: bits(lod, 16, 4),
             border: regs.get(base).to_le_bytes(),
+            shadow: if unit == 0 {
+                let word = regs.get(SHADOW_REGISTER);
+                ShadowLookup {
+                    orthographic: word & 1 != 0,
+                    bias: word & 0xFF_FFFE,
+                }
+            } else {
+                ShadowLookup::default()
+            },
         };
         config.max_level = config.max_level.min(config.deepest_level());
         config.min_level = config.min_level.min(config.max_level);
@@ -584,11 +623,7 @@ impl UnitConfig {
 
     /// The faces the unit reads (one unless a cube map).
     pub fn faces(&self) -> usize {
-        if self.kind == TextureKind::CubeMap {
-            CUBE_FACES
-        } else {
-            1
-        }
+        if self.kind.is_cube() { CUBE_FACES } else { 1 }
     }
 
     /// Whether the texture has something to sample (a zero-sized texture samples as
@@ -598,9 +633,10 @@ impl UnitConfig {
     }
 
     /// Whether a fragment's level of detail changes its texel: when the levels or the
-    /// magnification and minification filters differ.
+    /// magnification and minification filters differ. Shadow maps read level 0 only.
     pub fn needs_lod(&self) -> bool {
-        self.max_level > 0 || self.mag_linear != self.min_linear || self.min_level > 0
+        !self.kind.is_shadow()
+            && (self.max_level > 0 || self.mag_linear != self.min_linear || self.min_level > 0)
     }
 
     /// The face and the texture-space coordinates (s, t in [0, 1] across the texture) of
@@ -608,7 +644,7 @@ impl UnitConfig {
     /// face of another sample (level-of-detail neighbours), `None` to choose by major axis.
     pub fn project(&self, [u, v, w]: [f32; 3], face: Option<usize>) -> (usize, f32, f32) {
         match self.kind {
-            TextureKind::CubeMap => {
+            TextureKind::CubeMap | TextureKind::ShadowCube => {
                 let face = face.unwrap_or_else(|| cube_face([u, v, w]));
                 // The major axis's magnitude and the face's (s, t) axes: OpenGL's faces with
                 // t reversed, so that t = 0 reads a face's first memory row where a 2D
@@ -627,6 +663,7 @@ impl UnitConfig {
                 (face, 0.5 * (sc / major + 1.0), 0.5 * (tc / major + 1.0))
             }
             TextureKind::Projection => (0, u / w, v / w),
+            TextureKind::Shadow2d if !self.shadow.orthographic => (0, u / w, v / w),
             _ => (0, u, v),
         }
     }
@@ -743,22 +780,11 @@ impl BoundUnit {
         if !linear {
             return self.fetch(level, floor_i32(x), floor_i32(y));
         }
-        // The four texels around (x, y), centres at half-integers, weighted by the products
-        // of the fractions (in 1/256ths each) and rounded once.
-        let (x, y) = (x - 0.5, y - 0.5);
-        let (x0, y0) = (floor_i32(x), floor_i32(y));
-        let (wx, wy) = (weight(x - x0 as f32), weight(y - y0 as f32));
-        let taps = [
-            (
-                self.fetch(level, x0, y0),
-                (WEIGHT_ONE - wx) * (WEIGHT_ONE - wy),
-            ),
-            (self.fetch(level, x0 + 1, y0), wx * (WEIGHT_ONE - wy)),
-            (self.fetch(level, x0, y0 + 1), (WEIGHT_ONE - wx) * wy),
-            (self.fetch(level, x0 + 1, y0 + 1), wx * wy),
-        ];
+        // The four texels around (x, y), weighted by the products of the fractions (in
+        // 1/256ths each) and rounded once.
         let mut sums = [WEIGHT_ONE * WEIGHT_ONE / 2; 4];
-        for (texel, w) in taps {
+        for ((ts, tt), w) in bilinear_taps(x, y) {
+            let texel = self.fetch(level, ts, tt);
             for c in 0..4 {
                 sums[c] += texel[c] as u32 * w;
             }
@@ -806,6 +832,38 @@ impl BoundUnit {
         mix(a, b, weight(lod - lower as f32))
     }
 
+    /// A shadow map's lookup at (s, t) of `face` for a fragment at `depth` (|w| for a 2D
+    /// map, the major axis's magnitude for a cube; docs/gpu-shadows.md, "Lookups"). A texel
+    /// holds the stored depth in A·2^16 + B·2^8 + G and the intensity in R; the fragment is
+    /// lit by the intensity where the stored depth is at least its own (⌊min(depth, 1) ·
+    /// 0xFFFFFF⌋ less the bias), else 0. With linear magnification the four texels around
+    /// are compared and their results weighted as linear filtering weights colours; else the
+    /// nearest. The result is the same in all four channels.
+    pub fn sample_shadow(&self, face: usize, s: f32, t: f32, depth: f32) -> Rgba8 {
+        let config = &self.config;
+        if config.is_empty() {
+            return [0; 4];
+        }
+        let level = &self.texture.faces[face.min(self.texture.faces.len() - 1)][0];
+        let depth = (depth.min(1.0) * 0xFF_FFFF as f32) as u32;
+        let depth = depth.saturating_sub(config.shadow.bias);
+        let lit = |texel: Rgba8| {
+            let stored = u32::from_be_bytes([0, texel[3], texel[2], texel[1]]);
+            if stored >= depth { texel[0] as u32 } else { 0 }
+        };
+        let (x, y) = (s * level.width as f32, t * level.height as f32);
+        let value = if config.mag_linear {
+            let mut sum = WEIGHT_ONE * WEIGHT_ONE / 2;
+            for ((ts, tt), w) in bilinear_taps(x, y) {
+                sum += lit(self.fetch(level, ts, tt)) * w;
+            }
+            (sum / (WEIGHT_ONE * WEIGHT_ONE)) as u8
+        } else {
+            lit(self.fetch(level, floor_i32(x), floor_i32(y))) as u8
+        };
+        [value; 4]
+    }
+
     /// The level of detail of a fragment from its texture-space coordinates and those of its
     /// right and upper neighbours: log2 of the longer screen-space step in level-0 texels.
     pub fn lod(&self, centre: (f32, f32), right: (f32, f32), up: (f32, f32)) -> f32 {
@@ -816,6 +874,20 @@ impl BoundUnit {
         };
         0.5 * length(right).max(length(up)).log2()
     }
+}
+
+/// The four texels around texel-space (x, y) (texel centres at half-integers) with their
+/// weights, the products of the fractions in 1/256ths: [`WEIGHT_ONE`]² in all.
+fn bilinear_taps(x: f32, y: f32) -> [((i32, i32), u32); 4] {
+    let (x, y) = (x - 0.5, y - 0.5);
+    let (x0, y0) = (floor_i32(x), floor_i32(y));
+    let (wx, wy) = (weight(x - x0 as f32), weight(y - y0 as f32));
+    [
+        ((x0, y0), (WEIGHT_ONE - wx) * (WEIGHT_ONE - wy)),
+        ((x0 + 1, y0), wx * (WEIGHT_ONE - wy)),
+        ((x0, y0 + 1), (WEIGHT_ONE - wx) * wy),
+        ((x0 + 1, y0 + 1), wx * wy),
+    ]
 }
 
 /// ⌊x⌋ as an integer, saturating far outside the texture.

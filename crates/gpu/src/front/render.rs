@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use crate::fragment::FragmentConfig;
-use crate::fragment::texture::{BoundUnit, TextureKind, UnitConfig};
+use crate::fragment::texture::{BoundUnit, UnitConfig};
 use crate::framebuffer::image::{DepthImage, Image, pixels};
 use crate::framebuffer::target::{RenderTarget, TargetConfig};
 use crate::raster::{self, ProbedFragment, RasterConfig};
@@ -29,17 +29,13 @@ impl Gpu {
         Ok(())
     }
 
-    /// Binds the enabled texture units' textures to `config` (shadow maps are the shadow
-    /// stage's). A texture that overlaps the held render target is read after the target is
+    /// Binds the enabled texture units' textures to `config` (shadow maps too). A texture that overlaps the held render target is read after the target is
     /// written back, so rendering to a texture and then sampling it sees the rendering.
     fn bind_textures(&mut self, config: &mut FragmentConfig) -> Result<(), GpuError> {
         for unit in 0..config.textures.len() {
             let Some(unit_config) = UnitConfig::configure(&self.regs, unit) else {
                 continue;
             };
-            if unit_config.kind == TextureKind::Shadow {
-                continue;
-            }
             let limit = self.config.max_texture_side;
             if unit_config.width > limit || unit_config.height > limit {
                 return Err(GpuError::TextureTooLarge {
