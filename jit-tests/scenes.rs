@@ -13,6 +13,8 @@ mod common;
 mod coverage;
 #[path = "../corpus/scenes/fog.rs"]
 mod fog;
+#[path = "../corpus/scenes/gas.rs"]
+mod gas;
 #[path = "../corpus/scenes/geometry_modes.rs"]
 mod geometry_modes;
 #[path = "../corpus/scenes/lit_cube.rs"]
@@ -60,6 +62,7 @@ const SCENES: &[Scene] = &[
     ("fog.ctf", fog::build),
     ("proctex.ctf", proctex::build),
     ("shadow.ctf", shadow::build),
+    ("gas.ctf", gas::build),
 ];
 
 fn scene_path(name: &str) -> PathBuf {
@@ -342,4 +345,22 @@ fn the_shadow_map_darkens_the_floor_where_the_cube_and_the_square_stand_in_the_l
     assert_eq!(pixel(200, 160), [108, 108, 102, 255], "under the square");
     assert_eq!(pixel(60, 200), [185, 185, 175, 255], "in the light");
     assert_eq!(pixel(150, 200), [225, 225, 215, 255], "in the light");
+}
+
+/// The gas scene (docs/gpu-fog-and-gas.md, "Gas"): where no puff reached, the density is 0 and
+/// the shaded gas is transparent, so the scene shows unchanged (the clear colour at the top
+/// corners); inside the column it is changed; and the accumulation pass left its largest
+/// density in GAS_ACCMAX_FEEDBACK's high half (float1.5.10, above 0 and at most 1).
+#[test]
+fn gas_changes_the_picture_only_where_density_accumulated() {
+    use picajit::gpu::regs::id;
+    let gpu = render(&gas::build(), EngineKind::Interpreter, 1);
+    let image = image(&gpu);
+    let pixel = |x: u32, y: u32| image.pixels[(y * image.width + x) as usize];
+    let clear = [0x5A, 0x64, 0x78, 0xFF];
+    assert_eq!(pixel(0, 0), clear);
+    assert_eq!(pixel(250, 5), clear);
+    assert_ne!(pixel(120, 60), clear, "inside the smoke");
+    let peak = gpu.regs.get(id::GAS_ACCMAX_FEEDBACK) >> 16;
+    assert!(peak > 0 && peak <= 0x3C00, "feedback {peak:#x}");
 }

@@ -4,9 +4,12 @@
 //! programs the GPU.
 
 use picajit::asm::{AsmOptions, SourceFile, assemble};
-use picajit::gpu::builder::SceneBuilder;
+use picajit::gpu::builder::{Attribute, Element, Indices, SceneBuilder, TextureSetup};
 use picajit::gpu::fragment::combiner::{CombinerStage, source};
+use picajit::gpu::fragment::texture::{TextureFormat, TextureKind, Wrap};
 use picajit::gpu::framebuffer::color::{ColorFormat, DepthFormat};
+use picajit::gpu::geometry::assembly::Topology;
+use picajit::gpu::geometry::loader::ComponentType;
 use picajit::shbin::Shbin;
 
 /// Render target size.
@@ -120,4 +123,48 @@ pub fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
 /// Little-endian bytes of floats.
 pub fn floats(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// One vertex of a position (3 floats) and a colour (4 unsigned bytes): 16 bytes.
+pub fn colored_vertex(out: &mut Vec<u8>, position: [f32; 3], color: [u8; 4]) {
+    out.extend(floats(&position));
+    out.extend(color);
+}
+
+/// Draws indexed triangles of [`colored_vertex`]es.
+pub fn draw_colored(scene: &mut SceneBuilder, data: &[u8], indices: &[u16]) {
+    scene.attributes(&[
+        Attribute::new(0, ComponentType::Float, 3),
+        Attribute::new(1, ComponentType::UnsignedByte, 4),
+    ]);
+    scene.buffer(data, 16, &[Element::Attribute(0), Element::Attribute(1)]);
+    scene.draw_elements(Topology::List, &Indices::U16(indices.to_vec()));
+}
+
+/// Binds texture unit 0 to an RGBA8 picture a pass rendered at `address` (`size` texels,
+/// level 0 only), of `kind`, nearest or `linear`, with `wrap` and `border` on both axes.
+pub fn rendered_texture(
+    scene: &mut SceneBuilder,
+    kind: TextureKind,
+    size: u32,
+    address: u32,
+    linear: bool,
+    (wrap, border): (Wrap, [u8; 4]),
+) {
+    scene.texture(
+        0,
+        &TextureSetup {
+            kind,
+            format: TextureFormat::Rgba8,
+            size: (size, size),
+            faces: &[],
+            max_level: 0,
+            wrap: (wrap, wrap),
+            linear: (linear, linear, false),
+            lod: (0.0, 0),
+            border,
+        },
+    );
+    // No bytes were placed: the unit's address (TEXUNIT0_ADDR1) is the rendered picture's.
+    scene.write(0x085, address >> 3);
 }

@@ -5,13 +5,11 @@
 //! square from the camera, each colour multiplied by unit 0's shadow lookup (a 2D shadow map,
 //! orthographic, with a small bias, linear magnification for soft edges).
 
-use picajit::gpu::builder::{Attribute, Element, Indices, SceneBuilder, Stage, TextureSetup};
+use picajit::gpu::builder::{SceneBuilder, Stage};
 use picajit::gpu::fragment::combiner::{CombinerStage, source};
-use picajit::gpu::fragment::texture::{TextureFormat, TextureKind, Wrap};
+use picajit::gpu::fragment::texture::{TextureKind, Wrap};
 use picajit::gpu::framebuffer::color::ColorFormat;
 use picajit::gpu::front::trace::Trace;
-use picajit::gpu::geometry::assembly::Topology;
-use picajit::gpu::geometry::loader::ComponentType;
 use picajit::gpu::regs::id;
 
 use super::common::*;
@@ -73,18 +71,6 @@ fn light_texture() -> Mat4 {
     multiply(&to_texture, &light_clip())
 }
 
-/// One vertex: position (3 floats), colour (4 unsigned bytes): 16 bytes.
-fn vertex(out: &mut Vec<u8>, position: [f32; 3], color: [u8; 4]) {
-    out.extend(floats(&position));
-    out.extend(color);
-}
-
-const ATTRIBUTES: [Attribute; 2] = [
-    Attribute::new(0, ComponentType::Float, 3),
-    Attribute::new(1, ComponentType::UnsignedByte, 4),
-];
-const ELEMENTS: [Element; 2] = [Element::Attribute(0), Element::Attribute(1)];
-
 /// The floor (y = −1, 6 × 6 in a checker of two greys), the cube (side 1.2, its base on the
 /// floor) and the square (1.6 wide at y = 1.4, behind the cube and to its right).
 fn world() -> [(Vec<u8>, Vec<u16>); 3] {
@@ -95,7 +81,7 @@ fn world() -> [(Vec<u8>, Vec<u16>); 3] {
             let grey = if (row + column) % 2 == 0 { 225 } else { 185 };
             let base = (floor.0.len() / 16) as u16;
             for (dx, dz) in [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)] {
-                vertex(
+                colored_vertex(
                     &mut floor.0,
                     [x + dx, -1.0, z + dz],
                     [grey, grey, grey - 10, 255],
@@ -119,7 +105,7 @@ fn world() -> [(Vec<u8>, Vec<u16>); 3] {
         let v = cross(*n, *u);
         for (su, sv) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
             let p: [f32; 3] = std::array::from_fn(|c| 0.6 * (n[c] + su * u[c] + sv * v[c]));
-            vertex(&mut cube.0, [p[0] - 0.9, p[1] - 0.4, p[2] - 0.3], *color);
+            colored_vertex(&mut cube.0, [p[0] - 0.9, p[1] - 0.4, p[2] - 0.3], *color);
         }
         let base = 4 * k as u16;
         cube.1
@@ -127,16 +113,14 @@ fn world() -> [(Vec<u8>, Vec<u16>); 3] {
     }
     let mut square = (Vec::new(), Vec::new());
     for (x, z) in [(-0.2, -1.6), (1.4, -1.6), (1.4, 0.0), (-0.2, 0.0)] {
-        vertex(&mut square.0, [x, 1.4, z], [90, 140, 220, 255]);
+        colored_vertex(&mut square.0, [x, 1.4, z], [90, 140, 220, 255]);
     }
     square.1.extend([0, 1, 2, 0, 2, 3]);
     [floor, cube, square]
 }
 
 fn draw(scene: &mut SceneBuilder, (data, indices): &(Vec<u8>, Vec<u16>)) {
-    scene.attributes(&ATTRIBUTES);
-    scene.buffer(data, 16, &ELEMENTS);
-    scene.draw_elements(Topology::List, &Indices::U16(indices.clone()));
+    draw_colored(scene, data, indices);
 }
 
 /// Builds the scene.
@@ -185,23 +169,15 @@ pub fn build() -> Trace {
         &multiply(&perspective(0.9, 1.0, 1.0, 20.0), &view),
     );
     scene.uniforms(Stage::Vertex, 4, &light_texture());
-    scene.texture(
-        0,
-        &TextureSetup {
-            kind: TextureKind::Shadow2d,
-            format: TextureFormat::Rgba8,
-            size: (MAP_SIZE, MAP_SIZE),
-            faces: &[],
-            max_level: 0,
-            wrap: (Wrap::ClampToBorder, Wrap::ClampToBorder),
-            linear: (true, true, false),
-            lod: (0.0, 0),
-            // Outside the map: the farthest depth, full light.
-            border: [0xFF; 4],
-        },
+    // Outside the map: the farthest depth, full light.
+    rendered_texture(
+        &mut scene,
+        TextureKind::Shadow2d,
+        MAP_SIZE,
+        MAP,
+        true,
+        (Wrap::ClampToBorder, [0xFF; 4]),
     );
-    // The texture is the map pass 1 rendered.
-    scene.write(0x085, MAP >> 3);
     // Orthographic, bias 0x400 (a 24-bit depth) against self-shadowing.
     scene.shadow_lookup(true, 0x400);
     scene.texture_units(1, false);

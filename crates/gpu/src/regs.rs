@@ -58,6 +58,8 @@ pub mod id {
     pub const TEXENV: [u16; 6] = [0x0C0, 0x0C8, 0x0D0, 0x0D8, 0x0F0, 0x0F8];
     pub const TEXENV_UPDATE_BUFFER: u16 = 0x0E0;
     pub const FOG_COLOR: u16 = 0x0E1;
+    pub const GAS_ATTENUATION: u16 = 0x0E4;
+    pub const GAS_ACCMAX: u16 = 0x0E5;
     pub const FOG_LUT_INDEX: u16 = 0x0E6;
     pub const FOG_LUT_DATA0: u16 = 0x0E8;
     pub const FOG_LUT_DATA7: u16 = 0x0EF;
@@ -65,6 +67,13 @@ pub mod id {
 
     pub const COLOR_OPERATION: u16 = 0x100;
     pub const FRAGOP_SHADOW: u16 = 0x130;
+    pub const GAS_LIGHT_XY: u16 = 0x120;
+    pub const GAS_LIGHT_Z: u16 = 0x121;
+    pub const GAS_LIGHT_Z_COLOR: u16 = 0x122;
+    pub const GAS_LUT_INDEX: u16 = 0x123;
+    pub const GAS_LUT_DATA: u16 = 0x124;
+    pub const GAS_ACCMAX_FEEDBACK: u16 = 0x125;
+    pub const GAS_DELTAZ_DEPTH: u16 = 0x126;
     pub const BLEND_FUNC: u16 = 0x101;
     pub const LOGIC_OP: u16 = 0x102;
     pub const BLEND_COLOR: u16 = 0x103;
@@ -223,6 +232,7 @@ const MODELLED: &[(u16, u16)] = &[
     (0x0D0, 0x0D4),
     (0x0D8, 0x0DC),
     (0x0E0, 0x0E1),
+    (0x0E4, 0x0E5),
     (0x0E6, 0x0E6),
     (0x0E8, 0x0EF),
     (0x0F0, 0x0F4),
@@ -232,6 +242,7 @@ const MODELLED: &[(u16, u16)] = &[
     (0x113, 0x113),
     (0x115, 0x117),
     (0x11C, 0x11E),
+    (0x120, 0x126),
     (0x130, 0x130),
     (0x140, 0x147),
     (0x149, 0x14B),
@@ -388,13 +399,13 @@ mod tests {
     #[test]
     fn unmodelled_writes_are_counted_by_register() {
         let mut file = RegisterFile::default();
-        // GAS_ATTENUATION, in the fog registers' range.
-        file.write(0x0E4, 1, 0xF);
-        file.write(0x0E4, 2, 0xF);
+        // 0x0E2, in the fog registers' range, with no known function.
+        file.write(0x0E2, 1, 0xF);
+        file.write(0x0E2, 2, 0xF);
         file.write(id::BLEND_FUNC, 3, 0xF);
-        assert_eq!(file.unmodelled().get(&0x0E4), Some(&2));
+        assert_eq!(file.unmodelled().get(&0x0E2), Some(&2));
         assert!(!file.unmodelled().contains_key(&id::BLEND_FUNC));
-        assert_eq!(name_of(0x0E4), Some("FOG"));
+        assert_eq!(name_of(0x0E2), Some("FOG"));
         assert_eq!(name_of(0x3FF), None);
     }
 }

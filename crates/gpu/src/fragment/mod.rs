@@ -14,15 +14,16 @@
 //!    its `shadow` input);
 //! 3. [`combiner`]: the six texture-combiner stages;
 //! 4. [`fog`]: fog, on RGB only (the hardware applies it after the alpha test, which reads
-//!    only alpha, so applying it here gives the same);
-//! 5. [`ops`]: the per-fragment operations (the shadow and gas modes of COLOR_OPERATION
-//!    branch here).
+//!    only alpha, so applying it here gives the same), or [`gas`] shading;
+//! 5. [`ops`]: the per-fragment operations, or in their shadow mode the shadow map's write,
+//!    or in their gas mode [`gas`] density accumulation.
 //!
 //! All colour arithmetic is on 8-bit channels; a stage reads the registers only in its
 //! `configure`, once per batch.
 
 pub mod combiner;
 pub mod fog;
+pub mod gas;
 pub mod lighting;
 pub mod ops;
 pub mod proctex;
@@ -34,6 +35,7 @@ use crate::regs::{RegisterFile, SEMANTICS, id, semantic};
 
 use combiner::{Combiners, Sources};
 use fog::{Fog, FogLut};
+use gas::{GasAccumulation, GasLut, GasShading};
 use lighting::{Lighting, LightingLuts};
 use ops::FragmentOps;
 use proctex::{ProcTex, ProcTexLuts};
@@ -56,6 +58,10 @@ pub struct FragmentConfig {
     pub combiner_stages: usize,
     /// Fog, when on.
     pub fog: Option<Fog>,
+    /// Gas shading (fog mode 7), when on.
+    pub gas_shading: Option<GasShading>,
+    /// Gas density accumulation (fragment-operation mode 1), when on.
+    pub gas_accumulation: Option<GasAccumulation>,
     /// The per-fragment operations.
     pub ops: FragmentOps,
 }
@@ -72,6 +78,8 @@ impl FragmentConfig {
             combiners,
             combiner_stages: combiners.active_stages(),
             fog: Fog::configure(regs, &tables.fog),
+            gas_shading: GasShading::configure(regs, &tables.gas),
+            gas_accumulation: GasAccumulation::configure(regs),
             ops: FragmentOps::configure(regs),
         }
     }
@@ -87,6 +95,8 @@ pub struct FragmentTables {
     pub fog: FogLut,
     /// The procedural texture's tables (PROCTEX_LUT_DATA0-7).
     pub proctex: ProcTexLuts,
+    /// The gas colour table (GAS_LUT_DATA).
+    pub gas: GasLut,
 }
 
 /// A pixel's neighbour on the same triangle.
@@ -168,12 +178,25 @@ pub fn shade<N: Neighbours>(
     let combined = config
         .combiners
         .run_stages(&sources, config.combiner_stages);
-    // 4. Fog.
-    let fogged = match &config.fog {
-        Some(fog) => fog.apply(combined, fragment.depth_fraction),
-        None => combined,
+    // 4. Fog, or gas shading (fog mode 7).
+    let fogged = match (&config.fog, &config.gas_shading) {
+        (Some(fog), _) => fog.apply(combined, fragment.depth_fraction),
+        (None, Some(gas)) => gas.shade(combined),
+        (None, None) => combined,
     };
-    // 5. The per-fragment operations, or in shadow mode the shadow map's write.
+    // 5. In gas mode, density accumulation instead of the per-fragment operations.
+    if let Some(gas) = &config.gas_accumulation {
+        let written = gas::accumulate(
+            band,
+            fragment.pixel,
+            fogged,
+            fragment.depth_fraction,
+            gas,
+            target,
+        );
+        return (combined, written);
+    }
+    // The per-fragment operations, or in shadow mode the shadow map's write.
     if config.ops.mode == ops::SHADOW_MODE {
         let written = ops::write_shadow(
             band,

@@ -30,8 +30,8 @@ pub fn compare(function: u32, a: u32, b: u32) -> bool {
 /// The per-fragment operations' configuration.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FragmentOps {
-    /// COLOR_OPERATION bits 0-1: 0 default, 3 shadow ([`SHADOW_MODE`]; 1, gas, is drawn
-    /// as the default here).
+    /// COLOR_OPERATION bits 0-1: 0 default, 3 shadow ([`SHADOW_MODE`]; 1, gas accumulation, is
+    /// `fragment::gas`'s).
     pub mode: u32,
     /// FRAGOP_SHADOW: the soft shadow's constant (bits 0-15) and linear (16-31) terms,
     /// float1.5.10.

@@ -140,6 +140,11 @@ impl RenderTarget {
         &self.config
     }
 
+    /// The colour surface's bytes, tiled as in memory (`None` without one).
+    pub fn color_bytes(&self) -> Option<&[u8]> {
+        self.color.as_ref().map(|surface| &surface.bytes[..])
+    }
+
     /// Writes the bands drawn into back to memory.
     pub fn store(&mut self, memory: &mut PhysicalMemory) -> Result<(), MemoryError> {
         for surface in [&mut self.color, &mut self.depth].into_iter().flatten() {

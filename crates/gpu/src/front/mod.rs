@@ -28,7 +28,7 @@ use shader::exec::{GeometryState, ShaderEngine};
 use shader::float24::{Precision, unpack_uniform};
 use shader::program::{InputRegisters, ProgramError, ShaderKind, Vec4};
 
-use crate::fragment::{FragmentTables, texture};
+use crate::fragment::{FragmentTables, gas, texture};
 use crate::framebuffer::memory::{MemoryError, PhysicalMemory};
 use crate::framebuffer::target::RenderTarget;
 use crate::geometry::assembly::{PrimitiveAssembler, Topology};
@@ -306,7 +306,7 @@ pub struct Gpu {
     vertex_cache: draw::VertexCache,
     /// Set-up triangles of the batch being rasterized (kept for its capacity).
     setup_buffer: Vec<raster::SetupTriangle>,
-    /// The fragment stages' lookup tables (lighting, fog, procedural texture), written through their data
+    /// The fragment stages' lookup tables (lighting, fog, procedural texture, gas), written through their data
     /// registers.
     pub tables: Box<FragmentTables>,
     /// Decoded textures.
@@ -433,6 +433,12 @@ impl Gpu {
             id::FOG_LUT_DATA0..=id::FOG_LUT_DATA7 => self.tables.fog.push(&mut self.regs, value),
             id::PROCTEX_LUT_DATA0..=id::PROCTEX_LUT_DATA7 => {
                 self.tables.proctex.push(&mut self.regs, value)
+            }
+            id::GAS_LUT_DATA => self.tables.gas.push(&mut self.regs, value),
+            id::GAS_ACCMAX_FEEDBACK if gas::guess::FEEDBACK_WRITE_CLEARS => {
+                // A write starts a new accumulation pass: the tracked maximum is cleared.
+                let word = self.regs.get(id::GAS_ACCMAX_FEEDBACK);
+                self.regs.set(id::GAS_ACCMAX_FEEDBACK, word & 0xFFFF);
             }
             id::FRAMEBUFFER_INVALIDATE | id::FRAMEBUFFER_FLUSH => self.finish()?,
             id::PRIMITIVE_CONFIG => {

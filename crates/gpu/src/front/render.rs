@@ -4,11 +4,12 @@
 
 use std::time::Instant;
 
-use crate::fragment::FragmentConfig;
 use crate::fragment::texture::{BoundUnit, UnitConfig};
+use crate::fragment::{FragmentConfig, gas};
 use crate::framebuffer::image::{DepthImage, Image, pixels};
 use crate::framebuffer::target::{RenderTarget, TargetConfig};
 use crate::raster::{self, ProbedFragment, RasterConfig};
+use crate::regs::id;
 
 use super::{Gpu, GpuError, charge};
 
@@ -113,6 +114,16 @@ impl Gpu {
         );
         self.times.setup += times.setup;
         self.times.fragments += times.fragments;
+        if config.fragment.gas_accumulation.is_some()
+            && let Some(bytes) = target.color_bytes()
+        {
+            // GAS_ACCMAX_FEEDBACK bits 16-31: the largest density accumulated since the
+            // register was last written (docs/gpu-fog-and-gas.md).
+            let word = self.regs.get(id::GAS_ACCMAX_FEEDBACK);
+            let peak = gas::feedback_of(bytes).max(word >> 16);
+            self.regs
+                .set(id::GAS_ACCMAX_FEEDBACK, word & 0xFFFF | peak << 16);
+        }
         self.pending = triangles;
         self.pending.clear();
         Ok(())
