@@ -364,3 +364,52 @@ fn gas_changes_the_picture_only_where_density_accumulated() {
     let peak = gpu.regs.get(id::GAS_ACCMAX_FEEDBACK) >> 16;
     assert!(peak > 0 && peak <= 0x3C00, "feedback {peak:#x}");
 }
+
+/// `render --timings` times the fragment stages on a sample (docs/gpu.md, "Speed"): each band
+/// times its every `SAMPLE_EVERY`-th fragment, a stage counts only the sampled fragments that
+/// ran it (so a scene shows the stages it uses and no others), and sampling changes no pixel.
+#[test]
+fn fragment_stage_sampling_counts_the_stages_each_scene_uses() {
+    use picajit::gpu::fragment::{SAMPLE_EVERY, STAGE_NAMES};
+    use picajit::gpu::{Gpu, GpuConfig};
+    type Build = fn() -> Trace;
+    // Textures 0-2, procedural texture, lighting, combiners, fog or gas, per-fragment ops.
+    let scenes: [(&str, Build, [bool; 6]); 3] = [
+        (
+            "proctex",
+            proctex::build,
+            [false, true, false, true, false, true],
+        ),
+        ("fog", fog::build, [false, false, false, true, true, true]),
+        (
+            "textured-sphere",
+            textured_sphere::build,
+            [true, false, true, true, false, true],
+        ),
+    ];
+    for (name, build, used) in scenes {
+        let trace = build();
+        let config = GpuConfig {
+            engine: EngineKind::Interpreter,
+            threads: 2,
+            sample_fragment_stages: true,
+            ..GpuConfig::default()
+        };
+        let gpu = trace::replay(&trace, Gpu::new(config), None, |_, _| {})
+            .expect("the scene renders")
+            .gpu;
+        let samples = gpu.times.fragment_stages;
+        for (k, stage) in STAGE_NAMES.iter().enumerate() {
+            assert_eq!(samples.fragments[k] > 0, used[k], "{name}: {stage}");
+        }
+        let most = gpu.raster_stats.fragments / SAMPLE_EVERY as u64;
+        assert!(
+            samples.fragments[3] <= most,
+            "{name}: more samples than fragments / {SAMPLE_EVERY}"
+        );
+        assert!(
+            image(&gpu) == image(&render(&trace, EngineKind::Interpreter, 2)),
+            "{name}: sampling changed the image"
+        );
+    }
+}

@@ -17,6 +17,7 @@ use crate::engine::EngineKind;
 use crate::engine::cache::ProgramCache;
 use crate::engine::parallel::available_threads;
 use crate::float24::Precision;
+use crate::gpu::fragment::{SAMPLE_EVERY, STAGE_NAMES};
 use crate::gpu::framebuffer::display::Screen;
 use crate::gpu::framebuffer::image::{DepthImage, Image};
 use crate::gpu::front::trace;
@@ -171,6 +172,7 @@ pub(super) fn render_command(args: &RenderArgs) -> Result<ExitCode, CliError> {
         engine: args.engine,
         precision: args.precision,
         threads: args.threads.map_or_else(available_threads, |t| t as usize),
+        sample_fragment_stages: args.timings,
         ..GpuConfig::default()
     };
     if let Some(range) = args.frames {
@@ -389,6 +391,22 @@ fn timings(gpu: &Gpu, elapsed: Duration) -> String {
             format!("{} {unit}", per(time, count))
         };
         out += &format!("{name:<27}{:>8.3}{share:>6.1}%  {cost}\n", ms(time));
+    }
+    let stages = &times.fragment_stages;
+    let sampled = stages.fragments.iter().max().copied().unwrap_or(0);
+    if sampled > 0 {
+        out += &format!(
+            "fragment stages, timed on one fragment in {SAMPLE_EVERY} ({sampled} timed; a stage counts the fragments that ran it):\n"
+        );
+        for (k, name) in STAGE_NAMES.iter().enumerate() {
+            let count = stages.fragments[k];
+            if count > 0 {
+                out += &format!(
+                    "  {name:<25}{:>10} per fragment  ({count} timed)\n",
+                    per(stages.time[k], count)
+                );
+            }
+        }
     }
     let vertex = times.vertex_load + times.vertex_shader;
     let seconds = elapsed.as_secs_f64().max(1e-12);

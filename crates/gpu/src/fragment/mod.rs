@@ -29,6 +29,8 @@ pub mod ops;
 pub mod proctex;
 pub mod texture;
 
+use std::time::Instant;
+
 use crate::framebuffer::color::{Rgba8, unorm8};
 use crate::framebuffer::target::{BandPixels, TargetConfig};
 use crate::regs::{RegisterFile, SEMANTICS, id, semantic};
@@ -99,6 +101,67 @@ pub struct FragmentTables {
     pub gas: GasLut,
 }
 
+/// The fragment stages [`StageSamples`] times, in the order [`shade`] runs them.
+pub const STAGE_NAMES: [&str; 6] = [
+    "texture units 0-2",
+    "procedural texture",
+    "fragment lighting",
+    "combiners",
+    "fog or gas shading",
+    "per-fragment operations",
+];
+
+/// One fragment in this many has its stages timed when stage sampling is on: timing every
+/// fragment would cost more than most stages (a clock read is tens of nanoseconds).
+pub const SAMPLE_EVERY: u32 = 256;
+
+/// The time of each fragment stage on the sampled fragments, and how many of them ran it
+/// (a stage a fragment skips is not counted).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StageSamples {
+    /// Time per stage of [`STAGE_NAMES`].
+    pub time: [std::time::Duration; 6],
+    /// Sampled fragments that ran each stage.
+    pub fragments: [u64; 6],
+}
+
+impl StageSamples {
+    /// Adds `other`'s samples.
+    pub fn add(&mut self, other: &StageSamples) {
+        for k in 0..STAGE_NAMES.len() {
+            self.time[k] += other.time[k];
+            self.fragments[k] += other.fragments[k];
+        }
+    }
+
+    /// Removes the clock's own cost from each timed stage: `overhead` (what reading the
+    /// clock twice costs, [`clock_overhead`]) once per timed fragment.
+    pub fn without_clock(mut self, overhead: std::time::Duration) -> StageSamples {
+        for k in 0..STAGE_NAMES.len() {
+            let clock = overhead * self.fragments[k].min(u32::MAX as u64) as u32;
+            self.time[k] = self.time[k].saturating_sub(clock);
+        }
+        self
+    }
+
+    /// Charges stage `stage` with the time since `started`, when timing.
+    fn charge(this: &mut Option<&mut StageSamples>, stage: usize, started: Option<Instant>) {
+        if let (Some(samples), Some(started)) = (this.as_deref_mut(), started) {
+            samples.time[stage] += started.elapsed();
+            samples.fragments[stage] += 1;
+        }
+    }
+}
+
+/// What timing nothing costs: the least of a few readings of the clock's start and elapsed
+/// time, which every timed stage also pays.
+pub fn clock_overhead() -> std::time::Duration {
+    (0..32)
+        .map(|_| Instant::now().elapsed())
+        .min()
+        .unwrap_or_default()
+}
+
 /// A pixel's neighbour on the same triangle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Neighbour {
@@ -132,13 +195,16 @@ pub struct Fragment<'a, N> {
 
 /// The fragment stages on one fragment, in order: the texture units, fragment lighting, the
 /// combiners, then the per-fragment operations into `band`. Returns the combiners' colour
-/// and whether the fragment passed the tests.
+/// and whether the fragment passed the tests. With `samples` each stage that runs is timed
+/// into it.
 pub fn shade<N: Neighbours>(
     config: &FragmentConfig,
     fragment: &Fragment<'_, N>,
     band: &mut BandPixels<'_>,
     target: &TargetConfig,
+    mut samples: Option<&mut StageSamples>,
 ) -> (Rgba8, bool) {
+    let clock = |samples: &Option<&mut StageSamples>| samples.is_some().then(Instant::now);
     let attributes = fragment.attributes;
     let color = semantic::COLOR;
     let mut sources = Sources {
@@ -146,17 +212,25 @@ pub fn shade<N: Neighbours>(
         ..Sources::default()
     };
     // 1. Texture units 0-2.
-    for (unit, bound) in config.textures.iter().enumerate() {
-        if let Some(bound) = bound {
-            sources.textures[unit] = sample_unit(bound, unit, fragment, config.texcoord2_from_1);
+    if config.textures.iter().any(Option::is_some) {
+        let started = clock(&samples);
+        for (unit, bound) in config.textures.iter().enumerate() {
+            if let Some(bound) = bound {
+                sources.textures[unit] =
+                    sample_unit(bound, unit, fragment, config.texcoord2_from_1);
+            }
         }
+        StageSamples::charge(&mut samples, 0, started);
     }
     // The procedural texture, unit 3.
     if let Some(proctex) = &config.proctex {
+        let started = clock(&samples);
         sources.textures[3] = sample_proctex(proctex, fragment);
+        StageSamples::charge(&mut samples, 1, started);
     }
     // 2. Fragment lighting.
     if let Some(lighting) = &config.lighting {
+        let started = clock(&samples);
         let q = semantic::QUATERNION;
         let v = semantic::VIEW;
         let bump = lighting
@@ -173,17 +247,25 @@ pub fn shade<N: Neighbours>(
         );
         sources.fragment_primary = primary;
         sources.fragment_secondary = secondary;
+        StageSamples::charge(&mut samples, 2, started);
     }
     // 3. The texture combiners.
+    let started = clock(&samples);
     let combined = config
         .combiners
         .run_stages(&sources, config.combiner_stages);
+    StageSamples::charge(&mut samples, 3, started);
     // 4. Fog, or gas shading (fog mode 7).
+    let started = clock(&samples);
     let fogged = match (&config.fog, &config.gas_shading) {
         (Some(fog), _) => fog.apply(combined, fragment.depth_fraction),
         (None, Some(gas)) => gas.shade(combined),
         (None, None) => combined,
     };
+    if config.fog.is_some() || config.gas_shading.is_some() {
+        StageSamples::charge(&mut samples, 4, started);
+    }
+    let started = clock(&samples);
     // 5. In gas mode, density accumulation instead of the per-fragment operations.
     if let Some(gas) = &config.gas_accumulation {
         let written = gas::accumulate(
@@ -194,6 +276,7 @@ pub fn shade<N: Neighbours>(
             gas,
             target,
         );
+        StageSamples::charge(&mut samples, 5, started);
         return (combined, written);
     }
     // The per-fragment operations, or in shadow mode the shadow map's write.
@@ -206,6 +289,7 @@ pub fn shade<N: Neighbours>(
             &config.ops,
             target,
         );
+        StageSamples::charge(&mut samples, 5, started);
         return (combined, written);
     }
     let passed = ops::write(
@@ -216,6 +300,7 @@ pub fn shade<N: Neighbours>(
         &config.ops,
         target,
     );
+    StageSamples::charge(&mut samples, 5, started);
     (combined, passed)
 }
 

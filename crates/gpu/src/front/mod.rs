@@ -56,6 +56,8 @@ pub struct GpuConfig {
     /// The longest side a bound texture may have, in texels (the hardware's is 1024; the
     /// DIM fields reach 2047); a larger one is an error.
     pub max_texture_side: u32,
+    /// Time each fragment stage on a sample of the fragments ([`StageTimes::fragment_stages`]).
+    pub sample_fragment_stages: bool,
 }
 
 impl Default for GpuConfig {
@@ -67,6 +69,7 @@ impl Default for GpuConfig {
             max_draw_vertices: 1 << 24,
             max_command_words: 1 << 28,
             max_texture_side: 1024,
+            sample_fragment_stages: false,
         }
     }
 }
@@ -233,6 +236,9 @@ pub struct StageTimes {
     pub target: Duration,
     /// Checking bound textures against memory and decoding the changed ones.
     pub textures: Duration,
+    /// The fragment stages, timed on one fragment in `fragment::SAMPLE_EVERY` when
+    /// [`GpuConfig::sample_fragment_stages`] is set (part of `fragments`).
+    pub fragment_stages: crate::fragment::StageSamples,
 }
 
 impl StageTimes {

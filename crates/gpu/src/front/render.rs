@@ -108,12 +108,14 @@ impl Gpu {
             target,
             self.config.threads,
             self.probe,
+            self.config.sample_fragment_stages,
             &mut self.setup_buffer,
             &mut self.raster_stats,
             &mut self.probed,
         );
         self.times.setup += times.setup;
         self.times.fragments += times.fragments;
+        self.times.fragment_stages.add(&times.stages);
         if config.fragment.gas_accumulation.is_some()
             && let Some(bytes) = target.color_bytes()
         {

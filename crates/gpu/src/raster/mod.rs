@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use engine::parallel::in_pool;
 use shader::numbers::sign_extend;
 
-use crate::fragment::{FragmentConfig, FragmentTables};
+use crate::fragment::{FragmentConfig, FragmentTables, StageSamples};
 use crate::framebuffer::color::Rgba8;
 use crate::framebuffer::target::RenderTarget;
 use crate::regs::{RegisterFile, SEMANTICS, bits, id};
@@ -125,13 +125,16 @@ pub struct RasterTimes {
     pub setup: Duration,
     /// The bands' pixels: interpolation and the fragment stages.
     pub fragments: Duration,
+    /// The fragment stages' sampled times (empty unless sampling).
+    pub stages: StageSamples,
 }
 
 /// Rasterizes `triangles` into `target` on `threads` threads: set up (in parts on every core
 /// when there are many, joined in order), binned to the bands of 8 rows they reach, then each
 /// band drawn by one thread, its triangles in order. `scratch` keeps the set-up triangles'
 /// memory between calls; the fragments at `probe` (rasterizer coordinates) are appended to
-/// `probed`.
+/// `probed`. With `sample_stages` one fragment in [`crate::fragment::SAMPLE_EVERY`] has its
+/// fragment stages timed ([`RasterTimes::stages`]).
 #[allow(clippy::too_many_arguments)]
 pub fn rasterize(
     triangles: &[Triangle],
@@ -139,6 +142,7 @@ pub fn rasterize(
     target: &mut RenderTarget,
     threads: usize,
     probe: Option<(u32, u32)>,
+    sample_stages: bool,
     scratch: &mut Vec<SetupTriangle>,
     stats: &mut RasterStats,
     probed: &mut Vec<ProbedFragment>,
@@ -183,6 +187,8 @@ pub fn rasterize(
         .map(|(k, pixels)| traverse::Band {
             pixels,
             bin: std::mem::take(&mut bins[k]),
+            samples: StageSamples::default(),
+            shaded: 0,
         })
         .collect();
     let depth_bits = target_config.depth_format.map_or(0, |f| f.depth_bits());
@@ -191,6 +197,7 @@ pub fn rasterize(
         target: &target_config,
         depth_max: ((1u64 << depth_bits) - 1) as f32,
         probe: probe.map(|(x, y)| (x as i64, y as i64)),
+        sample_stages,
     };
     let run =
         |band: &mut traverse::Band<'_>| traverse::rasterize_band(band, setup_triangles, &context);
@@ -206,8 +213,17 @@ pub fn rasterize(
         stats.fragments += fragments;
         probed.extend(found);
     }
+    let fragments = started.elapsed();
+    let mut stages = StageSamples::default();
+    for band in &work {
+        stages.add(&band.samples);
+    }
+    if sample_stages {
+        stages = stages.without_clock(crate::fragment::clock_overhead());
+    }
     RasterTimes {
         setup: setup_time,
-        fragments: started.elapsed(),
+        fragments,
+        stages,
     }
 }

@@ -2,7 +2,7 @@
 //! triangle covers, in triangle order, each interpolated ([`super::interpolate`]) and handed to
 //! the fragment stages ([`fragment::shade`]).
 
-use crate::fragment::{self, Fragment};
+use crate::fragment::{self, Fragment, SAMPLE_EVERY, StageSamples};
 use crate::framebuffer::target::{BandPixels, TargetConfig};
 
 use super::interpolate::{Around, Varyings, interpolate};
@@ -32,6 +32,10 @@ pub(super) struct Band<'a> {
     pub(super) pixels: BandPixels<'a>,
     /// The batch's triangles that reach the band, in order.
     pub(super) bin: Vec<u32>,
+    /// The fragment stages' sampled times (when sampling).
+    pub(super) samples: StageSamples,
+    /// Fragments shaded, for choosing the sampled ones.
+    pub(super) shaded: u32,
 }
 
 /// What a fragment is shaded with besides its triangle.
@@ -40,6 +44,8 @@ pub(super) struct PixelContext<'a> {
     pub(super) target: &'a TargetConfig,
     pub(super) depth_max: f32,
     pub(super) probe: Option<(i64, i64)>,
+    /// Time the fragment stages of one fragment in [`SAMPLE_EVERY`].
+    pub(super) sample_stages: bool,
 }
 
 /// Rasterizes the band's triangles into it; returns the fragments covered and the probed ones.
@@ -125,7 +131,16 @@ fn shade_pixel(
         },
     };
     let config = &context.config.fragment;
-    let (combined, passed) = fragment::shade(config, &fragment, &mut band.pixels, context.target);
+    let samples = if context.sample_stages {
+        band.shaded = band.shaded.wrapping_add(1);
+        band.shaded
+            .is_multiple_of(SAMPLE_EVERY)
+            .then_some(&mut band.samples)
+    } else {
+        None
+    };
+    let (combined, passed) =
+        fragment::shade(config, &fragment, &mut band.pixels, context.target, samples);
     if let Some(probed) = probed {
         probed.push(ProbedFragment {
             attributes,
