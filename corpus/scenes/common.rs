@@ -6,7 +6,7 @@
 use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::gpu::builder::{Attribute, Element, Indices, SceneBuilder, TextureSetup};
 use picajit::gpu::fragment::combiner::{CombinerStage, source};
-use picajit::gpu::fragment::texture::{TextureFormat, TextureKind, Wrap};
+use picajit::gpu::fragment::texture::{TextureFormat, TextureKind, UNIT_BASE, Wrap};
 use picajit::gpu::framebuffer::color::{ColorFormat, DepthFormat};
 use picajit::gpu::geometry::assembly::Topology;
 use picajit::gpu::geometry::loader::ComponentType;
@@ -166,5 +166,5 @@ pub fn rendered_texture(
         },
     );
     // No bytes were placed: the unit's address (TEXUNIT0_ADDR1) is the rendered picture's.
-    scene.write(0x085, address >> 3);
+    scene.write(UNIT_BASE[0] + 4, address >> 3);
 }

@@ -780,7 +780,10 @@ impl SceneBuilder {
     /// Unit 0's shadow lookups (TEXUNIT0_SHADOW, docs/gpu-shadows.md): orthographic (no
     /// perspective divide) or not, and the depth bias (24-bit; its lowest bit is dropped).
     pub fn shadow_lookup(&mut self, orthographic: bool, bias: u32) -> &mut Self {
-        self.write(0x08B, bias & 0xFF_FFFE | u32::from(orthographic))
+        self.write(
+            id::TEXUNIT0_SHADOW,
+            bias & 0xFF_FFFE | u32::from(orthographic),
+        )
     }
 
     /// TEXUNIT_CONFIG: units 0-2 on by bits 0-2 of `enabled`; unit 2 reading texcoord 1
@@ -813,10 +816,26 @@ impl SceneBuilder {
     /// Uploads procedural-texture table `table` (`fragment::proctex::table`) from entry 0:
     /// the index set, then the entries through the data FIFO, eight words a write.
     pub fn proctex_lut(&mut self, table: u32, entries: &[u32]) -> &mut Self {
-        self.write(id::PROCTEX_LUT, (table & 0xF) << 8);
+        self.upload_table(
+            id::PROCTEX_LUT,
+            (table & 0xF) << 8,
+            id::PROCTEX_LUT_DATA0,
+            entries,
+        )
+    }
+
+    /// A lookup table's upload: its index register set to `index`, then `entries` through
+    /// the data FIFO from `data`, eight words a consecutive write.
+    fn upload_table(
+        &mut self,
+        index_register: u16,
+        index: u32,
+        data: u16,
+        entries: &[u32],
+    ) -> &mut Self {
+        self.write(index_register, index);
         for chunk in entries.chunks(8) {
-            self.commands
-                .write_consecutive(id::PROCTEX_LUT_DATA0, chunk);
+            self.commands.write_consecutive(data, chunk);
         }
         self
     }
@@ -870,12 +889,13 @@ impl SceneBuilder {
     /// Uploads lookup table slot `slot` (docs/gpu-lighting.md): the index set, then the 256
     /// entries through the data FIFO, eight words a write.
     pub fn lighting_lut(&mut self, slot: usize, entries: &[u32; LUT_ENTRIES]) -> &mut Self {
-        self.write(id::LIGHTING_LUT_INDEX, (slot as u32 & 0x1F) << 8);
-        for chunk in entries.chunks(8) {
-            self.commands
-                .write_consecutive(id::LIGHTING_LUT_DATA0, chunk);
-        }
-        self
+        let index = (slot as u32 & 0x1F) << 8;
+        self.upload_table(
+            id::LIGHTING_LUT_INDEX,
+            index,
+            id::LIGHTING_LUT_DATA0,
+            entries,
+        )
     }
 
     /// The fog and gas modes (TEXENV_UPDATE_BUFFER bits 0-2, bit 3) and the Z flip (bit 16),
@@ -893,11 +913,7 @@ impl SceneBuilder {
     /// Uploads the fog table (docs/gpu-fog-and-gas.md): the index set to 0, then the 128 entries
     /// through the data FIFO, eight words a write.
     pub fn fog_lut(&mut self, entries: &[u32; FOG_ENTRIES]) -> &mut Self {
-        self.write(id::FOG_LUT_INDEX, 0);
-        for chunk in entries.chunks(8) {
-            self.commands.write_consecutive(id::FOG_LUT_DATA0, chunk);
-        }
-        self
+        self.upload_table(id::FOG_LUT_INDEX, 0, id::FOG_LUT_DATA0, entries)
     }
 
     /// Ends the command buffer being written: FINALIZE, placed in memory, run as a command

@@ -37,6 +37,7 @@ pub mod id {
     pub const SH_OUTATTR_CLOCK: u16 = 0x06F;
 
     pub const TEXUNIT_CONFIG: u16 = 0x080;
+    pub const TEXUNIT0_SHADOW: u16 = 0x08B;
     pub const LIGHTING_ENABLE: u16 = 0x08F;
     pub const LIGHTING_AMBIENT: u16 = 0x1C0;
     pub const LIGHTING_NUM_LIGHTS: u16 = 0x1C2;
@@ -343,6 +344,17 @@ impl RegisterFile {
     /// Sets register `id` without counting (restoring a saved state).
     pub fn set(&mut self, id: u16, value: u32) {
         self.words[id as usize % REGISTER_COUNT] = value;
+    }
+
+    /// The index in bits 0..`width` of a lookup table's index register `id`, which then
+    /// advances by one, wrapping within those bits and leaving the register's other bits: what
+    /// a write to the table's data FIFO does.
+    pub fn take_index(&mut self, id: u16, width: u32) -> u32 {
+        let word = self.get(id);
+        let mask = (1 << width) - 1;
+        let index = word & mask;
+        self.set(id, word & !mask | (index + 1) & mask);
+        index
     }
 
     /// Writes to registers the pipeline does not model, by register ID.

@@ -7,8 +7,13 @@
 //! In: the combiners' colour and the fragment's depth in [0, 1] (after the depth scale and
 //! offset and the W-buffer, clamped). Out: the colour the per-fragment operations receive.
 
+use shader::numbers::sign_extend;
+
 use crate::framebuffer::color::Rgba8;
 use crate::regs::{RegisterFile, bits, id};
+
+use super::ops::SHADOW_MODE;
+use super::table_position;
 
 /// Entries of the fog table.
 pub const FOG_ENTRIES: usize = 128;
@@ -39,10 +44,8 @@ impl FogLut {
     /// A write to FOG_LUT_DATA0-7: the entry at FOG_LUT_INDEX (its low seven bits), whose
     /// index then advances, wrapping within the table.
     pub fn push(&mut self, regs: &mut RegisterFile, value: u32) {
-        let word = regs.get(id::FOG_LUT_INDEX);
-        let index = bits(word, 0, 7);
-        self.entries[index as usize] = value & 0xFF_FFFF;
-        regs.set(id::FOG_LUT_INDEX, word & !0x7F | (index + 1) & 0x7F);
+        let index = regs.take_index(id::FOG_LUT_INDEX, 7) as usize;
+        self.entries[index] = value & 0xFF_FFFF;
     }
 }
 
@@ -80,7 +83,7 @@ impl Fog {
     /// shadow mode (which skips fog).
     pub fn configure(regs: &RegisterFile, lut: &FogLut) -> Option<Fog> {
         let update = regs.get(id::TEXENV_UPDATE_BUFFER);
-        let shadow_mode = bits(regs.get(id::COLOR_OPERATION), 0, 2) == 3;
+        let shadow_mode = bits(regs.get(id::COLOR_OPERATION), 0, 2) == SHADOW_MODE;
         if bits(update, 0, 3) != FOG_MODE || shadow_mode {
             return None;
         }
@@ -95,7 +98,7 @@ impl Fog {
             table: lut.entries.map(|entry| {
                 let value = bits(entry, 13, 11) as f32 / FULL_SCALE;
                 // The difference is a 13-bit two's-complement number.
-                let difference = ((entry << 19) as i32 >> 19) as f32 / FULL_SCALE;
+                let difference = sign_extend(bits(entry, 0, 13), 13) as f32 / FULL_SCALE;
                 (value, difference)
             }),
         })
@@ -107,9 +110,9 @@ impl Fog {
     /// difference is taken whole.
     pub fn factor(&self, depth: f32) -> f32 {
         let index = 128.0 * if self.flip { 1.0 - depth } else { depth };
-        let entry = index.floor().clamp(0.0, (FOG_ENTRIES - 1) as f32);
-        let (value, difference) = self.table[entry as usize];
-        (value + difference * (index - entry)).clamp(0.0, 1.0)
+        let (entry, rest) = table_position(index, FOG_ENTRIES);
+        let (value, difference) = self.table[entry];
+        (value + difference * rest).clamp(0.0, 1.0)
     }
 
     /// `color` fogged at `depth`: each of R, G, B becomes factor·colour + (1 − factor)·fog,

@@ -18,6 +18,8 @@ use crate::framebuffer::color::{ColorFormat, Rgba8, tiled_offset};
 use crate::framebuffer::target::{BandPixels, TargetConfig};
 use crate::regs::{RegisterFile, bits, id};
 
+use super::table_position;
+
 /// TEXENV_UPDATE_BUFFER's fog mode that shades gas.
 pub const GAS_MODE: u32 = 7;
 /// COLOR_OPERATION's fragment-operation mode that accumulates gas density.
@@ -102,10 +104,8 @@ pub struct GasLut {
 impl GasLut {
     /// A write to GAS_LUT_DATA: the entry at the index (modulo 16), which then advances.
     pub fn push(&mut self, regs: &mut RegisterFile, value: u32) {
-        let word = regs.get(id::GAS_LUT_INDEX);
-        let index = bits(word, 0, 4);
-        self.entries[index as usize] = value & 0xFF_FFFF;
-        regs.set(id::GAS_LUT_INDEX, word & !0xF | (index + 1) & 0xF);
+        let index = regs.take_index(id::GAS_LUT_INDEX, 4) as usize;
+        self.entries[index] = value & 0xFF_FFFF;
     }
 }
 
@@ -283,11 +283,9 @@ impl GasShading {
     /// The colour table at `x` in [0, 1]: entry ⌊8x⌋ (at most 7) plus its difference times the
     /// rest, so that 1 reads the last colour plus its whole difference.
     fn lookup(&self, x: f32) -> [u8; 3] {
-        let index = 8.0 * x.clamp(0.0, 1.0);
-        let entry = index.floor().min(7.0);
-        let k = entry as usize;
+        let (k, rest) = table_position(8.0 * x.clamp(0.0, 1.0), 8);
         std::array::from_fn(|c| {
-            (self.colors[k][c] + self.differences[k][c] * (index - entry)).clamp(0.0, 255.0) as u8
+            (self.colors[k][c] + self.differences[k][c] * rest).clamp(0.0, 255.0) as u8
         })
     }
 }

@@ -53,12 +53,11 @@ impl LightingLuts {
     /// advances (wrapping within the table). Writes to the unused slots (2, 7, 24-31) are
     /// dropped but still advance the index.
     pub fn push(&mut self, regs: &mut RegisterFile, value: u32) {
-        let word = regs.get(id::LIGHTING_LUT_INDEX);
-        let (index, slot) = (bits(word, 0, 8), bits(word, 8, 5) as usize);
+        let slot = bits(regs.get(id::LIGHTING_LUT_INDEX), 8, 5) as usize;
+        let index = regs.take_index(id::LIGHTING_LUT_INDEX, 8) as usize;
         if slot < LUT_TABLES && slot != 2 && slot != 7 {
-            self.tables[slot][index as usize] = value & 0xFF_FFFF;
+            self.tables[slot][index] = value & 0xFF_FFFF;
         }
-        regs.set(id::LIGHTING_LUT_INDEX, word & !0xFF | (index + 1) & 0xFF);
     }
 
     /// Table `slot` at `input`: with `signed` the input in [−1, 1] indexes entries by its
@@ -288,8 +287,9 @@ pub struct Lighting {
     pub shadow: Option<ShadowAttenuation>,
 }
 
-/// How a shadow lookup attenuates fragment lighting (LIGHTING_CONFIG0).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a shadow lookup attenuates fragment lighting (LIGHTING_CONFIG0); the default
+/// attenuates nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ShadowAttenuation {
     /// The texture unit whose colour is the shadow (bits 24-25).
     pub unit: usize,
@@ -435,26 +435,13 @@ impl Lighting {
         bump: Rgba8,
         shadow: Rgba8,
     ) -> (Rgba8, Rgba8) {
-        // The shadow per channel in [0, 1] (inverted on request); 1 without attenuation.
-        let (shadow, attenuation) = match &self.shadow {
-            Some(term) => {
-                let value = shadow.map(|c| {
-                    let x = c as f32 / 255.0;
-                    if term.invert { 1.0 - x } else { x }
-                });
-                (value, *term)
-            }
-            None => (
-                [1.0; 4],
-                ShadowAttenuation {
-                    unit: 0,
-                    invert: false,
-                    primary: false,
-                    secondary: false,
-                    alpha: false,
-                },
-            ),
-        };
+        // The shadow per channel in [0, 1] (inverted on request); without attenuation every
+        // bit of the default is clear, so it is never read.
+        let attenuation = self.shadow.unwrap_or_default();
+        let shadow = shadow.map(|c| {
+            let x = c as f32 / 255.0;
+            if attenuation.invert { 1.0 - x } else { x }
+        });
         let q = normalize4(quaternion);
         let (mut surface_normal, mut surface_tangent) = ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0]);
         if let Some((_, normal_map)) = self.bump {

@@ -162,6 +162,15 @@ pub fn clock_overhead() -> std::time::Duration {
         .unwrap_or_default()
 }
 
+/// Where a table of `entries` entries is read at `index` (its input scaled to entries): the
+/// entry ⌊index⌋, clamped to the table, and the rest, which multiplies the entry's difference
+/// (at the last entry the rest may reach 1, reading the whole difference). The rule of the
+/// fog, procedural-texture and gas tables.
+pub(crate) fn table_position(index: f32, entries: usize) -> (usize, f32) {
+    let entry = index.floor().clamp(0.0, (entries - 1) as f32);
+    (entry as usize, index - entry)
+}
+
 /// A pixel's neighbour on the same triangle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Neighbour {

@@ -12,6 +12,8 @@ use shader::numbers::{FLOAT16, sign_extend};
 use crate::framebuffer::color::Rgba8;
 use crate::regs::{RegisterFile, bits, id};
 
+use super::table_position;
+
 /// Entries of the noise, RGB-map and alpha-map tables.
 pub const MAP_ENTRIES: usize = 128;
 /// Entries of the colour and colour-difference tables.
@@ -92,9 +94,9 @@ impl ProcTexLuts {
     /// 256. A write while the register names no table (1, 6-15) is dropped but advances the
     /// index.
     pub fn push(&mut self, regs: &mut RegisterFile, value: u32) {
-        let word = regs.get(id::PROCTEX_LUT);
-        let index = bits(word, 0, 8) as usize;
-        match bits(word, 8, 4) {
+        let table = bits(regs.get(id::PROCTEX_LUT), 8, 4);
+        let index = regs.take_index(id::PROCTEX_LUT, 8) as usize;
+        match table {
             table::NOISE => self.noise[index % MAP_ENTRIES] = value & 0xFF_FFFF,
             table::RGB_MAP => self.rgb_map[index % MAP_ENTRIES] = value & 0xFF_FFFF,
             table::ALPHA_MAP => self.alpha_map[index % MAP_ENTRIES] = value & 0xFF_FFFF,
@@ -102,7 +104,6 @@ impl ProcTexLuts {
             table::COLOR_DIFF => self.color_diff[index] = value,
             _ => {}
         }
-        regs.set(id::PROCTEX_LUT, word & !0xFF | (index as u32 + 1) & 0xFF);
     }
 }
 
@@ -147,10 +148,9 @@ impl MapTable {
     /// The table at `x` in [0, 1]: the entry at ⌊128·x⌋ (at most 127) plus its difference
     /// times the rest, so that 1 reads the last entry plus its whole difference.
     fn lookup(&self, x: f32) -> f32 {
-        let index = 128.0 * x;
-        let entry = index.clamp(0.0, (MAP_ENTRIES - 1) as f32).floor();
-        let (value, difference) = self.0[entry as usize];
-        value + difference * (index - entry)
+        let (entry, rest) = table_position(128.0 * x, MAP_ENTRIES);
+        let (value, difference) = self.0[entry];
+        value + difference * rest
     }
 }
 

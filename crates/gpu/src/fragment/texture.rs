@@ -520,9 +520,6 @@ pub struct UnitConfig {
     pub shadow: ShadowLookup,
 }
 
-/// TEXUNIT0_SHADOW.
-const SHADOW_REGISTER: u16 = 0x08B;
-
 /// Each unit's first register: BORDER_COLOR, then DIM, PARAM, LOD, ADDR1.
 pub const UNIT_BASE: [u16; 3] = [0x081, 0x091, 0x099];
 
@@ -585,7 +582,7 @@ impl UnitConfig {
             max_level: bits(lod, 16, 4),
             border: regs.get(base).to_le_bytes(),
             shadow: if unit == 0 {
-                let word = regs.get(SHADOW_REGISTER);
+                let word = regs.get(crate::regs::id::TEXUNIT0_SHADOW);
                 ShadowLookup {
                     orthographic: word & 1 != 0,
                     bias: word & 0xFF_FFFE,

@@ -535,17 +535,8 @@ impl<'a> BatchIo<'a> {
                 }
             }
             for (v, (vertex, out)) in inputs[..len].iter().zip(&mut outputs).enumerate() {
-                let flow = match run(vertex) {
-                    Ok(result) => {
-                        *out = result.outputs;
-                        result.flow
-                    }
-                    Err(e) => {
-                        errors.push((start + v, e));
-                        *out = [[0.0; 4]; 16];
-                        FlowRegisters::default()
-                    }
-                };
+                let (outputs, flow) = settled(start + v, run(vertex), errors);
+                *out = outputs;
                 if let Some(entries) = self.flow.as_deref_mut() {
                     entries[start + v] = flow;
                 }
@@ -570,16 +561,28 @@ impl<'a> BatchIo<'a> {
         outcome: Result<VertexResult, ExecError>,
         errors: &mut Vec<(usize, ExecError)>,
     ) {
-        let (outputs, flow) = match outcome {
-            Ok(result) => (result.outputs, result.flow),
-            Err(e) => {
-                errors.push((i, e));
-                ([[0.0; 4]; 16], FlowRegisters::default())
-            }
-        };
+        let (outputs, flow) = settled(i, outcome, errors);
         self.outputs.set_vertex(i, &outputs);
         if let Some(entries) = self.flow.as_deref_mut() {
             entries[i] = flow;
+        }
+    }
+}
+
+/// What vertex `i`'s invocation leaves to store: its outputs and flow registers, or on failure
+/// +0 outputs and zeroed flow registers (docs/execution-model.md §6.4), the error going to
+/// `errors`.
+#[inline]
+fn settled(
+    i: usize,
+    outcome: Result<VertexResult, ExecError>,
+    errors: &mut Vec<(usize, ExecError)>,
+) -> ([Vec4; 16], FlowRegisters) {
+    match outcome {
+        Ok(result) => (result.outputs, result.flow),
+        Err(e) => {
+            errors.push((i, e));
+            ([[0.0; 4]; 16], FlowRegisters::default())
         }
     }
 }
