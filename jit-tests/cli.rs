@@ -1297,3 +1297,45 @@ fn render_rejects_frames_beyond_the_trace_and_screens_never_written() {
     let output = picajit(&["render", trace, "--screen", "bottom", "-o", out]);
     assert_usage_error(&output, "the bottom screen has no framebuffer");
 }
+
+/// `render --fragment-path general` writes the same image as the default, and `--timings`
+/// counts the fragments on each path: the lit cube (vertex colours through a REPLACE
+/// combiner) on the primary-colour path, or all on the general one.
+#[test]
+fn render_counts_the_fragment_paths_and_general_draws_the_same_image() {
+    let scene = root().join("corpus/scenes/lit-cube.ctf");
+    let scene = scene.to_str().unwrap();
+    let dir = std::env::temp_dir().join(format!("picajit-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let image = |path: &str| {
+        let out = dir.join(format!("lit-cube-{path}.png"));
+        let output = picajit(&[
+            "render",
+            scene,
+            "--timings",
+            "--fragment-path",
+            path,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(output.status.success(), "{output:?}");
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        let line = stdout
+            .lines()
+            .find(|line| line.starts_with("fragment paths: "))
+            .unwrap_or_else(|| panic!("no fragment paths line in {stdout}"))
+            .to_string();
+        (read_png(&out), line)
+    };
+    let (specialised, line) = image("specialised");
+    assert!(
+        line.starts_with("fragment paths: primary colour "),
+        "{line}"
+    );
+    assert!(!line.contains("general"), "{line}");
+    let (general, line) = image("general");
+    assert!(line.starts_with("fragment paths: general "), "{line}");
+    assert!(specialised == general);
+    let output = picajit(&["render", scene, "--fragment-path", "fast", "-o", "x.png"]);
+    assert_eq!(output.status.code(), Some(2));
+}

@@ -150,6 +150,49 @@ fn every_engine_and_thread_count_renders_the_same_image() {
     }
 }
 
+/// The specialised fragment paths (docs/gpu.md, "Fragment paths") give the general path's
+/// pixels, colour and depth, on every scene; the scenes take each path somewhere, and a scene
+/// that reads only the vertex colour never takes the general one.
+#[test]
+fn every_fragment_path_renders_what_the_general_path_renders() {
+    use picajit::gpu::fragment::FragmentPath;
+    use picajit::gpu::{Gpu, GpuConfig};
+    let mut taken = [0u64; 3];
+    for (name, build) in SCENES {
+        let trace = build();
+        let run = |specialise_fragments| {
+            let config = GpuConfig {
+                engine: EngineKind::Interpreter,
+                threads: 2,
+                specialise_fragments,
+                ..GpuConfig::default()
+            };
+            trace::replay(&trace, Gpu::new(config), None, |_, _| {})
+                .expect("the scene renders")
+                .gpu
+        };
+        let (general, specialised) = (run(false), run(true));
+        assert!(image(&general) == image(&specialised), "{name}: colour");
+        assert!(
+            general.depth_image().unwrap() == specialised.depth_image().unwrap(),
+            "{name}: depth"
+        );
+        let fragments = general.raster_stats.fragments;
+        assert_eq!(general.raster_stats.paths, [fragments, 0, 0], "{name}");
+        let paths = specialised.raster_stats.paths;
+        assert_eq!(paths.iter().sum::<u64>(), fragments, "{name}");
+        for (total, n) in taken.iter_mut().zip(paths) {
+            *total += n;
+        }
+        if ["lit-cube.ctf", "lit-sphere.ctf", "geometry-modes.ctf"].contains(name) {
+            // Vertex colours through a REPLACE combiner, nothing else on.
+            let primary = FragmentPath::PrimaryColour as usize;
+            assert_eq!(paths[primary], fragments, "{name}");
+        }
+    }
+    assert!(taken.iter().all(|&n| n > 0), "paths taken: {taken:?}");
+}
+
 /// The colour at rasterizer pixel (x, y), y up from the bottom.
 fn at(image: &Image, x: u32, y: u32) -> [u8; 4] {
     image.pixels[((image.height - 1 - y) * image.width + x) as usize]

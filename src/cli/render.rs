@@ -17,7 +17,7 @@ use crate::engine::EngineKind;
 use crate::engine::cache::ProgramCache;
 use crate::engine::parallel::available_threads;
 use crate::float24::Precision;
-use crate::gpu::fragment::{SAMPLE_EVERY, STAGE_NAMES};
+use crate::gpu::fragment::{FRAGMENT_PATHS, SAMPLE_EVERY, STAGE_NAMES};
 use crate::gpu::framebuffer::display::Screen;
 use crate::gpu::framebuffer::image::{DepthImage, Image};
 use crate::gpu::front::trace;
@@ -63,6 +63,20 @@ pub(super) struct RenderArgs {
     /// Report the time of each pipeline stage and the throughput.
     #[arg(long)]
     timings: bool,
+    /// Which fragment paths draws may take (docs/gpu.md, "Fragment paths"); the image is the
+    /// same either way.
+    #[arg(long, value_enum, default_value_t = FragmentPathArg::Specialised)]
+    fragment_path: FragmentPathArg,
+}
+
+/// The fragment paths `--fragment-path` allows.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum FragmentPathArg {
+    /// The path each draw's state allows: the vertex-colour paths when nothing but the vertex
+    /// colour is read.
+    Specialised,
+    /// Every fragment through every stage the registers turn on (to time or check the paths).
+    General,
 }
 
 /// The LCD `--screen` names.
@@ -173,6 +187,7 @@ pub(super) fn render_command(args: &RenderArgs) -> Result<ExitCode, CliError> {
         precision: args.precision,
         threads: args.threads.map_or_else(available_threads, |t| t as usize),
         sample_fragment_stages: args.timings,
+        specialise_fragments: args.fragment_path == FragmentPathArg::Specialised,
         ..GpuConfig::default()
     };
     if let Some(range) = args.frames {
@@ -407,6 +422,16 @@ fn timings(gpu: &Gpu, elapsed: Duration) -> String {
                 );
             }
         }
+    }
+    let paths = gpu.raster_stats.paths;
+    if paths.iter().filter(|&&n| n > 0).count() > 0 {
+        let shares: Vec<String> = FRAGMENT_PATHS
+            .iter()
+            .zip(paths)
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        out += &format!("fragment paths: {}\n", shares.join(", "));
     }
     let vertex = times.vertex_load + times.vertex_shader;
     let seconds = elapsed.as_secs_f64().max(1e-12);

@@ -122,6 +122,19 @@ impl CombinerStage {
         self
     }
 
+    /// Whether the stage outputs source `code` as it is: REPLACE of it (operand 0, scale 1) in
+    /// RGB and alpha.
+    pub fn replaces_with(&self, code: u8) -> bool {
+        self.rgb_op == 0
+            && self.alpha_op == 0
+            && self.rgb_sources[0] == code
+            && self.alpha_sources[0] == code
+            && self.rgb_operands[0] == 0
+            && self.alpha_operands[0] == 0
+            && self.rgb_scale == 1
+            && self.alpha_scale == 1
+    }
+
     /// The five register words (the inverse of [`CombinerStage::configure`]).
     pub fn words(&self) -> [u32; 5] {
         let pack = |v: [u8; 3], at: u32| {
@@ -191,22 +204,18 @@ impl Combiners {
     /// on unchanged (REPLACE of PREVIOUS, unscaled, in RGB and alpha) can be skipped, since
     /// nothing after them reads the buffer. At least one stage runs.
     pub fn active_stages(&self) -> usize {
-        let passes_on = |stage: &CombinerStage| {
-            stage.rgb_op == 0
-                && stage.alpha_op == 0
-                && stage.rgb_sources[0] == source::PREVIOUS
-                && stage.alpha_sources[0] == source::PREVIOUS
-                && stage.rgb_operands[0] == 0
-                && stage.alpha_operands[0] == 0
-                && stage.rgb_scale == 1
-                && stage.alpha_scale == 1
-        };
         let trailing = self.stages[1..]
             .iter()
             .rev()
-            .take_while(|stage| passes_on(stage))
+            .take_while(|stage| stage.replaces_with(source::PREVIOUS))
             .count();
         self.stages.len() - trailing
+    }
+
+    /// Whether the first `stages` stages output the vertex colour unchanged for any fragment:
+    /// one stage, REPLACE of the primary colour as it is.
+    pub fn passes_primary(&self, stages: usize) -> bool {
+        stages == 1 && self.stages[0].replaces_with(source::PRIMARY)
     }
 
     /// The output of the first `stages` stages (see [`Combiners::active_stages`]).
@@ -379,6 +388,68 @@ mod tests {
         let (rgb, dot) = combine_rgb(6, [[255, 128, 128], [255, 128, 128], [0; 3]]);
         assert_eq!(rgb, [254; 3]);
         assert_eq!(dot, Some(254));
+    }
+
+    /// `passes_primary` holds exactly where the combiners' output is the vertex colour for any
+    /// colour: checked on every single-stage change from citro3d's default REPLACE of the
+    /// primary colour (one field at a time), with trailing pass-through stages.
+    #[test]
+    fn passes_primary_means_the_output_is_the_vertex_colour() {
+        let replace = stage(0, [source::PRIMARY; 3], [0; 3]);
+        let combiners = |first: CombinerStage| {
+            let mut stages = [pass_through(); 6];
+            stages[0] = first;
+            Combiners {
+                stages,
+                buffer_rgb: 0,
+                buffer_alpha: 0,
+                buffer_color: [0; 4],
+            }
+        };
+        let colours = [
+            [0, 0, 0, 0],
+            [200, 100, 50, 25],
+            [255, 255, 255, 255],
+            [1, 254, 128, 3],
+        ];
+        let is_primary = |c: &Combiners| {
+            let stages = c.active_stages();
+            colours.iter().all(|&primary| {
+                let sources = Sources {
+                    primary,
+                    textures: [[9, 8, 7, 6]; 4],
+                    ..Sources::default()
+                };
+                c.run_stages(&sources, stages) == primary
+            })
+        };
+        let default = combiners(replace);
+        assert!(default.passes_primary(default.active_stages()));
+        assert!(is_primary(&default));
+        let changes: [fn(&mut CombinerStage); 8] = [
+            |s| s.rgb_op = 1,
+            |s| s.alpha_op = 2,
+            |s| s.rgb_sources[0] = source::TEXTURE0,
+            |s| s.alpha_sources[0] = source::CONSTANT,
+            |s| s.rgb_operands[0] = 1,
+            |s| s.alpha_operands[0] = 1,
+            |s| s.rgb_scale = 2,
+            |s| s.alpha_scale = 4,
+        ];
+        for (k, change) in changes.iter().enumerate() {
+            let mut first = replace;
+            change(&mut first);
+            let c = combiners(first);
+            assert!(!c.passes_primary(c.active_stages()), "change {k}");
+            assert!(
+                !is_primary(&c),
+                "change {k} still outputs the primary colour"
+            );
+        }
+        // A second stage that changes the colour.
+        let mut two = default;
+        two.stages[1] = stage(1, [source::PREVIOUS, source::CONSTANT, 0], [0; 3]);
+        assert!(!two.passes_primary(two.active_stages()));
     }
 
     #[test]

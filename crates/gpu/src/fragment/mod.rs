@@ -19,7 +19,9 @@
 //!    or in their gas mode [`gas`] density accumulation.
 //!
 //! All colour arithmetic is on 8-bit channels; a stage reads the registers only in its
-//! `configure`, once per batch.
+//! `configure`, once per batch. A batch that reads nothing but the vertex colour takes a
+//! specialised path instead of [`shade`] ([`FragmentPath`], docs/gpu.md "Fragment paths"),
+//! with the same pixels.
 
 pub mod combiner;
 pub mod fog;
@@ -85,6 +87,72 @@ impl FragmentConfig {
             ops: FragmentOps::configure(regs),
         }
     }
+}
+
+/// The ways through the fragment stages (docs/gpu.md, "Fragment paths"): a batch's state picks
+/// one ([`FragmentConfig::path`]) and the rasterizer's pixel loop is compiled for each, so a batch
+/// pays only for the stages it turns on. Every path gives the same pixels as [`shade`] would.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FragmentPath {
+    /// Every stage the registers turn on, one call after another: [`shade`].
+    General,
+    /// The vertex colour through the combiners to the per-fragment operations, nothing else on
+    /// (no texture unit, procedural texture, lighting, fog or gas; the default fragment-operation
+    /// mode): [`shade_vertex_colour`]. Only the colour and the depth are interpolated.
+    VertexColour,
+    /// As [`FragmentPath::VertexColour`], with combiners that hand the vertex colour on
+    /// unchanged, so they are not run.
+    PrimaryColour,
+}
+
+/// The names of the [`FragmentPath`]s, indexed by `path as usize`.
+pub const FRAGMENT_PATHS: [&str; 3] = ["general", "vertex colour", "primary colour"];
+
+impl FragmentConfig {
+    /// The path this batch's fragments take (its textures bound).
+    pub fn path(&self) -> FragmentPath {
+        let plain = self.textures.iter().all(Option::is_none)
+            && self.proctex.is_none()
+            && self.lighting.is_none()
+            && self.fog.is_none()
+            && self.gas_shading.is_none()
+            && self.gas_accumulation.is_none()
+            && self.ops.mode != ops::SHADOW_MODE;
+        if !plain {
+            FragmentPath::General
+        } else if self.combiners.passes_primary(self.combiner_stages) {
+            FragmentPath::PrimaryColour
+        } else {
+            FragmentPath::VertexColour
+        }
+    }
+}
+
+/// The fragment stages of a [`FragmentPath::VertexColour`] batch (or, with `COMBINE` false, a
+/// [`FragmentPath::PrimaryColour`] one) on a fragment of vertex colour `primary` and depth value
+/// `depth` at `pixel`: the combiners and the per-fragment operations, as [`shade`] runs them.
+/// Returns whether the fragment passed the tests.
+#[inline(always)]
+pub fn shade_vertex_colour<const COMBINE: bool>(
+    config: &FragmentConfig,
+    primary: Rgba8,
+    depth: u32,
+    pixel: (u32, u32),
+    band: &mut BandPixels<'_>,
+    target: &TargetConfig,
+) -> bool {
+    let combined = if COMBINE {
+        let sources = Sources {
+            primary,
+            ..Sources::default()
+        };
+        config
+            .combiners
+            .run_stages(&sources, config.combiner_stages)
+    } else {
+        primary
+    };
+    ops::write(band, pixel, combined, depth, &config.ops, target)
 }
 
 /// The fragment stages' lookup tables, written through their data registers (each table's

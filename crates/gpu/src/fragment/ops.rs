@@ -1,4 +1,4 @@
-//! The per-fragment operations (docs/gpu.md, "Fragment stages"): alpha test, stencil test,
+//! The per-fragment operations (docs/gpu.md, "Per-fragment operations"): alpha test, stencil test,
 //! depth test, blending or a logic op, and the write masks, on 8-bit channels
 //! (docs/gpu-rasterizer-and-framebuffer.md §5). [`write()`] applies them to one pixel of a band.
 
@@ -125,6 +125,20 @@ impl FragmentOps {
     /// Whether the depth test passes `depth` against the stored `stored`.
     pub fn depth_passes(&self, depth: u32, stored: u32) -> bool {
         self.depth_color & 1 == 0 || compare(bits(self.depth_color, 4, 3), depth, stored)
+    }
+
+    /// Whether [`FragmentOps::output`] is the source whatever the destination: all four
+    /// channels written, and the logic op COPY or blending that adds source · ONE to
+    /// destination · ZERO in RGB and alpha. The stored colour is then not read.
+    pub fn replaces(&self) -> bool {
+        // Equation 0 (add), source factor 1 (ONE), destination factor 0 (ZERO), both halves.
+        const SOURCE_ONLY: u32 = 1 << 16 | 1 << 24;
+        let combined = if self.blend {
+            self.blend_func & 0xFFFF_0707 == SOURCE_ONLY
+        } else {
+            self.logic_op == 3
+        };
+        combined && self.depth_color & 0xF00 == 0xF00
     }
 
     /// Blends or logic-combines `source` with the stored `dest`, then applies the channel
@@ -320,8 +334,12 @@ pub fn write(
     ) {
         let at = tiled_offset(x, local_row, target.width, format.bytes() as u32);
         let pixel = &mut color_bytes[at..at + format.bytes()];
-        let dest = format.decode(pixel);
-        format.encode(ops.output(source, dest), pixel);
+        let color = if ops.replaces() {
+            source
+        } else {
+            ops.output(source, format.decode(pixel))
+        };
+        format.encode(color, pixel);
     }
     true
 }
@@ -330,14 +348,13 @@ pub fn write(
 mod tests {
     use super::*;
 
-    #[test]
-    fn blend_equations_and_factors() {
-        let mut ops = FragmentOps {
+    /// No test on, the logic op COPY, every channel and the depth written.
+    fn plain() -> FragmentOps {
+        FragmentOps {
             mode: 0,
             shadow: [0.0; 2],
-            blend: true,
-            // Equations 0 (add); src alpha / one minus src alpha for colour and alpha.
-            blend_func: 6 << 16 | 7 << 20 | 6 << 24 | 7 << 28,
+            blend: false,
+            blend_func: 0,
             logic_op: 3,
             blend_color: [0; 4],
             alpha_test: 0,
@@ -346,6 +363,16 @@ mod tests {
             depth_color: 0xF00,
             color_write: true,
             depth_write: true,
+        }
+    }
+
+    #[test]
+    fn blend_equations_and_factors() {
+        let mut ops = FragmentOps {
+            blend: true,
+            // Equations 0 (add); src alpha / one minus src alpha for colour and alpha.
+            blend_func: 6 << 16 | 7 << 20 | 6 << 24 | 7 << 28,
+            ..plain()
         };
         // 50% alpha (128): 255·128/255 + 0·127/255 per channel.
         assert_eq!(
@@ -374,22 +401,73 @@ mod tests {
         assert_eq!(ops.output([0xF0; 4], [0x3C; 4]), [0xCC; 4]);
     }
 
+    /// `replaces` holds for the logic op COPY and for blending source · ONE + destination ·
+    /// ZERO with every channel written, and then the output is the source for any
+    /// destination; for every other logic op, for the other factors and equations tried and
+    /// for a partial write mask it does not hold. It may miss a case (subtract and max of
+    /// 1·s and 0·d keep the source too), never claim a wrong one.
+    #[test]
+    fn replaces_means_the_output_ignores_the_destination() {
+        let base = FragmentOps {
+            blend_color: [1, 2, 3, 4],
+            ..plain()
+        };
+        let pairs = [
+            ([10, 200, 30, 40], [20, 100, 30, 50]),
+            ([0, 0, 0, 0], [255, 255, 255, 255]),
+            ([255, 255, 255, 255], [0, 7, 0, 9]),
+            ([128, 64, 32, 16], [16, 32, 64, 128]),
+        ];
+        let keeps_source = |ops: &FragmentOps| pairs.iter().all(|&(s, d)| ops.output(s, d) == s);
+        let one_zero = 1 << 16 | 1 << 24;
+        let mut configs = vec![];
+        for op in 0..16 {
+            configs.push((
+                FragmentOps {
+                    logic_op: op,
+                    ..base
+                },
+                op == 3,
+                op == 3,
+            ));
+        }
+        // (BLEND_FUNC, replaces, keeps the source).
+        for (func, replaces, keeps) in [
+            (one_zero, true, true),
+            // Equations subtract, reverse subtract, min, max on 1·s and 0·d: s, 0, 0, s.
+            (one_zero | 1, false, true),
+            (one_zero | 2 << 8, false, false),
+            (one_zero | 3, false, false),
+            (one_zero | 4 << 8, false, true),
+            // Other factors: ONE, ONE; src alpha, zero; zero, one in alpha.
+            (1 << 16 | 1 << 20 | 1 << 24 | 1 << 28, false, false),
+            (6 << 16 | 1 << 24, false, false),
+            (1 << 16 | 1 << 28, false, false),
+        ] {
+            let blending = FragmentOps {
+                blend: true,
+                blend_func: func,
+                ..base
+            };
+            configs.push((blending, replaces, keeps));
+        }
+        let masked = FragmentOps {
+            depth_color: 0xB00,
+            ..base
+        };
+        configs.push((masked, false, false));
+        for (k, (ops, replaces, keeps)) in configs.iter().enumerate() {
+            assert_eq!(ops.replaces(), *replaces, "configuration {k}");
+            assert_eq!(keeps_source(ops), *keeps, "configuration {k}");
+        }
+    }
+
     #[test]
     fn stencil_operations_respect_the_write_mask() {
         let ops = FragmentOps {
-            mode: 0,
-            shadow: [0.0; 2],
-            blend: true,
-            blend_func: 0,
-            logic_op: 0,
-            blend_color: [0; 4],
-            alpha_test: 0,
             // enabled, EQUAL, write mask 0x0F, reference 0x5A, compare mask 0xF0.
             stencil_test: 1 | 2 << 4 | 0x0F << 8 | 0x5A << 16 | 0xF0 << 24,
-            stencil_op: 0,
-            depth_color: 0,
-            color_write: true,
-            depth_write: true,
+            ..plain()
         };
         assert!(ops.stencil_passes(0x53));
         assert!(!ops.stencil_passes(0x45));

@@ -58,6 +58,10 @@ pub struct GpuConfig {
     pub max_texture_side: u32,
     /// Time each fragment stage on a sample of the fragments ([`StageTimes::fragment_stages`]).
     pub sample_fragment_stages: bool,
+    /// Shade each batch on the fragment path its state allows
+    /// (`fragment::FragmentConfig::path`, docs/gpu.md "Fragment paths"); off, every fragment
+    /// takes the general path. The image is the same either way.
+    pub specialise_fragments: bool,
 }
 
 impl Default for GpuConfig {
@@ -70,6 +74,7 @@ impl Default for GpuConfig {
             max_command_words: 1 << 28,
             max_texture_side: 1024,
             sample_fragment_stages: false,
+            specialise_fragments: true,
         }
     }
 }

@@ -112,29 +112,70 @@ pub(super) fn interpolate(
     context: &PixelContext<'_>,
     varyings: &Varyings,
 ) -> ([f32; SEMANTICS], f32, u32) {
-    let config = context.config;
     // Perspective-correct: attribute/w and 1/w interpolated with the edge weights.
     let at = perspective(t, w);
-    let (weights, reciprocal) = at;
-    let sum = weights[0] + weights[1] + weights[2];
     let mut attributes = [0.0; SEMANTICS];
     for &s in varyings.semantics() {
         attributes[s as usize] = weighted(t, at, s as usize);
     }
-    let zs = (weights[0] * t.v[0].z + weights[1] * t.v[1].z + weights[2] * t.v[2].z) / sum;
-    let mut depth = zs * config.depth_scale + config.depth_offset;
-    if config.w_buffer {
-        depth *= sum * reciprocal;
-    }
-    let fraction = depth.clamp(0.0, 1.0);
-    let depth = (fraction * context.depth_max) as u32;
+    let depth = depth_at(t, at, context);
     attributes[..4].copy_from_slice(&[
         x as f32 + 0.5,
         (context.target.height - 1 - row) as f32 + 0.5,
-        zs,
-        sum * reciprocal,
+        depth.z,
+        depth.w,
     ]);
-    (attributes, fraction, depth)
+    (attributes, depth.fraction, depth.value)
+}
+
+/// A pixel's depth, from [`perspective`]'s weights and reciprocal.
+pub(super) struct Depth {
+    /// z/w, interpolated linearly.
+    pub(super) z: f32,
+    /// w, perspective-correct.
+    pub(super) w: f32,
+    /// The depth after the scale and offset and the W-buffer, clamped to [0, 1]: what fog reads.
+    pub(super) fraction: f32,
+    /// The depth value to test and write (the buffer's bits).
+    pub(super) value: u32,
+}
+
+/// The depth at a pixel: z/w interpolated linearly, then scale, offset, the W-buffer, the clamp
+/// and the buffer's bits (docs/gpu.md, "Rasterization").
+#[inline(always)]
+pub(super) fn depth_at(
+    t: &SetupTriangle,
+    (weights, reciprocal): ([f32; 3], f32),
+    context: &PixelContext<'_>,
+) -> Depth {
+    let config = context.config;
+    let sum = weights[0] + weights[1] + weights[2];
+    let z = (weights[0] * t.v[0].z + weights[1] * t.v[1].z + weights[2] * t.v[2].z) / sum;
+    let w = sum * reciprocal;
+    let mut depth = z * config.depth_scale + config.depth_offset;
+    if config.w_buffer {
+        depth *= w;
+    }
+    let fraction = depth.clamp(0.0, 1.0);
+    Depth {
+        z,
+        w,
+        fraction,
+        value: (fraction * context.depth_max) as u32,
+    }
+}
+
+/// The vertex colour (semantics [`semantic::COLOR`] on) and the depth at edge weights `w`: all
+/// a vertex-colour fragment path reads (`fragment::FragmentPath::VertexColour`).
+#[inline(always)]
+pub(super) fn interpolate_colour(
+    t: &SetupTriangle,
+    w: [i64; 3],
+    context: &PixelContext<'_>,
+) -> ([f32; 4], Depth) {
+    let at = perspective(t, w);
+    let colour = std::array::from_fn(|c| weighted(t, at, semantic::COLOR + c));
+    (colour, depth_at(t, at, context))
 }
 
 /// The neighbours of a pixel on a triangle: its edge weights, stepped one pixel right or up.

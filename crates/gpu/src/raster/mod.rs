@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use engine::parallel::in_pool;
 use shader::numbers::sign_extend;
 
-use crate::fragment::{FragmentConfig, FragmentTables, StageSamples};
+use crate::fragment::{FragmentConfig, FragmentPath, FragmentTables, StageSamples};
 use crate::framebuffer::color::Rgba8;
 use crate::framebuffer::target::RenderTarget;
 use crate::regs::{RegisterFile, SEMANTICS, bits, id};
@@ -102,6 +102,23 @@ pub struct RasterStats {
     pub rejected: u64,
     /// Fragments covered (before any test).
     pub fragments: u64,
+    /// The fragments covered on each [`FragmentPath`] (indexed by `path as usize`).
+    pub paths: [u64; 3],
+}
+
+/// How one [`rasterize`] call runs, besides what it draws.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RasterRun {
+    /// Threads for set-up and the bands (1: the caller's thread only).
+    pub threads: usize,
+    /// The pixel whose fragments are recorded (rasterizer coordinates).
+    pub probe: Option<(u32, u32)>,
+    /// Time the fragment stages of one fragment in [`crate::fragment::SAMPLE_EVERY`] (a timed
+    /// fragment takes the general path, where the stages are timed one by one).
+    pub sample_stages: bool,
+    /// Take the fragment path the batch's state allows ([`FragmentConfig::path`]); off, every
+    /// fragment takes [`FragmentPath::General`] (to check the paths agree, or to time them).
+    pub specialise: bool,
 }
 
 /// One fragment at a probed pixel (`Gpu::probe_pixel`).
@@ -129,24 +146,32 @@ pub struct RasterTimes {
     pub stages: StageSamples,
 }
 
-/// Rasterizes `triangles` into `target` on `threads` threads: set up (in parts on every core
-/// when there are many, joined in order), binned to the bands of 8 rows they reach, then each
-/// band drawn by one thread, its triangles in order. `scratch` keeps the set-up triangles'
-/// memory between calls; the fragments at `probe` (rasterizer coordinates) are appended to
-/// `probed`. With `sample_stages` one fragment in [`crate::fragment::SAMPLE_EVERY`] has its
-/// fragment stages timed ([`RasterTimes::stages`]).
-#[allow(clippy::too_many_arguments)]
+/// Rasterizes `triangles` into `target` on `run.threads` threads: set up (in parts on every
+/// core when there are many, joined in order), binned to the bands of 8 rows they reach, then
+/// each band drawn by one thread, its triangles in order, on the batch's fragment path.
+/// `scratch` keeps the set-up triangles' memory between calls; the fragments at `run.probe` are
+/// appended to `probed`. With `run.sample_stages` one fragment in
+/// [`crate::fragment::SAMPLE_EVERY`] has its fragment stages timed ([`RasterTimes::stages`]).
 pub fn rasterize(
     triangles: &[Triangle],
     config: &RasterConfig,
     target: &mut RenderTarget,
-    threads: usize,
-    probe: Option<(u32, u32)>,
-    sample_stages: bool,
+    run: RasterRun,
     scratch: &mut Vec<SetupTriangle>,
     stats: &mut RasterStats,
     probed: &mut Vec<ProbedFragment>,
 ) -> RasterTimes {
+    let RasterRun {
+        threads,
+        probe,
+        sample_stages,
+        specialise,
+    } = run;
+    let path = if specialise {
+        config.fragment.path()
+    } else {
+        FragmentPath::General
+    };
     let started = Instant::now();
     let target_config = *target.config();
     let setup_triangles = scratch;
@@ -198,6 +223,7 @@ pub fn rasterize(
         depth_max: ((1u64 << depth_bits) - 1) as f32,
         probe: probe.map(|(x, y)| (x as i64, y as i64)),
         sample_stages,
+        path,
     };
     let run =
         |band: &mut traverse::Band<'_>| traverse::rasterize_band(band, setup_triangles, &context);
@@ -211,6 +237,7 @@ pub fn rasterize(
     };
     for (fragments, found) in results {
         stats.fragments += fragments;
+        stats.paths[path as usize] += fragments;
         probed.extend(found);
     }
     let fragments = started.elapsed();

@@ -2,10 +2,11 @@
 //! triangle covers, in triangle order, each interpolated ([`super::interpolate`]) and handed to
 //! the fragment stages ([`fragment::shade`]).
 
-use crate::fragment::{self, Fragment, SAMPLE_EVERY, StageSamples};
+use crate::fragment::{self, Fragment, FragmentPath, SAMPLE_EVERY, StageSamples};
+use crate::framebuffer::color::unorm8;
 use crate::framebuffer::target::{BandPixels, TargetConfig};
 
-use super::interpolate::{Around, Varyings, interpolate};
+use super::interpolate::{Around, Varyings, interpolate, interpolate_colour};
 use super::{ProbedFragment, RasterConfig, SetupTriangle};
 
 /// Each band's triangles, in order (memory row = top - y): the indices into `triangles` of
@@ -46,10 +47,81 @@ pub(super) struct PixelContext<'a> {
     pub(super) probe: Option<(i64, i64)>,
     /// Time the fragment stages of one fragment in [`SAMPLE_EVERY`].
     pub(super) sample_stages: bool,
+    /// The path the batch's fragments take.
+    pub(super) path: FragmentPath,
 }
 
-/// Rasterizes the band's triangles into it; returns the fragments covered and the probed ones.
+/// A covered pixel: its triangle, the edge weights at its centre, and (x, memory row).
+#[derive(Clone, Copy)]
+struct Covered<'t> {
+    triangle: &'t SetupTriangle,
+    weights: [i64; 3],
+    pixel: (u32, u32),
+}
+
+/// How the covered pixels of a band are shaded: one implementation per [`FragmentPath`], so the
+/// pixel loop is compiled for each path.
+trait PixelPath {
+    /// Shades the covered pixel `at`.
+    fn shade(band: &mut Band<'_>, at: Covered<'_>, context: &PixelContext<'_>);
+}
+
+/// [`FragmentPath::General`]: every semantic the stages read, then [`fragment::shade`].
+struct General;
+
+impl PixelPath for General {
+    #[inline(always)]
+    fn shade(band: &mut Band<'_>, at: Covered<'_>, context: &PixelContext<'_>) {
+        let sampled = band.sampled(context);
+        shade_pixel(band, at, context, &context.config.varyings, sampled, None);
+    }
+}
+
+/// [`FragmentPath::VertexColour`] (`COMBINE`) and [`FragmentPath::PrimaryColour`]: the colour
+/// and the depth, then [`fragment::shade_vertex_colour`]. A fragment sampled for the stage times
+/// is shaded on the general path, which times each stage (the same pixel either way).
+struct VertexColour<const COMBINE: bool>;
+
+impl<const COMBINE: bool> PixelPath for VertexColour<COMBINE> {
+    #[inline(always)]
+    fn shade(band: &mut Band<'_>, at: Covered<'_>, context: &PixelContext<'_>) {
+        if band.sampled(context) {
+            shade_pixel(band, at, context, &context.config.varyings, true, None);
+            return;
+        }
+        let (colour, depth) = interpolate_colour(at.triangle, at.weights, context);
+        fragment::shade_vertex_colour::<COMBINE>(
+            &context.config.fragment,
+            colour.map(unorm8),
+            depth.value,
+            at.pixel,
+            &mut band.pixels,
+            context.target,
+        );
+    }
+}
+
+/// Rasterizes the band's triangles into it on the batch's fragment path; returns the fragments
+/// covered and the probed ones.
 pub(super) fn rasterize_band(
+    band: &mut Band<'_>,
+    triangles: &[SetupTriangle],
+    context: &PixelContext<'_>,
+) -> (u64, Vec<ProbedFragment>) {
+    match context.path {
+        FragmentPath::General => rasterize_band_on::<General>(band, triangles, context),
+        FragmentPath::VertexColour => {
+            rasterize_band_on::<VertexColour<true>>(band, triangles, context)
+        }
+        FragmentPath::PrimaryColour => {
+            rasterize_band_on::<VertexColour<false>>(band, triangles, context)
+        }
+    }
+}
+
+/// [`rasterize_band`] on path `P`. A probed pixel takes the general path, which records every
+/// semantic.
+fn rasterize_band_on<P: PixelPath>(
     band: &mut Band<'_>,
     triangles: &[SetupTriangle],
     context: &PixelContext<'_>,
@@ -87,20 +159,17 @@ pub(super) fn rasterize_band(
                     }
                 }
                 fragments += 1;
-                let pixel = (x as u32, row);
+                let at = Covered {
+                    triangle: t,
+                    weights: current,
+                    pixel: (x as u32, row),
+                };
                 if context.probe == Some((x, y)) {
-                    shade_pixel(
-                        band,
-                        t,
-                        current,
-                        pixel,
-                        context,
-                        &Varyings::ALL,
-                        Some(&mut probed),
-                    );
+                    let sampled = band.sampled(context);
+                    let all = &Varyings::ALL;
+                    shade_pixel(band, at, context, all, sampled, Some(&mut probed));
                 } else {
-                    let varyings = &context.config.varyings;
-                    shade_pixel(band, t, current, pixel, context, varyings, None);
+                    P::shade(band, at, context);
                 }
             }
         }
@@ -109,36 +178,41 @@ pub(super) fn rasterize_band(
     (fragments, probed)
 }
 
-/// Interpolates one covered pixel and runs the fragment stages on it.
+impl Band<'_> {
+    /// Whether the next fragment has its stages timed: one in [`SAMPLE_EVERY`] when sampling.
+    #[inline(always)]
+    fn sampled(&mut self, context: &PixelContext<'_>) -> bool {
+        context.sample_stages && {
+            self.shaded = self.shaded.wrapping_add(1);
+            self.shaded.is_multiple_of(SAMPLE_EVERY)
+        }
+    }
+}
+
+/// Interpolates `varyings` at one covered pixel and runs the fragment stages on it, timing
+/// them when `sampled`.
 fn shade_pixel(
     band: &mut Band<'_>,
-    t: &SetupTriangle,
-    w: [i64; 3],
-    (x, row): (u32, u32),
+    at: Covered<'_>,
     context: &PixelContext<'_>,
     varyings: &Varyings,
+    sampled: bool,
     probed: Option<&mut Vec<ProbedFragment>>,
 ) {
-    let (attributes, depth_fraction, depth) = interpolate(t, w, (x, row), context, varyings);
+    let (t, w) = (at.triangle, at.weights);
+    let (attributes, depth_fraction, depth) = interpolate(t, w, at.pixel, context, varyings);
     let fragment = Fragment {
         attributes: &attributes,
         depth,
         depth_fraction,
-        pixel: (x, row),
+        pixel: at.pixel,
         neighbours: Around {
             triangle: t,
             weights: w,
         },
     };
     let config = &context.config.fragment;
-    let samples = if context.sample_stages {
-        band.shaded = band.shaded.wrapping_add(1);
-        band.shaded
-            .is_multiple_of(SAMPLE_EVERY)
-            .then_some(&mut band.samples)
-    } else {
-        None
-    };
+    let samples = sampled.then_some(&mut band.samples);
     let (combined, passed) =
         fragment::shade(config, &fragment, &mut band.pixels, context.target, samples);
     if let Some(probed) = probed {
