@@ -1339,3 +1339,127 @@ fn render_counts_the_fragment_paths_and_general_draws_the_same_image() {
     let output = picajit(&["render", scene, "--fragment-path", "fast", "-o", "x.png"]);
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// Writes `text` to a fresh file in the test's temporary folder.
+fn shard_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("picajit-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `picajit merge FILES...`, which must succeed; its stdout.
+fn merge_ok(files: &[&Path]) -> String {
+    let mut args = vec!["merge"];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    let output = picajit(&args);
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// `difftest --shard K/N --json` over three shards, merged, is the unsharded run's line byte
+/// for byte (every mode's programs, invocations and mismatches); two shards alone are not.
+#[test]
+fn difftest_shards_merge_into_the_unsharded_run() {
+    let run = |shard: &str| {
+        let output = picajit(&[
+            "difftest",
+            "--programs",
+            "40",
+            "--seed",
+            "5",
+            "--precision",
+            "all",
+            "--threads",
+            "2",
+            "--shard",
+            shard,
+            "--json",
+            "--out",
+            std::env::temp_dir()
+                .join("picajit-shards")
+                .to_str()
+                .unwrap(),
+        ]);
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let whole = run("0/1");
+    let document: serde_json::Value = serde_json::from_str(&whole).unwrap();
+    assert_eq!(document["modes"].as_array().unwrap().len(), 3);
+    assert_eq!(document["modes"][0]["programs"], 40);
+    let shards: Vec<PathBuf> = (0..3)
+        .map(|k| shard_file(&format!("difftest-{k}.json"), &run(&format!("{k}/3"))))
+        .collect();
+    let paths: Vec<&Path> = shards.iter().map(PathBuf::as_path).collect();
+    assert_eq!(merge_ok(&paths), whole);
+    // Concatenated lines merge the same way, in any order.
+    let text: String = [2, 0, 1]
+        .iter()
+        .map(|&k| std::fs::read_to_string(&shards[k]).unwrap())
+        .collect();
+    assert_eq!(merge_ok(&[&shard_file("difftest-all.json", &text)]), whole);
+    let partial = merge_ok(&paths[..2]);
+    let partial: serde_json::Value = serde_json::from_str(&partial).unwrap();
+    assert_eq!(
+        partial["modes"][0]["programs"], 27,
+        "programs 0, 1, 3, 4, ... of 40"
+    );
+    // The same shard twice is refused.
+    let output = picajit(&[
+        "merge",
+        paths[0].to_str().unwrap(),
+        paths[0].to_str().unwrap(),
+    ]);
+    assert_usage_error(&output, "shard 0/3 comes twice");
+}
+
+/// `bench --shard K/N --json` measures disjoint jobs; merged, they are the unsharded run's
+/// jobs in order.
+#[test]
+fn bench_shards_merge_into_the_jobs_of_the_unsharded_run() {
+    let run = |shard: &str| {
+        bench_ok(&[
+            example("lit-transform.shbin").to_str().unwrap(),
+            "--input",
+            example("lit-transform.json").to_str().unwrap(),
+            "--vertices",
+            "100",
+            "--repeat",
+            "1",
+            "--engine",
+            "interp,vinterp",
+            "--precision",
+            "all",
+            "--shard",
+            shard,
+            "--json",
+        ])
+    };
+    let jobs = |text: &str| -> Vec<(u64, String)> {
+        let document: serde_json::Value = serde_json::from_str(text).unwrap();
+        document["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["job"].as_u64().unwrap(), r["precision"].to_string()))
+            .collect()
+    };
+    let whole = jobs(&run("0/1"));
+    assert_eq!(whole.len(), 3);
+    let first = run("0/2");
+    let second = run("1/2");
+    assert_eq!(jobs(&first).len(), 2, "jobs 0 and 2");
+    let merged = merge_ok(&[
+        &shard_file("bench-1.json", &second),
+        &shard_file("bench-0.json", &first),
+    ]);
+    assert_eq!(jobs(&merged), whole);
+    let document: serde_json::Value = serde_json::from_str(&merged).unwrap();
+    assert_eq!(
+        document["shards"],
+        serde_json::json!({"count": 1, "indices": [0]})
+    );
+    assert_eq!(document["agree"], true);
+}

@@ -355,26 +355,64 @@ fn the_import_scan_sees_every_form() {
 /// a file that is not listed would silently never run).
 #[test]
 fn every_test_file_is_a_test_target() {
-    let manifest = fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
-    let listed: BTreeSet<String> = manifest
-        .lines()
-        .filter_map(|line| {
-            let value = line.trim().strip_prefix("path = \"jit-tests/")?;
-            Some(value.trim_end_matches('"').to_string())
-        })
+    let listed = manifest_paths("Cargo.toml", "jit-tests/");
+    let missing: Vec<String> = rust_file_names("jit-tests")
+        .into_iter()
+        .filter(|name| !listed.contains(name))
         .collect();
-    let mut missing = Vec::new();
-    for entry in fs::read_dir(root().join("jit-tests")).expect("jit-tests/") {
-        let path = entry.expect("a directory entry").path();
-        if path.extension().is_some_and(|e| e == "rs") {
-            let name = path.file_name().unwrap().to_str().unwrap().to_string();
-            if !listed.contains(&name) {
-                missing.push(name);
-            }
-        }
-    }
     assert!(
         missing.is_empty(),
         "jit-tests files that are not [[test]] targets in Cargo.toml: {missing:?}"
     );
+}
+
+/// The file names a manifest's `path = "FOLDER..."` lines give, without the folder.
+fn manifest_paths(manifest: &str, folder: &str) -> BTreeSet<String> {
+    let text = fs::read_to_string(root().join(manifest)).expect(manifest);
+    let prefix = format!("path = \"{folder}");
+    text.lines()
+        .filter_map(|line| {
+            let value = line.trim().strip_prefix(prefix.as_str())?;
+            Some(value.trim_end_matches('"').to_string())
+        })
+        .collect()
+}
+
+/// The names of the `.rs` files directly in `folder`.
+fn rust_file_names(folder: &str) -> BTreeSet<String> {
+    fs::read_dir(root().join(folder))
+        .expect(folder)
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "rs"))
+        .map(|path| path.file_name().unwrap().to_str().unwrap().to_string())
+        .collect()
+}
+
+/// ClusterFuzzLite builds what `cargo fuzz list` names (`.clusterfuzzlite/build.sh`): every
+/// target file in fuzz/fuzz_targets must be a `[[bin]]` of fuzz/Cargo.toml, or continuous
+/// fuzzing silently skips it; and the three files ClusterFuzzLite reads are there, for Rust.
+#[test]
+fn every_fuzz_target_is_built_for_continuous_fuzzing() {
+    let listed = manifest_paths("fuzz/Cargo.toml", "fuzz_targets/");
+    let targets = rust_file_names("fuzz/fuzz_targets");
+    assert!(targets.len() >= 5, "{targets:?}");
+    assert_eq!(
+        targets, listed,
+        "fuzz targets against fuzz/Cargo.toml's [[bin]]s"
+    );
+    let config = root().join(".clusterfuzzlite");
+    let read = |name: &str| fs::read_to_string(config.join(name)).expect(name);
+    assert!(
+        read("project.yaml")
+            .lines()
+            .any(|l| l.trim() == "language: rust")
+    );
+    assert!(
+        read("Dockerfile")
+            .lines()
+            .any(|l| l.trim() == "FROM gcr.io/oss-fuzz-base/base-builder-rust")
+    );
+    let build = read("build.sh");
+    assert!(build.contains("cargo fuzz build") && build.contains("cargo fuzz list"));
+    assert!(build.contains("$OUT"));
 }

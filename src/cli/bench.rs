@@ -35,6 +35,7 @@ use xxhash_rust::xxh3::Xxh3Default;
 
 use crate::asm::text::escape;
 use crate::asm::{self, AsmOptions, SourceFile};
+use crate::difftest::shard::Shard;
 use crate::document::input::{RunInput, parse_input_for};
 use crate::engine::cache::ProgramCache;
 use crate::engine::parallel::run_batch_threads;
@@ -87,6 +88,8 @@ pub struct Options {
     pub repeat: u64,
     /// A JSON document instead of the table.
     pub json: bool,
+    /// The part of the jobs (program, DVLE and precision, in run order) measured here.
+    pub shard: Shard,
 }
 
 /// One DVLE to measure, with its input file.
@@ -102,6 +105,8 @@ struct Target {
 
 /// One DVLE in one precision mode, ready to run.
 struct Job<'a> {
+    /// Its place in the whole run (before sharding).
+    index: u64,
     target: &'a Target,
     precision: Precision,
     program: ShaderProgram,
@@ -124,6 +129,8 @@ struct EngineResult {
 
 /// How one job went.
 struct JobResult {
+    /// The job's place in the whole run.
+    job: u64,
     name: String,
     path: String,
     dvle: usize,
@@ -422,6 +429,7 @@ fn add_program_folder(
 /// anything is measured).
 fn jobs<'a>(targets: &'a [Target], options: &Options) -> Result<Vec<Job<'a>>, CliError> {
     let mut jobs = Vec::new();
+    let mut skipped = 0;
     for target in targets {
         let text = read_text(&target.input)?;
         let (dvle, program) = load_dvle(&target.path, &target.shbin, target.dvle)?;
@@ -442,12 +450,18 @@ fn jobs<'a>(targets: &'a [Target], options: &Options) -> Result<Vec<Job<'a>>, Cl
                     kind: dvle.kind,
                 });
             }
-            jobs.push(Job {
-                target,
-                precision,
-                program: program.clone(),
-                input,
-            });
+            let index = (jobs.len() + skipped) as u64;
+            if options.shard.contains(index) {
+                jobs.push(Job {
+                    index,
+                    target,
+                    precision,
+                    program: program.clone(),
+                    input,
+                });
+            } else {
+                skipped += 1;
+            }
         }
     }
     Ok(jobs)
@@ -694,6 +708,7 @@ fn measure(job: &Job, options: &Options, peak: &mut PeakMemory) -> Result<JobRes
         .min_by_key(|(_, e)| e.single)
         .map(|(i, _)| i);
     Ok(JobResult {
+        job: job.index,
         name: job.target.name.clone(),
         path: job.target.path.display().to_string(),
         dvle: job.target.dvle,
@@ -1211,6 +1226,7 @@ fn json_report(results: &[JobResult], options: &Options, overall: Option<u64>) -
                 })
                 .collect();
             json!({
+                "job": result.job,
                 "program": result.name,
                 "path": result.path,
                 "dvle": result.dvle,
@@ -1226,6 +1242,8 @@ fn json_report(results: &[JobResult], options: &Options, overall: Option<u64>) -
         })
         .collect();
     let document = json!({
+        "kind": "bench",
+        "shards": {"count": options.shard.count, "indices": [options.shard.index]},
         "settings": {
             "count": options.count,
             "vertex_batch": ONE_THREAD_BATCH,
@@ -1240,7 +1258,8 @@ fn json_report(results: &[JobResult], options: &Options, overall: Option<u64>) -
         "agree": results.iter().all(JobResult::agree),
         "peak_memory_bytes": overall,
     });
-    let mut text = serde_json::to_string_pretty(&document).expect("a JSON value serialises");
+    // One line: the shards of a run concatenate into JSON lines (`picajit merge` joins them).
+    let mut text = document.to_string();
     text.push('\n');
     text
 }
@@ -1375,6 +1394,7 @@ mod tests {
             threads: 2,
             repeat: 1,
             json: false,
+            shard: Shard::WHOLE,
         }
     }
 
@@ -1393,6 +1413,7 @@ mod tests {
         };
         let last = EngineKind::ALL.len() - 1;
         JobResult {
+            job: 0,
             name: "p".into(),
             path: "dir/p".into(),
             dvle: 0,

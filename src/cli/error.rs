@@ -102,6 +102,13 @@ pub enum CliError {
         /// Why.
         why: String,
     },
+    /// A `picajit merge` input that is not a shard line of the same run as the others.
+    Merge {
+        /// The file (`-`: standard input).
+        path: PathBuf,
+        /// Which document, and why.
+        why: String,
+    },
     /// An option's value does not fit the other options or the file.
     InvalidOption {
         /// The option (`--output`).
@@ -180,7 +187,9 @@ impl fmt::Display for CliError {
                     ShaderKind::Geometry => "invocations",
                 }
             ),
-            CliError::Bench { path, why } => write!(f, "{}: {}", shown(path), escape(why)),
+            CliError::Bench { path, why } | CliError::Merge { path, why } => {
+                write!(f, "{}: {}", shown(path), escape(why))
+            }
             CliError::InvalidOption { option, value, why } => {
                 write!(f, "{option} {}: {why}", escape(value))
             }

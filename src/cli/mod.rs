@@ -7,12 +7,15 @@
 //! * `picajit run PROGRAM.shbin --input IN.json [--dvle N] [--engine interp|jit]
 //!   [--precision f24|f24-rne|f32] [--bits] [--state] [--output OUT.json] [--budget N]`.
 //! * `picajit bench [FILES|DIRS ...] [--input IN.json] [--dvle N] [--precision MODE|all]
-//!   [--engine E ...] [--vertices N] [--threads T] [--repeat N] [--json]`: compile time,
+//!   [--engine E ...] [--vertices N] [--threads T] [--repeat N] [--json] [--shard K/N]`: compile time,
 //!   cache-hit cost, throughput (one thread and T), peak memory and agreement of each engine on
 //!   SHBIN files, program folders or the corpus; exit status 1 when the engines disagree.
 //! * `picajit difftest [--programs N] [--seed S] [--precision MODE|all] [--max-len L]
-//!   [--out DIR] [--threads T] [--budget N] [--no-shrink]`: the differential tester; exit
-//!   status 1 on any mismatch.
+//!   [--out DIR] [--threads T] [--budget N] [--no-shrink] [--json] [--shard K/N]`: the
+//!   differential tester; exit status 1 on any mismatch.
+//! * `picajit render SCENE.ctf -o OUT.png [...]`: replay a CiTrace scene on the software GPU.
+//! * `picajit merge FILE.json ...`: the shards' `--json` lines of one `difftest` or `bench`
+//!   run joined into the whole run's line (docs/architecture.md, "Runs past one machine").
 //!
 //! Bad files, bad JSON and bad options give one line on stderr naming what and where
 //! ([`CliError`]), exit status 2 and nothing on stdout. A failed invocation is reported in the
@@ -21,6 +24,7 @@
 mod bench;
 mod error;
 mod listing;
+mod merge;
 mod render;
 
 use std::fmt;
@@ -36,6 +40,7 @@ pub use error::{CliError, IoAction};
 
 use crate::asm;
 use crate::asm::text::escape;
+use crate::difftest::shard::Shard;
 use crate::document::{input, output, write_run};
 use crate::engine::{self, EngineKind};
 use crate::exec::{DEFAULT_INSTRUCTION_BUDGET, ExecConfig};
@@ -83,6 +88,14 @@ enum Command {
     /// Replay a CiTrace scene on the software GPU and write its colour buffer (and optionally
     /// its depth buffer) as PNG.
     Render(render::RenderArgs),
+    /// Join the `--json` lines of the shards of one `difftest` or `bench` run (`--shard K/N`)
+    /// into the line of the whole run (exit status 1 when it has a mismatch or a
+    /// disagreement).
+    Merge {
+        /// Files of `--json` lines (`-`: standard input).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }
 
 /// A parser of the values in `all`, each named by `name` with `summary` as its help: precision
@@ -204,6 +217,14 @@ struct DifftestArgs {
     /// engine).
     #[arg(long, value_parser = engine_kind())]
     engine: Vec<EngineKind>,
+    /// Check only shard K of N of the programs: program i when i mod N = K (the shards of a
+    /// run are disjoint and together the whole run; `picajit merge` joins their `--json`).
+    #[arg(long, value_name = "K/N", default_value_t = Shard::WHOLE)]
+    shard: Shard,
+    /// Print the run as one line of JSON instead of the report (settings, shards, per mode the
+    /// totals and the mismatching programs, the findings).
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -242,9 +263,13 @@ struct BenchArgs {
     /// Measured runs per engine (the best is reported; engines take turns).
     #[arg(long, default_value_t = 5, value_parser = at_least_one)]
     repeat: u64,
-    /// Print a JSON document instead of the table.
+    /// Print a JSON document (one line) instead of the table.
     #[arg(long)]
     json: bool,
+    /// Measure only shard K of N of the jobs (each program, DVLE and precision, in run order):
+    /// job i when i mod N = K (`picajit merge` joins the shards' `--json`).
+    #[arg(long, value_name = "K/N", default_value_t = Shard::WHOLE)]
+    shard: Shard,
 }
 
 #[derive(clap::Args, Debug)]
@@ -398,6 +423,7 @@ pub fn main() -> ExitCode {
         Command::Bench(args) => bench_command(&args),
         Command::Difftest(args) => difftest_command(&args),
         Command::Render(args) => render::render_command(&args),
+        Command::Merge { files } => merge::command(&files),
     };
     match outcome {
         Ok(code) => code,
@@ -423,6 +449,7 @@ fn difftest_command(args: &DifftestArgs) -> Result<ExitCode, CliError> {
             .threads
             .map_or_else(|| RunOptions::default().threads, usize::from),
         shrink: !args.no_shrink,
+        shard: args.shard,
     };
     let started = std::time::Instant::now();
     let progress = |p: Progress| {
@@ -453,7 +480,12 @@ fn difftest_command(args: &DifftestArgs) -> Result<ExitCode, CliError> {
     let candidates: Vec<&crate::difftest::compare::EngineFactory> =
         factories.iter().map(|f| f.as_ref()).collect();
     let summary = run(&options, &candidates, &progress)?;
-    print(&summary.report())?;
+    if args.json {
+        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        print(&summary.json(&options, &names))?;
+    } else {
+        print(&summary.report())?;
+    }
     Ok(if summary.total().mismatches == 0 {
         ExitCode::SUCCESS
     } else {
@@ -576,6 +608,7 @@ fn bench_command(args: &BenchArgs) -> Result<ExitCode, CliError> {
             .map_or_else(engine::parallel::available_threads, usize::from),
         repeat: args.repeat,
         json: args.json,
+        shard: args.shard,
     })
 }
 

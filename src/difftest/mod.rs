@@ -12,6 +12,7 @@
 //! * [`shrink`]: reducing a mismatching case to a small one;
 //! * [`reproducer`]: writing `.pica` + `.json` and the command that reruns them;
 //! * [`runner`]: a whole run, in parallel, deterministic for a seed;
+//! * [`shard`]: a run split into disjoint parts for several machines;
 //! * [`fuzz`]: the per-input logic of the cargo-fuzz targets.
 //!
 //! ```
@@ -33,6 +34,7 @@ pub mod generate;
 pub mod reproducer;
 pub mod rng;
 pub mod runner;
+pub mod shard;
 pub mod shrink;
 pub mod values;
 

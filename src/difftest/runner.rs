@@ -18,6 +18,7 @@ use super::generate::{
 };
 use super::reproducer::write_reproducer;
 use super::rng::{Entropy, program_seed};
+use super::shard::Shard;
 use super::shrink::{DEFAULT_ATTEMPTS, shrink};
 
 /// The instruction budget of every invocation: small, so programs that never end stop fast
@@ -43,6 +44,9 @@ pub struct RunOptions {
     pub threads: usize,
     /// Shrink mismatches before writing them (otherwise they are written as found).
     pub shrink: bool,
+    /// The part of the run's programs checked here: program `i` when the shard contains `i`
+    /// ([`Shard`]; the whole run by default).
+    pub shard: Shard,
 }
 
 impl Default for RunOptions {
@@ -56,6 +60,7 @@ impl Default for RunOptions {
             out_dir: PathBuf::from("difftest-out"),
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             shrink: true,
+            shard: Shard::WHOLE,
         }
     }
 }
@@ -168,6 +173,65 @@ impl RunSummary {
     }
 }
 
+impl RunSummary {
+    /// The run as one line of JSON (`picajit difftest --json`; docs/architecture.md, "Runs past
+    /// one machine"): `settings` (what decides which programs run and how: the seed, the run's
+    /// program count, the modes, the program length, the budget, shrinking and `engines`), the
+    /// `shards` checked (`count` and `indices`), per mode the totals and the indices of the
+    /// mismatching programs, and each finding's report. Shards of one run merge into the
+    /// unsharded run's line (`picajit merge`); nothing in it depends on the machine or the time.
+    pub fn json(&self, options: &RunOptions, engines: &[&str]) -> String {
+        let modes: Vec<serde_json::Value> = self
+            .modes
+            .iter()
+            .map(|(precision, mode)| {
+                let mismatched: Vec<u64> = self
+                    .findings
+                    .iter()
+                    .filter(|f| f.precision == *precision)
+                    .map(|f| f.index)
+                    .collect();
+                serde_json::json!({
+                    "precision": precision.name(),
+                    "programs": mode.programs,
+                    "invocations": mode.invocations,
+                    "mismatches": mode.mismatches,
+                    "mismatched": mismatched,
+                })
+            })
+            .collect();
+        let findings: Vec<serde_json::Value> = self
+            .findings
+            .iter()
+            .map(|f| {
+                serde_json::json!({
+                    "precision": f.precision.name(),
+                    "index": f.index,
+                    "report": f.report,
+                })
+            })
+            .collect();
+        let document = serde_json::json!({
+            "kind": "difftest",
+            "settings": {
+                "seed": options.seed,
+                "programs": options.programs,
+                "precisions": options.precisions.iter().map(|p| p.name()).collect::<Vec<_>>(),
+                "max_len": options.max_len,
+                "budget": options.budget,
+                "shrink": options.shrink,
+                "engines": engines,
+            },
+            "shards": {"count": options.shard.count, "indices": [options.shard.index]},
+            "modes": modes,
+            "findings": findings,
+        });
+        let mut line = document.to_string();
+        line.push('\n');
+        line
+    }
+}
+
 /// Progress of a run, for a status line on stderr.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Progress {
@@ -224,25 +288,28 @@ fn run_mode(
         precision,
         instruction_budget: options.budget,
     };
+    let shard = options.shard;
+    let programs = shard.len(options.programs);
     let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let invocations = AtomicU64::new(0);
     let mismatches = AtomicUsize::new(0);
     let findings = Mutex::new(Vec::new());
     // Report about 20 times per mode (and never for tiny runs).
-    let step = (options.programs / 20).max(50);
+    let step = (programs / 20).max(50);
     std::thread::scope(|scope| {
-        for _ in 0..options.threads.min(options.programs.max(1) as usize) {
+        for _ in 0..options.threads.min(programs.max(1) as usize) {
             scope.spawn(|| {
                 let mut differs: Vec<Differ> = candidates
                     .iter()
                     .map(|&candidate| Differ::new(&super::compare::interpreter, candidate, config))
                     .collect();
                 loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    if index >= options.programs {
+                    let position = next.fetch_add(1, Ordering::Relaxed);
+                    if position >= programs {
                         break;
                     }
+                    let index = shard.item(position);
                     let case = case_for(options.seed, index, options.max_len);
                     let mut finding = None;
                     for (k, differ) in differs.iter_mut().enumerate() {
@@ -264,11 +331,11 @@ fn run_mode(
                         }
                     }
                     let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    if finished.is_multiple_of(step) || finished == options.programs {
+                    if finished.is_multiple_of(step) || finished == programs {
                         progress(Progress {
                             precision,
                             done: finished,
-                            total: options.programs,
+                            total: programs,
                             mismatches: mismatches.load(Ordering::Relaxed) as u64,
                         });
                     }
@@ -279,7 +346,7 @@ fn run_mode(
     let mut findings = findings.into_inner().unwrap_or_default();
     findings.sort_by_key(|f| f.index);
     let mode = ModeSummary {
-        programs: options.programs,
+        programs,
         invocations: invocations.load(Ordering::Relaxed),
         mismatches: findings.len() as u64,
     };
