@@ -68,7 +68,7 @@ extern "C" {
 #define PICAJIT_ENGINE_JIT 2u    /* the Cranelift JIT, one vertex at a time */
 #define PICAJIT_ENGINE_SOA_JIT 3u /* the structure-of-arrays JIT for batches (docs/batches.md) */
 #define PICAJIT_ENGINE_VINTERP 4u /* the vectorised interpreter: nothing to compile */
-#define PICAJIT_ENGINE_AUTO 5u    /* vinterp at once, the SoA JIT once compiled in the background */
+#define PICAJIT_ENGINE_AUTO 5u    /* vinterp at once, the SoA JIT compiled in the background once hot */
 
 /* Precision modes (docs/execution-model.md §2). */
 #define PICAJIT_PRECISION_F24 0u     /* truncate to 16 mantissa bits (the default) */

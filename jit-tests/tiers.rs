@@ -148,7 +148,11 @@ fn variants_are_bounded_and_refusals_fall_back() {
 #[test]
 fn a_background_compile_never_changes_results() {
     let compiles = Arc::new(AtomicUsize::new(0));
-    let engine = specializing(CompileMode::Background, compiles.clone(), 0xFFFF);
+    let engine = specializing(
+        CompileMode::Background { hot_after: 0 },
+        compiles.clone(),
+        0xFFFF,
+    );
     let inputs = vertices(64);
     let uniforms = Uniforms::default();
     // The first batch starts the compile and runs on the meanwhile engine.
@@ -156,6 +160,76 @@ fn a_background_compile_never_changes_results() {
     assert_eq!(engine.ensure_compiled(&uniforms), VariantState::Ready);
     assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
     assert_eq!(compiles.load(Ordering::SeqCst), 1);
+}
+
+/// In the background mode with `hot_after`, a variant runs on the meanwhile engine and is not
+/// compiled until it has run that many vertices; the batch that makes it hot starts the compile,
+/// once; results never change.
+#[test]
+fn a_variant_is_compiled_only_once_it_is_hot() {
+    let compiles = Arc::new(AtomicUsize::new(0));
+    let engine = specializing(
+        CompileMode::Background { hot_after: 100 },
+        compiles.clone(),
+        0xFFFF,
+    );
+    let inputs = vertices(40);
+    let uniforms = Uniforms::default();
+    for _ in 0..2 {
+        // 40, then 80 vertices: not hot.
+        assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+        assert_eq!(engine.variant_state(&uniforms), VariantState::Missing);
+    }
+    // Other uniforms warm up on their own.
+    let other = Uniforms {
+        bools: 1,
+        ..Uniforms::default()
+    };
+    assert_eq!(run(&engine, &other, &inputs), expected(&inputs));
+    assert_eq!(compiles.load(Ordering::SeqCst), 0);
+    // 120 vertices: hot; the compile starts in the background.
+    assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+    assert_ne!(engine.variant_state(&uniforms), VariantState::Missing);
+    assert_eq!(engine.ensure_compiled(&uniforms), VariantState::Ready);
+    assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+    assert_eq!(compiles.load(Ordering::SeqCst), 1);
+    // Asking for a variant not yet hot compiles it at once.
+    assert_eq!(engine.variant_state(&other), VariantState::Missing);
+    assert_eq!(engine.ensure_compiled(&other), VariantState::Ready);
+    assert_eq!(compiles.load(Ordering::SeqCst), 2);
+}
+
+/// A background engine started `when_hot` does not compile until that many invocations have
+/// run on the meanwhile engine (a batch counts its vertices); `wait` starts it at once.
+#[test]
+fn a_background_engine_compiles_once_hot() {
+    let config = ExecConfig::default();
+    let meanwhile: Arc<dyn ShaderEngine> =
+        Arc::from(prepare(EngineKind::Interpreter, program(), config).unwrap());
+    let compiles = Arc::new(AtomicUsize::new(0));
+    let counted = compiles.clone();
+    let engine = Background::when_hot("bg", meanwhile.clone(), 30, move || {
+        counted.fetch_add(1, Ordering::SeqCst);
+        prepare(EngineKind::Jit, program(), config)
+    });
+    let inputs = vertices(20);
+    let uniforms = Uniforms::default();
+    assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+    assert!(!engine.is_started(), "20 of 30");
+    assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+    assert!(engine.is_started(), "40 of 30");
+    engine.wait();
+    assert!(engine.is_ready());
+    assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+    assert_eq!(compiles.load(Ordering::SeqCst), 1);
+    // Never hot: wait starts the compile itself.
+    let cold = Background::when_hot("bg", meanwhile, u64::MAX, move || {
+        prepare(EngineKind::Jit, program(), config)
+    });
+    assert_eq!(run(&cold, &uniforms, &inputs), expected(&inputs));
+    assert!(!cold.is_started());
+    cold.wait();
+    assert!(cold.is_ready());
 }
 
 #[test]

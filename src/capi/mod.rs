@@ -90,8 +90,8 @@ pub const ENGINE_JIT: u32 = 2;
 pub const ENGINE_SOA_JIT: u32 = 3;
 /// `PICAJIT_ENGINE_VINTERP`: the vectorised interpreter (nothing to compile).
 pub const ENGINE_VINTERP: u32 = 4;
-/// `PICAJIT_ENGINE_AUTO`: the vectorised interpreter at once, the structure-of-arrays JIT once
-/// compiled in the background.
+/// `PICAJIT_ENGINE_AUTO`: the vectorised interpreter at once, the structure-of-arrays JIT
+/// compiled in the background once the program is hot (docs/batches.md).
 pub const ENGINE_AUTO: u32 = 5;
 
 /// The engine kind a C engine constant names; new engines get new numbers here and in the

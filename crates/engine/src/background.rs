@@ -1,11 +1,14 @@
 //! An engine compiled on a background thread, with a zero-compile engine running meanwhile.
 //!
 //! [`Background::start`] returns at once; calls go to the `meanwhile` engine until the compiled
-//! one is ready, then to it. Every engine gives the same bits (docs/execution-model.md §8), and a
+//! one is ready, then to it. [`Background::when_hot`] starts the compile only once the program
+//! has run a number of invocations on the `meanwhile` engine, so a program that runs little never
+//! takes a core from the rest of the work to compile (docs/batches.md, "Tiers"). Every engine gives the same bits (docs/execution-model.md §8), and a
 //! geometry shader's state is engine-neutral, so a switch between two calls, even in the middle
 //! of a draw, changes nothing but the speed. A compile that fails leaves the `meanwhile` engine
 //! in place for good (and says why in [`Background::failure`]).
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use super::EngineError;
@@ -14,7 +17,12 @@ use shader::exec::{
 };
 use shader::program::{InputRegisters, ShaderProgram, Uniforms};
 
+/// A compile to run.
+type Compile = Box<dyn FnOnce() -> Result<Box<dyn ShaderEngine>, EngineError> + Send>;
+
 enum Slot {
+    /// Not started: waiting for the program to be hot.
+    Cold(Compile),
     Compiling,
     Ready(Arc<dyn ShaderEngine>),
     Failed(String),
@@ -25,6 +33,51 @@ struct Shared {
     done: Condvar,
     /// The compiled engine, once ready: read on every call without a lock.
     ready: OnceLock<Arc<dyn ShaderEngine>>,
+    /// Invocations run on the `meanwhile` engine so far.
+    ran: AtomicU64,
+    /// How many make the program hot.
+    hot_after: u64,
+    /// Whether the compile has started.
+    started: AtomicBool,
+}
+
+impl Shared {
+    /// Publishes the compile's outcome.
+    fn publish(&self, slot: Slot) {
+        if let Slot::Ready(engine) = &slot {
+            let _ = self.ready.set(Arc::clone(engine));
+        }
+        *self.slot.lock().unwrap_or_else(|e| e.into_inner()) = slot;
+        self.done.notify_all();
+    }
+
+    /// Starts the compile on a background thread unless it has started.
+    fn start(self: &Arc<Self>) {
+        if self.started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+        let Slot::Cold(_) = &*slot else { return };
+        let Slot::Cold(compile) = std::mem::replace(&mut *slot, Slot::Compiling) else {
+            unreachable!("matched above")
+        };
+        drop(slot);
+        let shared = Arc::clone(self);
+        let job = move || {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(compile));
+            shared.publish(match outcome {
+                Ok(Ok(engine)) => Slot::Ready(Arc::from(engine)),
+                Ok(Err(e)) => Slot::Failed(e.to_string()),
+                Err(_) => Slot::Failed("the compiler panicked (a bug)".to_string()),
+            });
+        };
+        let spawned = std::thread::Builder::new()
+            .name("picajit-compile".to_string())
+            .spawn(job);
+        if let Err(e) = spawned {
+            self.publish(Slot::Failed(format!("no thread to compile on: {e}")));
+        }
+    }
 }
 
 /// An engine being compiled in the background (see the module documentation).
@@ -42,35 +95,28 @@ impl Background {
         meanwhile: Arc<dyn ShaderEngine>,
         compile: impl FnOnce() -> Result<Box<dyn ShaderEngine>, EngineError> + Send + 'static,
     ) -> Background {
+        Background::when_hot(name, meanwhile, 0, compile)
+    }
+
+    /// As [`Background::start`], but the compile starts only once `hot_after` invocations (a
+    /// batch counts its vertices) have run on `meanwhile`, or when [`Background::wait`] or
+    /// `warm_up` asks for the compiled engine.
+    pub fn when_hot(
+        name: &'static str,
+        meanwhile: Arc<dyn ShaderEngine>,
+        hot_after: u64,
+        compile: impl FnOnce() -> Result<Box<dyn ShaderEngine>, EngineError> + Send + 'static,
+    ) -> Background {
         let shared = Arc::new(Shared {
-            slot: Mutex::new(Slot::Compiling),
+            slot: Mutex::new(Slot::Cold(Box::new(compile))),
             done: Condvar::new(),
             ready: OnceLock::new(),
+            ran: AtomicU64::new(0),
+            hot_after,
+            started: AtomicBool::new(false),
         });
-        let publish = {
-            let shared = Arc::clone(&shared);
-            move |slot: Slot| {
-                if let Slot::Ready(engine) = &slot {
-                    let _ = shared.ready.set(Arc::clone(engine));
-                }
-                *shared.slot.lock().unwrap_or_else(|e| e.into_inner()) = slot;
-                shared.done.notify_all();
-            }
-        };
-        let job = move || {
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(compile));
-            publish(match outcome {
-                Ok(Ok(engine)) => Slot::Ready(Arc::from(engine)),
-                Ok(Err(e)) => Slot::Failed(e.to_string()),
-                Err(_) => Slot::Failed("the compiler panicked (a bug)".to_string()),
-            });
-        };
-        let spawned = std::thread::Builder::new()
-            .name("picajit-compile".to_string())
-            .spawn(job);
-        if let Err(e) = spawned {
-            *shared.slot.lock().unwrap_or_else(|e| e.into_inner()) =
-                Slot::Failed(format!("no thread to compile on: {e}"));
+        if hot_after == 0 {
+            shared.start();
         }
         Background {
             name,
@@ -87,6 +133,26 @@ impl Background {
         }
     }
 
+    /// The engine a call of `work` invocations goes to, counting them toward the program's
+    /// heat while it runs on `meanwhile`.
+    fn for_work(&self, work: u64) -> &dyn ShaderEngine {
+        if let Some(engine) = self.shared.ready.get() {
+            return engine.as_ref();
+        }
+        if !self.shared.started.load(Ordering::Relaxed) {
+            let ran = self.shared.ran.fetch_add(work, Ordering::Relaxed) + work;
+            if ran >= self.shared.hot_after {
+                self.shared.start();
+            }
+        }
+        self.meanwhile.as_ref()
+    }
+
+    /// Whether the compile has started (it starts when the program is hot).
+    pub fn is_started(&self) -> bool {
+        self.shared.started.load(Ordering::Acquire)
+    }
+
     /// Whether the compiled engine has taken over.
     pub fn is_ready(&self) -> bool {
         self.shared.ready.get().is_some()
@@ -100,10 +166,12 @@ impl Background {
         }
     }
 
-    /// Waits until the compile has finished (successfully or not).
+    /// Starts the compile if it has not started, and waits until it has finished
+    /// (successfully or not).
     pub fn wait(&self) {
+        self.shared.start();
         let mut slot = self.shared.slot.lock().unwrap_or_else(|e| e.into_inner());
-        while matches!(*slot, Slot::Compiling) {
+        while matches!(*slot, Slot::Compiling | Slot::Cold(_)) {
             slot = self
                 .shared
                 .done
@@ -131,7 +199,7 @@ impl ShaderEngine for Background {
         uniforms: &Uniforms,
         inputs: &InputRegisters,
     ) -> Result<VertexResult, ExecError> {
-        self.current().run_vertex(uniforms, inputs)
+        self.for_work(1).run_vertex(uniforms, inputs)
     }
 
     fn run_batch(
@@ -140,7 +208,8 @@ impl ShaderEngine for Background {
         io: &mut BatchIo<'_>,
         errors: &mut Vec<(usize, ExecError)>,
     ) {
-        self.current().run_batch(uniforms, io, errors)
+        self.for_work(io.count() as u64)
+            .run_batch(uniforms, io, errors)
     }
 
     fn warm_up(&self, uniforms: &Uniforms) {
@@ -155,6 +224,6 @@ impl ShaderEngine for Background {
         inputs: &InputRegisters,
         sink: &mut dyn EmitSink,
     ) -> Result<(), ExecError> {
-        self.current().run_geometry(state, uniforms, inputs, sink)
+        self.for_work(1).run_geometry(state, uniforms, inputs, sink)
     }
 }

@@ -40,8 +40,8 @@ pub enum EngineKind {
     /// what it declines.
     VectorInterpreter,
     /// What an embedder wants: the vectorised interpreter at once, the structure-of-arrays
-    /// JIT's kernels as they finish compiling in the background (geometry shaders: the
-    /// interpreter until the JIT has compiled in the background).
+    /// JIT's kernels compiled in the background once the program is hot ([`HOT_INVOCATIONS`];
+    /// geometry shaders: the interpreter until the JIT, compiled the same way, is ready).
     Auto,
 }
 
@@ -78,7 +78,7 @@ impl EngineKind {
                 "the vectorised interpreter for batches: nothing to compile"
             }
             EngineKind::Auto => {
-                "vinterp at once, soa-jit when compiled in the background (embedders' choice)"
+                "vinterp at once, soa-jit compiled in the background once the program is hot (embedders' choice)"
             }
         }
     }
@@ -176,7 +176,12 @@ pub fn prepare(
                 let compile = move || -> Result<Box<dyn ShaderEngine>, EngineError> {
                     Ok(Box::new(JitShader::compile(program, config)?))
                 };
-                return Ok(Box::new(Background::start(kind.name(), interp, compile)));
+                return Ok(Box::new(Background::when_hot(
+                    kind.name(),
+                    interp,
+                    HOT_INVOCATIONS,
+                    compile,
+                )));
             }
             let vinterp: Arc<dyn ShaderEngine> =
                 Arc::new(vector_interpreter(program.clone(), config));
@@ -186,19 +191,33 @@ pub fn prepare(
             let compile_jit = move || -> Result<Box<dyn ShaderEngine>, EngineError> {
                 Ok(Box::new(JitShader::compile(jit_program, config)?))
             };
-            let exact: Arc<dyn ShaderEngine> =
-                Arc::new(Background::start(kind.name(), interp, compile_jit));
+            let exact: Arc<dyn ShaderEngine> = Arc::new(Background::when_hot(
+                kind.name(),
+                interp,
+                HOT_INVOCATIONS,
+                compile_jit,
+            ));
             Ok(Box::new(soa_kernels(
                 kind,
                 program,
                 config,
-                CompileMode::Background,
+                CompileMode::Background {
+                    hot_after: HOT_INVOCATIONS,
+                },
                 exact,
                 vinterp,
             )))
         }
     }
 }
+
+/// How many invocations (vertices of batches, single vertices, geometry-shader invocations)
+/// make a program hot for [`EngineKind::Auto`]: until then it runs on the engines that need no
+/// compile, and only then do its compiles start in the background (docs/batches.md,
+/// "Tiers"). A compile takes a core for milliseconds; a program that runs less than this saves
+/// less than that by being compiled, and on a small machine the compile would slow the rest of
+/// the work (rasterization) that runs beside it.
+pub const HOT_INVOCATIONS: u64 = 8192;
 
 /// The vectorised interpreter with the reference interpreter for what it declines.
 fn vector_interpreter(program: ShaderProgram, config: ExecConfig) -> KernelEngine {

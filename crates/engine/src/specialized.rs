@@ -63,6 +63,8 @@ pub type KernelCompiler = dyn Fn(&ShaderProgram, ExecConfig, VariantKey) -> Resu
     + Sync;
 
 enum Variant {
+    /// Run on the zero-compile engine, not yet hot: the vertices run so far.
+    Warming(u64),
     /// Being compiled on a background thread.
     Compiling,
     Ready(Arc<AdaptiveKernel>),
@@ -75,8 +77,13 @@ enum Variant {
 pub enum CompileMode {
     /// On the calling thread, before the batch runs.
     Blocking,
-    /// On a background thread; batches run on the zero-compile engine meanwhile.
-    Background,
+    /// On a background thread once the variant has run `hot_after` vertices on the
+    /// zero-compile engine (0: at its first batch); batches run on the zero-compile engine
+    /// meanwhile.
+    Background {
+        /// Vertices that make a variant hot.
+        hot_after: u64,
+    },
 }
 
 struct Shared {
@@ -125,7 +132,7 @@ impl Shared {
         variants.retain(|(k, _)| *k != key);
         variants.push_back((key, variant));
         while variants.len() > MAX_VARIANTS {
-            // Evict the least recently used finished variant (a compile in flight stays).
+            // Evict the least recently used variant not in flight (a compile in flight stays).
             match variants
                 .iter()
                 .position(|(_, v)| !matches!(v, Variant::Compiling))
@@ -233,11 +240,11 @@ impl Specializing {
         self.shared.variants().len()
     }
 
-    /// Compiles the variant for `uniforms` now if it is missing, and waits for a compile of it
-    /// in flight (on another thread) to finish.
+    /// Compiles the variant for `uniforms` now if it is missing or not yet hot, and waits for a
+    /// compile of it in flight (on another thread) to finish.
     pub fn ensure_compiled(&self, uniforms: &Uniforms) -> VariantState {
         let key = self.shared.key(uniforms);
-        if let Claim::Mine = self.claim(key) {
+        if let Claim::Mine = self.claim(key, 0, 0) {
             self.shared.publish(key, self.shared.compile(key));
         }
         self.wait_for(key)
@@ -259,35 +266,54 @@ impl Specializing {
         }
     }
 
-    /// Looks the variant up (making it the most recently used), and when it is missing marks it
-    /// as compiling for the caller to compile: so a variant is compiled once however many
-    /// threads ask for it at the same time.
-    fn claim(&self, key: VariantKey) -> Claim {
+    /// Looks the variant up (making it the most recently used) for a batch of `work` vertices.
+    /// When it is missing, or warming and hot with this batch (`hot_after` vertices run), marks
+    /// it as compiling for the caller to compile: so a variant is compiled once however many
+    /// threads ask for it at the same time. A variant not yet hot is warming.
+    fn claim(&self, key: VariantKey, work: u64, hot_after: u64) -> Claim {
         let mut variants = self.shared.variants();
-        if let Some(at) = variants.iter().position(|(k, _)| *k == key) {
-            let entry = variants.remove(at).expect("the position is in range");
-            let claim = match &entry.1 {
-                Variant::Ready(kernel) => Claim::Ready(kernel.clone()),
-                Variant::Compiling => Claim::InFlight,
-                Variant::Refused(_) => Claim::Refused,
-            };
-            variants.push_back(entry);
-            return claim;
-        }
-        variants.push_back((key, Variant::Compiling));
-        Claim::Mine
+        let entry = variants
+            .iter()
+            .position(|(k, _)| *k == key)
+            .and_then(|at| variants.remove(at));
+        let ran = match entry {
+            None => 0,
+            Some((_, Variant::Warming(ran))) => ran,
+            Some(entry) => {
+                let claim = match &entry.1 {
+                    Variant::Ready(kernel) => Claim::Ready(kernel.clone()),
+                    Variant::Refused(_) => Claim::Refused,
+                    Variant::Compiling | Variant::Warming(_) => Claim::InFlight,
+                };
+                variants.push_back(entry);
+                return claim;
+            }
+        };
+        let ran = ran.saturating_add(work);
+        let (variant, claim) = if ran >= hot_after {
+            (Variant::Compiling, Claim::Mine)
+        } else {
+            (Variant::Warming(ran), Claim::InFlight)
+        };
+        variants.push_back((key, variant));
+        claim
     }
 
-    /// The kernel to run `uniforms` with, if one is ready; starts (or, blocking, runs or waits
-    /// for) its compile when it is not.
-    fn kernel_for(&self, uniforms: &Uniforms) -> Option<Arc<AdaptiveKernel>> {
+    /// The kernel to run a batch of `work` vertices with `uniforms` on, if one is ready; starts
+    /// (or, blocking, runs or waits for) its compile when it is not (in the background: when
+    /// the variant is hot).
+    fn kernel_for(&self, uniforms: &Uniforms, work: u64) -> Option<Arc<AdaptiveKernel>> {
         let key = self.shared.key(uniforms);
-        match (self.claim(key), self.mode) {
+        let hot_after = match self.mode {
+            CompileMode::Blocking => 0,
+            CompileMode::Background { hot_after } => hot_after,
+        };
+        match (self.claim(key, work, hot_after), self.mode) {
             (Claim::Ready(kernel), _) => Some(kernel),
-            (Claim::Refused, _) | (Claim::InFlight, CompileMode::Background) => None,
+            (Claim::Refused, _) | (Claim::InFlight, CompileMode::Background { .. }) => None,
             (Claim::InFlight, CompileMode::Blocking) => {
                 self.wait_for(key);
-                match self.claim(key) {
+                match self.claim(key, 0, 0) {
                     Claim::Ready(kernel) => Some(kernel),
                     _ => None,
                 }
@@ -301,7 +327,7 @@ impl Specializing {
                 self.shared.publish(key, variant);
                 kernel
             }
-            (Claim::Mine, CompileMode::Background) => {
+            (Claim::Mine, CompileMode::Background { .. }) => {
                 let shared = Arc::clone(&self.shared);
                 let spawned = std::thread::Builder::new()
                     .name("picajit-compile".to_string())
@@ -322,6 +348,7 @@ impl Specializing {
 fn state_of(variants: &VecDeque<(VariantKey, Variant)>, key: VariantKey) -> VariantState {
     match variants.iter().find(|(k, _)| *k == key).map(|(_, v)| v) {
         None => VariantState::Missing,
+        Some(Variant::Warming(_)) => VariantState::Missing,
         Some(Variant::Compiling) => VariantState::Compiling,
         Some(Variant::Ready(_)) => VariantState::Ready,
         Some(Variant::Refused(reason)) => VariantState::Refused(reason.clone()),
@@ -365,7 +392,7 @@ impl ShaderEngine for Specializing {
         io: &mut BatchIo<'_>,
         errors: &mut Vec<(usize, ExecError)>,
     ) {
-        match self.kernel_for(uniforms) {
+        match self.kernel_for(uniforms, io.count() as u64) {
             Some(kernel) => {
                 kernel.run(&*self.exact, uniforms, io, errors);
             }
