@@ -157,7 +157,7 @@ fn every_engine_and_thread_count_renders_the_same_image() {
 fn every_fragment_path_renders_what_the_general_path_renders() {
     use picajit::gpu::fragment::FragmentPath;
     use picajit::gpu::{Gpu, GpuConfig};
-    let mut taken = [0u64; 3];
+    let mut taken = [0u64; 4];
     for (name, build) in SCENES {
         let trace = build();
         let run = |specialise_fragments| {
@@ -178,7 +178,7 @@ fn every_fragment_path_renders_what_the_general_path_renders() {
             "{name}: depth"
         );
         let fragments = general.raster_stats.fragments;
-        assert_eq!(general.raster_stats.paths, [fragments, 0, 0], "{name}");
+        assert_eq!(general.raster_stats.paths, [fragments, 0, 0, 0], "{name}");
         let paths = specialised.raster_stats.paths;
         assert_eq!(paths.iter().sum::<u64>(), fragments, "{name}");
         for (total, n) in taken.iter_mut().zip(paths) {

@@ -220,41 +220,31 @@ impl Combiners {
 
     /// The output of the first `stages` stages (see [`Combiners::active_stages`]).
     pub fn run_stages(&self, sources: &Sources, stages: usize) -> Rgba8 {
+        // Every source by its code: the fixed ones once, the previous output, the buffer and
+        // the constant per stage; unusable codes (7-12) read 0.
+        let mut table = [[0u8; 4]; 16];
+        table[source::PRIMARY as usize] = sources.primary;
+        table[source::FRAGMENT_PRIMARY as usize] = sources.fragment_primary;
+        table[source::FRAGMENT_SECONDARY as usize] = sources.fragment_secondary;
+        let textures = source::TEXTURE0 as usize;
+        table[textures..textures + 4].copy_from_slice(&sources.textures);
         let mut previous = [0u8; 4];
-        let mut visible = [0u8; 4];
         let mut pending = self.buffer_color;
         for (n, stage) in self.stages[..stages].iter().enumerate() {
-            let fetch = |code: u8, alpha: bool| -> Rgba8 {
-                let code = if n == 0 && code == source::PREVIOUS && !alpha {
-                    // Stage 0 has no previous: RGB slots read slot 2's source instead.
-                    stage.rgb_sources[2]
-                } else {
-                    code
-                };
-                match code {
-                    source::PRIMARY => sources.primary,
-                    source::FRAGMENT_PRIMARY => sources.fragment_primary,
-                    source::FRAGMENT_SECONDARY => sources.fragment_secondary,
-                    source::TEXTURE0..=source::TEXTURE3 => {
-                        sources.textures[(code - source::TEXTURE0) as usize]
-                    }
-                    source::PREVIOUS_BUFFER => visible,
-                    source::CONSTANT => stage.constant,
-                    source::PREVIOUS if n > 0 => previous,
-                    _ => [0; 4],
-                }
-            };
+            // Stage 0 has no previous (its entry is still 0).
+            table[source::PREVIOUS as usize] = previous;
+            table[source::CONSTANT as usize] = stage.constant;
+            let read = |code: u8| table[code as usize & 15];
             let rgb_inputs: [[u8; 3]; 3] = std::array::from_fn(|slot| {
-                rgb_operand(
-                    stage.rgb_operands[slot],
-                    fetch(stage.rgb_sources[slot], false),
-                )
+                let code = match stage.rgb_sources[slot] {
+                    // Stage 0's RGB slots read slot 2's source for "previous".
+                    source::PREVIOUS if n == 0 => stage.rgb_sources[2],
+                    code => code,
+                };
+                rgb_operand(stage.rgb_operands[slot], read(code))
             });
             let alpha_inputs: [u8; 3] = std::array::from_fn(|slot| {
-                alpha_operand(
-                    stage.alpha_operands[slot],
-                    fetch(stage.alpha_sources[slot], true),
-                )
+                alpha_operand(stage.alpha_operands[slot], read(stage.alpha_sources[slot]))
             });
             let (rgb, dot) = combine_rgb(stage.rgb_op, rgb_inputs);
             let alpha = match (stage.rgb_op, dot) {
@@ -269,7 +259,8 @@ impl Combiners {
                 scaled(rgb[2], stage.rgb_scale),
                 scaled(alpha, stage.alpha_scale),
             ];
-            visible = pending;
+            // The buffer a stage reads is the one the stage before it left.
+            table[source::PREVIOUS_BUFFER as usize] = pending;
             if n < 4 {
                 if self.buffer_rgb & (1 << n) != 0 {
                     pending[..3].copy_from_slice(&out[..3]);

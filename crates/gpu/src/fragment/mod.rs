@@ -103,28 +103,49 @@ pub enum FragmentPath {
     /// As [`FragmentPath::VertexColour`], with combiners that hand the vertex colour on
     /// unchanged, so they are not run.
     PrimaryColour,
+    /// As [`FragmentPath::VertexColour`] with texture units on, each a 2D texture read at one
+    /// level with one filter (no level of detail: sprites, fonts, UI): [`shade_textured`].
+    /// Only the colour, the units' coordinates and the depth are interpolated.
+    Textured,
 }
 
 /// The names of the [`FragmentPath`]s, indexed by `path as usize`.
-pub const FRAGMENT_PATHS: [&str; 3] = ["general", "vertex colour", "primary colour"];
+pub const FRAGMENT_PATHS: [&str; 4] = ["general", "vertex colour", "primary colour", "textured"];
 
 impl FragmentConfig {
     /// The path this batch's fragments take (its textures bound).
     pub fn path(&self) -> FragmentPath {
-        let plain = self.textures.iter().all(Option::is_none)
-            && self.proctex.is_none()
+        let plain = self.proctex.is_none()
             && self.lighting.is_none()
             && self.fog.is_none()
             && self.gas_shading.is_none()
             && self.gas_accumulation.is_none()
             && self.ops.mode != ops::SHADOW_MODE;
+        let flat = |bound: &BoundUnit| {
+            bound.config.kind == texture::TextureKind::Texture2d && !bound.config.needs_lod()
+        };
         if !plain {
             FragmentPath::General
+        } else if self.textures.iter().flatten().next().is_some() {
+            if self.textures.iter().flatten().all(flat) {
+                FragmentPath::Textured
+            } else {
+                FragmentPath::General
+            }
         } else if self.combiners.passes_primary(self.combiner_stages) {
             FragmentPath::PrimaryColour
         } else {
             FragmentPath::VertexColour
         }
+    }
+
+    /// The first semantic (u; v follows) of the coordinates each bound texture unit reads.
+    pub fn texcoords(&self) -> [Option<usize>; 3] {
+        std::array::from_fn(|unit| {
+            self.textures[unit]
+                .as_ref()
+                .map(|_| TEXCOORD_FIRST[texcoord_set(unit, self.texcoord2_from_1)])
+        })
     }
 }
 
@@ -152,6 +173,37 @@ pub fn shade_vertex_colour<const COMBINE: bool>(
     } else {
         primary
     };
+    ops::write(band, pixel, combined, depth, &config.ops, target)
+}
+
+/// The fragment stages of a [`FragmentPath::Textured`] batch on a fragment of vertex colour
+/// `primary`, each bound unit's coordinates (u, v) in `coords`, depth value `depth` at `pixel`:
+/// the texture units (a 2D texture at level 0, as [`shade`] samples one that needs no level of
+/// detail), the combiners and the per-fragment operations. Returns whether the fragment passed
+/// the tests.
+#[inline(always)]
+pub fn shade_textured(
+    config: &FragmentConfig,
+    primary: Rgba8,
+    coords: &[[f32; 2]; 3],
+    depth: u32,
+    pixel: (u32, u32),
+    band: &mut BandPixels<'_>,
+    target: &TargetConfig,
+) -> bool {
+    let mut sources = Sources {
+        primary,
+        ..Sources::default()
+    };
+    for (unit, bound) in config.textures.iter().enumerate() {
+        if let Some(bound) = bound {
+            let [u, v] = coords[unit];
+            sources.textures[unit] = bound.sample(0, u, v, 0.0);
+        }
+    }
+    let combined = config
+        .combiners
+        .run_stages(&sources, config.combiner_stages);
     ops::write(band, pixel, combined, depth, &config.ops, target)
 }
 

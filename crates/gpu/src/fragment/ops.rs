@@ -144,63 +144,97 @@ impl FragmentOps {
     /// Blends or logic-combines `source` with the stored `dest`, then applies the channel
     /// write mask.
     pub fn output(&self, source: Rgba8, dest: Rgba8) -> Rgba8 {
-        let combined = if self.blend {
+        let mut out = if self.blend {
             self.blended(source, dest)
         } else {
-            std::array::from_fn(|k| logic_op(self.logic_op, source[k], dest[k]))
-        };
-        std::array::from_fn(|k| {
-            if self.depth_color & (0x100 << k) != 0 {
-                combined[k]
-            } else {
-                dest[k]
+            let mut out = [0; 4];
+            for k in 0..4 {
+                out[k] = logic_op(self.logic_op, source[k], dest[k]);
             }
-        })
+            out
+        };
+        for k in 0..4 {
+            if self.depth_color & (0x100 << k) == 0 {
+                out[k] = dest[k];
+            }
+        }
+        out
     }
 
     fn blended(&self, src: Rgba8, dst: Rgba8) -> Rgba8 {
         let func = self.blend_func;
-        let constant = self.blend_color;
-        let factor = |code: u32, k: usize| -> u32 {
-            let v = |x: u8| x as u32;
-            match code {
-                0 => 0,
-                1 => 255,
-                2 => v(src[k]),
-                3 => 255 - v(src[k]),
-                4 => v(dst[k]),
-                5 => 255 - v(dst[k]),
-                6 => v(src[3]),
-                7 => 255 - v(src[3]),
-                8 => v(dst[3]),
-                9 => 255 - v(dst[3]),
-                10 => v(constant[k]),
-                11 => 255 - v(constant[k]),
-                12 => v(constant[3]),
-                13 => 255 - v(constant[3]),
-                14 if k < 3 => v(src[3]).min(255 - v(dst[3])),
-                14 => 255,
-                // Undefined: the source colour (docs/gpu.md, "Model choices").
-                _ => v(src[k]),
-            }
+        let rgb = Blend {
+            equation: bits(func, 0, 3),
+            source: self.factors(bits(func, 16, 4), src, dst),
+            destination: self.factors(bits(func, 20, 4), src, dst),
         };
-        std::array::from_fn(|k| {
-            let (equation, sf, df) = if k < 3 {
-                (bits(func, 0, 3), bits(func, 16, 4), bits(func, 20, 4))
-            } else {
-                (bits(func, 8, 3), bits(func, 24, 4), bits(func, 28, 4))
-            };
-            let s = (src[k] as u32 * factor(sf, k)) as i64;
-            let d = (dst[k] as u32 * factor(df, k)) as i64;
-            let value = match equation {
-                1 => (s - d) / 255,
-                2 => (d - s) / 255,
-                3 => s.min(d) / 255,
-                4 => s.max(d) / 255,
-                _ => (s + d) / 255,
-            };
-            value.clamp(0, 255) as u8
-        })
+        let alpha = Blend {
+            equation: bits(func, 8, 3),
+            source: self.factors(bits(func, 24, 4), src, dst),
+            destination: self.factors(bits(func, 28, 4), src, dst),
+        };
+        [
+            rgb.channel(0, src, dst),
+            rgb.channel(1, src, dst),
+            rgb.channel(2, src, dst),
+            alpha.channel(3, src, dst),
+        ]
+    }
+
+    /// Blend factor `code` for each channel (0-255; undefined codes: the source colour,
+    /// docs/gpu.md "Model choices"). Code 14, SRC_ALPHA_SATURATE, is 255 in alpha.
+    #[inline]
+    fn factors(&self, code: u32, src: Rgba8, dst: Rgba8) -> [u32; 4] {
+        let each = |c: Rgba8| c.map(u32::from);
+        let all = |v: u8| [v as u32; 4];
+        let minus = |v: [u32; 4]| v.map(|x| 255 - x);
+        let constant = self.blend_color;
+        match code {
+            0 => [0; 4],
+            1 => [255; 4],
+            2 => each(src),
+            3 => minus(each(src)),
+            4 => each(dst),
+            5 => minus(each(dst)),
+            6 => all(src[3]),
+            7 => minus(all(src[3])),
+            8 => all(dst[3]),
+            9 => minus(all(dst[3])),
+            10 => each(constant),
+            11 => minus(each(constant)),
+            12 => all(constant[3]),
+            13 => minus(all(constant[3])),
+            14 => {
+                let f = (src[3] as u32).min(255 - dst[3] as u32);
+                [f, f, f, 255]
+            }
+            _ => each(src),
+        }
+    }
+}
+
+/// One half of a blend (RGB or alpha): its equation and the factors of each channel.
+struct Blend {
+    equation: u32,
+    source: [u32; 4],
+    destination: [u32; 4],
+}
+
+impl Blend {
+    /// Channel `k` of `src` blended with `dst` (equations 5-7 add; MIN and MAX apply the
+    /// factors; divisions by 255 truncate).
+    #[inline]
+    fn channel(&self, k: usize, src: Rgba8, dst: Rgba8) -> u8 {
+        let s = (src[k] as u32 * self.source[k]) as i64;
+        let d = (dst[k] as u32 * self.destination[k]) as i64;
+        let value = match self.equation {
+            1 => (s - d) / 255,
+            2 => (d - s) / 255,
+            3 => s.min(d) / 255,
+            4 => s.max(d) / 255,
+            _ => (s + d) / 255,
+        };
+        value.clamp(0, 255) as u8
     }
 }
 

@@ -432,6 +432,7 @@ impl Wrap {
 
     /// The texel index for integer coordinate `i` in a dimension of `size` texels; `None`
     /// for the border.
+    #[inline(always)]
     pub fn apply(self, i: i32, size: i32) -> Option<i32> {
         match self {
             Wrap::ClampToEdge => Some(i.clamp(0, size - 1)),
@@ -759,6 +760,7 @@ pub struct BoundUnit {
 
 impl BoundUnit {
     /// The texel at integer coordinates (s, t) (t up) of a level, wrapped, or the border.
+    #[inline(always)]
     fn fetch(&self, level: &Level, s: i32, t: i32) -> Rgba8 {
         let config = &self.config;
         let (w, h) = (level.width as i32, level.height as i32);

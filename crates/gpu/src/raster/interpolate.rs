@@ -165,17 +165,23 @@ pub(super) fn depth_at(
     }
 }
 
-/// The vertex colour (semantics [`semantic::COLOR`] on) and the depth at edge weights `w`: all
-/// a vertex-colour fragment path reads (`fragment::FragmentPath::VertexColour`).
+/// The vertex colour (semantics [`semantic::COLOR`] on), the (u, v) of each texture coordinate
+/// set `texcoords` names (its first semantic; none: left 0) and the depth at edge weights `w`:
+/// all the vertex-colour and textured fragment paths read (`fragment::FragmentPath`).
 #[inline(always)]
 pub(super) fn interpolate_colour(
     t: &SetupTriangle,
     w: [i64; 3],
     context: &PixelContext<'_>,
-) -> ([f32; 4], Depth) {
+    texcoords: &[Option<usize>; 3],
+) -> ([f32; 4], [[f32; 2]; 3], Depth) {
     let at = perspective(t, w);
     let colour = std::array::from_fn(|c| weighted(t, at, semantic::COLOR + c));
-    (colour, depth_at(t, at, context))
+    let coords = texcoords.map(|first| match first {
+        Some(s) => [weighted(t, at, s), weighted(t, at, s + 1)],
+        None => [0.0; 2],
+    });
+    (colour, coords, depth_at(t, at, context))
 }
 
 /// The neighbours of a pixel on a triangle: its edge weights, stepped one pixel right or up.

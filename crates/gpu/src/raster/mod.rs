@@ -103,7 +103,7 @@ pub struct RasterStats {
     /// Fragments covered (before any test).
     pub fragments: u64,
     /// The fragments covered on each [`FragmentPath`] (indexed by `path as usize`).
-    pub paths: [u64; 3],
+    pub paths: [u64; 4],
 }
 
 /// How one [`rasterize`] call runs, besides what it draws.
@@ -224,6 +224,7 @@ pub fn rasterize(
         probe: probe.map(|(x, y)| (x as i64, y as i64)),
         sample_stages,
         path,
+        texcoords: config.fragment.texcoords(),
     };
     let run =
         |band: &mut traverse::Band<'_>| traverse::rasterize_band(band, setup_triangles, &context);

@@ -49,6 +49,8 @@ pub(super) struct PixelContext<'a> {
     pub(super) sample_stages: bool,
     /// The path the batch's fragments take.
     pub(super) path: FragmentPath,
+    /// The first semantic of each bound texture unit's coordinates (the textured path's).
+    pub(super) texcoords: [Option<usize>; 3],
 }
 
 /// A covered pixel: its triangle, the edge weights at its centre, and (x, memory row).
@@ -89,10 +91,35 @@ impl<const COMBINE: bool> PixelPath for VertexColour<COMBINE> {
             shade_pixel(band, at, context, &context.config.varyings, true, None);
             return;
         }
-        let (colour, depth) = interpolate_colour(at.triangle, at.weights, context);
+        let (colour, _, depth) = interpolate_colour(at.triangle, at.weights, context, &[None; 3]);
         fragment::shade_vertex_colour::<COMBINE>(
             &context.config.fragment,
             colour.map(unorm8),
+            depth.value,
+            at.pixel,
+            &mut band.pixels,
+            context.target,
+        );
+    }
+}
+
+/// [`FragmentPath::Textured`]: the colour, the bound units' coordinates and the depth, then
+/// [`fragment::shade_textured`]; a fragment sampled for the stage times takes the general path.
+struct Textured;
+
+impl PixelPath for Textured {
+    #[inline(always)]
+    fn shade(band: &mut Band<'_>, at: Covered<'_>, context: &PixelContext<'_>) {
+        if band.sampled(context) {
+            shade_pixel(band, at, context, &context.config.varyings, true, None);
+            return;
+        }
+        let (colour, coords, depth) =
+            interpolate_colour(at.triangle, at.weights, context, &context.texcoords);
+        fragment::shade_textured(
+            &context.config.fragment,
+            colour.map(unorm8),
+            &coords,
             depth.value,
             at.pixel,
             &mut band.pixels,
@@ -116,6 +143,7 @@ pub(super) fn rasterize_band(
         FragmentPath::PrimaryColour => {
             rasterize_band_on::<VertexColour<false>>(band, triangles, context)
         }
+        FragmentPath::Textured => rasterize_band_on::<Textured>(band, triangles, context),
     }
 }
 
