@@ -485,6 +485,9 @@ fn png_error(path: &Path) -> impl Fn(png::EncodingError) -> CliError + '_ {
 
 fn write_color(path: &Path, image: &Image) -> Result<(), CliError> {
     let mut encoder = png::Encoder::new(create(path)?, image.width, image.height);
+    // The fast deflate: the balanced default took 13 % of a one-frame replay of a 240x400
+    // trace to save a few kilobytes.
+    encoder.set_compression(png::Compression::Fast);
     encoder.set_color(png::ColorType::Rgba);
     encoder.set_depth(png::BitDepth::Eight);
     let mut writer = encoder.write_header().map_err(png_error(path))?;
@@ -495,6 +498,7 @@ fn write_color(path: &Path, image: &Image) -> Result<(), CliError> {
 
 fn write_depth(path: &Path, depth: &DepthImage) -> Result<(), CliError> {
     let mut encoder = png::Encoder::new(create(path)?, depth.width, depth.height);
+    encoder.set_compression(png::Compression::Fast);
     encoder.set_color(png::ColorType::Grayscale);
     encoder.set_depth(png::BitDepth::Sixteen);
     let mut writer = encoder.write_header().map_err(png_error(path))?;

@@ -773,6 +773,35 @@ impl BoundUnit {
         }
     }
 
+    /// The four texels around texel-space (x, y) of a level (texel centres at half-integers),
+    /// wrapped or the border, with their weights, the products of the fractions in 1/256ths
+    /// ([`WEIGHT_ONE`]² in all). Each column and row is wrapped once for the two texels on it.
+    #[inline(always)]
+    fn quad(&self, level: &Level, x: f32, y: f32) -> [(Rgba8, u32); 4] {
+        let config = &self.config;
+        let (x, y) = (x - 0.5, y - 0.5);
+        let (x0, y0) = (floor_i32(x), floor_i32(y));
+        let (wx, wy) = (weight(x - x0 as f32), weight(y - y0 as f32));
+        let (w, h) = (level.width as i32, level.height as i32);
+        let columns = [config.wrap_s.apply(x0, w), config.wrap_s.apply(x0 + 1, w)];
+        // Memory rows run from the top: t = 0 is the last row.
+        let row = |t: i32| config.wrap_t.apply(t, h).map(|t| (h - 1 - t) * w);
+        let rows = [row(y0), row(y0 + 1)];
+        let texel = |column: Option<i32>, row: Option<i32>| match (column, row) {
+            (Some(column), Some(row)) => level.texels[(row + column) as usize],
+            _ => config.border,
+        };
+        [
+            (
+                texel(columns[0], rows[0]),
+                (WEIGHT_ONE - wx) * (WEIGHT_ONE - wy),
+            ),
+            (texel(columns[1], rows[0]), wx * (WEIGHT_ONE - wy)),
+            (texel(columns[0], rows[1]), (WEIGHT_ONE - wx) * wy),
+            (texel(columns[1], rows[1]), wx * wy),
+        ]
+    }
+
     /// One level sampled at (s, t), nearest or linear.
     fn sample_level(&self, level: &Level, s: f32, t: f32, linear: bool) -> Rgba8 {
         let (x, y) = (s * level.width as f32, t * level.height as f32);
@@ -782,8 +811,7 @@ impl BoundUnit {
         // The four texels around (x, y), weighted by the products of the fractions (in
         // 1/256ths each) and rounded once.
         let mut sums = [WEIGHT_ONE * WEIGHT_ONE / 2; 4];
-        for ((ts, tt), w) in bilinear_taps(x, y) {
-            let texel = self.fetch(level, ts, tt);
+        for (texel, w) in self.quad(level, x, y) {
             for c in 0..4 {
                 sums[c] += texel[c] as u32 * w;
             }
@@ -853,8 +881,8 @@ impl BoundUnit {
         let (x, y) = (s * level.width as f32, t * level.height as f32);
         let value = if config.mag_linear {
             let mut sum = WEIGHT_ONE * WEIGHT_ONE / 2;
-            for ((ts, tt), w) in bilinear_taps(x, y) {
-                sum += lit(self.fetch(level, ts, tt)) * w;
+            for (texel, w) in self.quad(level, x, y) {
+                sum += lit(texel) * w;
             }
             (sum / (WEIGHT_ONE * WEIGHT_ONE)) as u8
         } else {
@@ -873,20 +901,6 @@ impl BoundUnit {
         };
         0.5 * length(right).max(length(up)).log2()
     }
-}
-
-/// The four texels around texel-space (x, y) (texel centres at half-integers) with their
-/// weights, the products of the fractions in 1/256ths: [`WEIGHT_ONE`]² in all.
-fn bilinear_taps(x: f32, y: f32) -> [((i32, i32), u32); 4] {
-    let (x, y) = (x - 0.5, y - 0.5);
-    let (x0, y0) = (floor_i32(x), floor_i32(y));
-    let (wx, wy) = (weight(x - x0 as f32), weight(y - y0 as f32));
-    [
-        ((x0, y0), (WEIGHT_ONE - wx) * (WEIGHT_ONE - wy)),
-        ((x0 + 1, y0), wx * (WEIGHT_ONE - wy)),
-        ((x0, y0 + 1), (WEIGHT_ONE - wx) * wy),
-        ((x0 + 1, y0 + 1), wx * wy),
-    ]
 }
 
 /// ⌊x⌋ as an integer, saturating far outside the texture.
