@@ -94,6 +94,27 @@ pub fn run(memory: &mut PhysicalMemory, reg: &dyn Fn(u32) -> u32) -> Result<(), 
             ((x + y * w) * bytes) as usize
         }
     };
+    if shift_x == 0 && shift_y == 0 && width <= in_w && height <= in_h {
+        // No scaling and every pixel read inside the input: each pixel converted on its own.
+        // In the same format decoding and encoding again gives the bytes back (every format's
+        // channels widen and narrow back exactly), so the bytes move as they are.
+        let (from_n, to_n) = (in_bytes as usize, out_bytes as usize);
+        for y in 0..height {
+            let out_y = if flags.flip() { height - 1 - y } else { y };
+            for x in 0..width {
+                let from = offset(x, y, in_w, in_bytes, input_tiled);
+                let to = offset(x, out_y, width, out_bytes, output_tiled);
+                let pixel = &source[from..from + from_n];
+                if in_format == out_format {
+                    target[to..to + to_n].copy_from_slice(pixel);
+                } else {
+                    out_format.encode(in_format.decode(pixel), &mut target[to..to + to_n]);
+                }
+            }
+        }
+        memory.write(output, &target)?;
+        return Ok(());
+    }
     let read = |x: u32, y: u32| -> [u32; 4] {
         if x >= in_w || y >= in_h {
             return [0; 4];
@@ -180,4 +201,60 @@ fn texture_copy(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A same-format transfer without scaling moves each pixel's bytes: tiled to linear and
+    /// back, flipped or not, in every format; the bytes come from a counter, so every bit
+    /// pattern of a channel shows up, and each pixel lands where the tiling says. (Conversions
+    /// between formats: `jit-tests/gpu_raster.rs`.)
+    #[test]
+    fn a_same_format_transfer_moves_every_pixel_as_it_is() {
+        const INPUT: u32 = 0x1800_0000;
+        const OUTPUT: u32 = 0x1810_0000;
+        let (w, h) = (16u32, 24u32);
+        for code in 0..5 {
+            let format = ColorFormat::from_transfer_code(code).unwrap();
+            let bytes = format.bytes() as u32;
+            for (linear_to_tiled, flip) in [(false, false), (false, true), (true, false)] {
+                let mut memory = PhysicalMemory::new();
+                let source: Vec<u8> = (0..w * h * bytes).map(|k| (k * 7 + 3) as u8).collect();
+                memory.write(INPUT, &source).unwrap();
+                let flags =
+                    u32::from(flip) | u32::from(linear_to_tiled) << 1 | code << 8 | code << 12;
+                let reg = |offset: u32| match offset {
+                    external::TRANSFER_INPUT => INPUT >> 3,
+                    external::TRANSFER_OUTPUT => OUTPUT >> 3,
+                    external::TRANSFER_INPUT_SIZE | external::TRANSFER_OUTPUT_SIZE => h << 16 | w,
+                    external::TRANSFER_FLAGS => flags,
+                    _ => 0,
+                };
+                run(&mut memory, &reg).unwrap();
+                let output = memory.read_vec(OUTPUT, (w * h * bytes) as usize).unwrap();
+                let place = |x: u32, y: u32, tiled: bool| {
+                    if tiled {
+                        tiled_offset(x, y, w, bytes)
+                    } else {
+                        ((y * w + x) * bytes) as usize
+                    }
+                };
+                for y in 0..h {
+                    for x in 0..w {
+                        let from = place(x, y, !linear_to_tiled);
+                        let out_y = if flip { h - 1 - y } else { y };
+                        let to = place(x, out_y, linear_to_tiled);
+                        let n = bytes as usize;
+                        assert_eq!(
+                            output[to..to + n],
+                            source[from..from + n],
+                            "{format:?} at ({x}, {y}), linear to tiled {linear_to_tiled}, flip {flip}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
