@@ -1463,3 +1463,68 @@ fn bench_shards_merge_into_the_jobs_of_the_unsharded_run() {
     );
     assert_eq!(document["agree"], true);
 }
+
+/// `render --json` prints one line: the counts the summary prints, every pipeline stage (their
+/// times adding up to the replay's), the fragment paths adding up to the fragments, the
+/// throughput from the same counts and time, and with `--timings` the fragment stages.
+#[test]
+fn render_json_gives_the_summary_stages_paths_and_throughput() {
+    let scene = root().join("corpus/scenes/lit-cube.ctf");
+    let scene = scene.to_str().unwrap();
+    let out = std::env::temp_dir().join(format!("picajit-cli-json-{}.png", std::process::id()));
+    let out = out.to_str().unwrap();
+    let summary = picajit(&["render", scene, "-o", out]);
+    let summary = String::from_utf8(summary.stdout).unwrap();
+    let output = picajit(&[
+        "render",
+        scene,
+        "--json",
+        "--timings",
+        "--threads",
+        "1",
+        "-o",
+        out,
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let line: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let fragments = line["fragments"].as_u64().unwrap();
+    assert!(
+        summary.contains(&format!(", {fragments} fragments, ")),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(&format!("{} triangles, ", line["triangles"])),
+        "{summary}"
+    );
+    assert_eq!(line["threads"], 1);
+    let stages = line["stages"].as_object().unwrap();
+    assert_eq!(stages.len(), 9);
+    let total: f64 = stages.values().map(|s| s["ms"].as_f64().unwrap()).sum();
+    let ms = line["ms"].as_f64().unwrap();
+    assert!(
+        (total - ms).abs() <= ms * 1e-6 + 1e-9,
+        "{total} against {ms}"
+    );
+    assert_eq!(stages["fragments"]["items"], fragments);
+    let paths: u64 = line["fragment_paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(paths, fragments);
+    let rate = line["fragments_per_s"].as_f64().unwrap();
+    let expected = fragments as f64 / (ms / 1e3);
+    assert!(
+        (rate - expected).abs() <= expected * 1e-6,
+        "{rate} against {expected}"
+    );
+    assert!(
+        line["fragment_stages"]["combiners"]["timed"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}

@@ -63,6 +63,11 @@ pub(super) struct RenderArgs {
     /// Report the time of each pipeline stage and the throughput.
     #[arg(long)]
     timings: bool,
+    /// Print one line of JSON instead of the summary (and the table of `--timings`): the
+    /// counts, each pipeline stage's time, the fragment paths, the throughput, and with
+    /// `--timings` each fragment stage's cost.
+    #[arg(long, conflicts_with = "frames")]
+    json: bool,
     /// Which fragment paths draws may take (docs/gpu.md, "Fragment paths"); the image is the
     /// same either way.
     #[arg(long, value_enum, default_value_t = FragmentPathArg::Specialised)]
@@ -241,6 +246,11 @@ pub(super) fn render_command(args: &RenderArgs) -> Result<ExitCode, CliError> {
     }
     let stats = &gpu.stats;
     let raster = &gpu.raster_stats;
+    if args.json {
+        let line = json_line(&replayer, args, &config, &image, elapsed);
+        print(&format!("{line}\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     print(&format!(
         "{}: {} frames, {} draws, {} vertices, {} triangles, {} fragments, {}x{} image, {:.1} ms ({} engine, {} threads)\n",
         args.scene.display(),
@@ -355,23 +365,18 @@ fn replay(
     replayed
 }
 
-/// The stage table: each stage's time, share of the replay, and cost per item it handles.
-fn timings(gpu: &Gpu, elapsed: Duration) -> String {
+/// A pipeline stage's row: its name, time, the item it is counted per and how many.
+type StageRow = (&'static str, Duration, &'static str, u64);
+
+/// Each pipeline stage's time and the items it handled; the rest of `elapsed` is "commands,
+/// transfers, other".
+fn stage_rows(gpu: &Gpu, elapsed: Duration) -> [StageRow; 9] {
     let times: &StageTimes = &gpu.times;
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let per = |d: Duration, n: u64| {
-        if n == 0 {
-            "-".to_string()
-        } else {
-            format!("{:.1} ns", d.as_secs_f64() * 1e9 / n as f64)
-        }
-    };
     let invocations = gpu.stats.vertex_invocations;
     let triangles = gpu.stats.triangles;
-    let drawn = gpu.raster_stats.triangles;
     let fragments = gpu.raster_stats.fragments;
     let other = elapsed.saturating_sub(times.total());
-    let rows = [
+    [
         ("program preparation", times.prepare, "", 0),
         (
             "vertex load",
@@ -396,9 +401,92 @@ fn timings(gpu: &Gpu, elapsed: Duration) -> String {
         ("fragments", times.fragments, "per fragment", fragments),
         ("target load and store", times.target, "", 0),
         ("commands, transfers, other", other, "", 0),
-    ];
+    ]
+}
+
+/// The run as one line of JSON (`--json`).
+fn json_line(
+    replayer: &Replayer,
+    args: &RenderArgs,
+    config: &GpuConfig,
+    image: &Image,
+    elapsed: Duration,
+) -> serde_json::Value {
+    let gpu = &replayer.gpu;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let seconds = elapsed.as_secs_f64().max(1e-12);
+    let stages: serde_json::Map<String, serde_json::Value> = stage_rows(gpu, elapsed)
+        .iter()
+        .map(|&(name, time, _, count)| {
+            let each = (count > 0).then(|| time.as_secs_f64() * 1e9 / count as f64);
+            (
+                name.to_string(),
+                serde_json::json!({"ms": ms(time), "ns_each": each, "items": count}),
+            )
+        })
+        .collect();
+    let samples = &gpu.times.fragment_stages;
+    let fragment_stages: serde_json::Map<String, serde_json::Value> = STAGE_NAMES
+        .iter()
+        .enumerate()
+        .filter(|&(k, _)| samples.fragments[k] > 0)
+        .map(|(k, name)| {
+            let ns = samples.time[k].as_secs_f64() * 1e9 / samples.fragments[k] as f64;
+            (
+                name.to_string(),
+                serde_json::json!({"ns_per_fragment": ns, "timed": samples.fragments[k]}),
+            )
+        })
+        .collect();
+    let paths: serde_json::Map<String, serde_json::Value> = FRAGMENT_PATHS
+        .iter()
+        .zip(gpu.raster_stats.paths)
+        .map(|(name, n)| (name.to_string(), serde_json::json!(n)))
+        .collect();
+    let (triangles, drawn) = (gpu.stats.triangles, gpu.raster_stats.triangles);
+    let fragments = gpu.raster_stats.fragments;
+    serde_json::json!({
+        "scene": args.scene.display().to_string(),
+        "frames": replayer.stats.frames,
+        "draws": gpu.stats.draws,
+        "vertices": gpu.stats.vertices,
+        "vertex_invocations": gpu.stats.vertex_invocations,
+        "triangles_in": triangles,
+        "triangles": drawn,
+        "fragments": fragments,
+        "width": image.width,
+        "height": image.height,
+        "engine": args.engine.name(),
+        "precision": args.precision.name(),
+        "threads": config.threads,
+        "repeat": args.repeat,
+        "ms": ms(elapsed),
+        "stages": stages,
+        "fragment_stages": fragment_stages,
+        "fragment_paths": paths,
+        "triangles_per_s": triangles as f64 / seconds,
+        "triangles_drawn_per_s": drawn as f64 / seconds,
+        "fragments_per_s": fragments as f64 / seconds,
+    })
+}
+
+/// The stage table: each stage's time, share of the replay, and cost per item it handles.
+fn timings(gpu: &Gpu, elapsed: Duration) -> String {
+    let times: &StageTimes = &gpu.times;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let per = |d: Duration, n: u64| {
+        if n == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.1} ns", d.as_secs_f64() * 1e9 / n as f64)
+        }
+    };
+    let invocations = gpu.stats.vertex_invocations;
+    let triangles = gpu.stats.triangles;
+    let drawn = gpu.raster_stats.triangles;
+    let fragments = gpu.raster_stats.fragments;
     let mut out = String::from("stage                          ms  share  cost\n");
-    for (name, time, unit, count) in rows {
+    for (name, time, unit, count) in stage_rows(gpu, elapsed) {
         let share = 100.0 * time.as_secs_f64() / elapsed.as_secs_f64().max(1e-12);
         let cost = if count == 0 {
             String::new()
