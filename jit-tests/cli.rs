@@ -1415,27 +1415,31 @@ fn difftest_shards_merge_into_the_unsharded_run() {
     assert_usage_error(&output, "shard 0/3 comes twice");
 }
 
+/// A bench run kept short: few vertices, one round, two engines.
+const QUICK_BENCH: [&str; 6] = [
+    "--vertices",
+    "100",
+    "--repeat",
+    "1",
+    "--engine",
+    "interp,vinterp",
+];
+
 /// `bench --shard K/N --json` measures disjoint jobs; merged, they are the unsharded run's
 /// jobs in order.
 #[test]
 fn bench_shards_merge_into_the_jobs_of_the_unsharded_run() {
     let run = |shard: &str| {
-        bench_ok(&[
-            example("lit-transform.shbin").to_str().unwrap(),
+        let program = example("lit-transform.shbin");
+        let input = example("lit-transform.json");
+        let mut args = vec![
+            program.to_str().unwrap(),
             "--input",
-            example("lit-transform.json").to_str().unwrap(),
-            "--vertices",
-            "100",
-            "--repeat",
-            "1",
-            "--engine",
-            "interp,vinterp",
-            "--precision",
-            "all",
-            "--shard",
-            shard,
-            "--json",
-        ])
+            input.to_str().unwrap(),
+        ];
+        args.extend(QUICK_BENCH);
+        args.extend(["--precision", "all", "--shard", shard, "--json"]);
+        bench_ok(&args)
     };
     let jobs = |text: &str| -> Vec<(u64, String)> {
         let document: serde_json::Value = serde_json::from_str(text).unwrap();
@@ -1527,4 +1531,54 @@ fn render_json_gives_the_summary_stages_paths_and_throughput() {
             .unwrap()
             > 0
     );
+}
+
+/// `bench` on a scene replays it per engine and thread count: its counts are what `render`
+/// prints, every picture is the interpreter's; a program and a scene in one run are two jobs,
+/// and the two shards of the run merge into both.
+#[test]
+fn bench_measures_scenes_as_jobs_after_the_programs() {
+    let scene = root().join("corpus/scenes/lit-cube.ctf");
+    let scene = scene.to_str().unwrap();
+    let summary = picajit(&[
+        "render",
+        scene,
+        "-o",
+        shard_file("bench-scene.png", "").to_str().unwrap(),
+    ]);
+    let summary = String::from_utf8(summary.stdout).unwrap();
+    let program = root().join("corpus/programs/simple-transform");
+    let run = |shard: &str| {
+        let mut args = vec![program.to_str().unwrap(), scene, "--dvle", "0"];
+        args.extend(QUICK_BENCH);
+        args.extend(["--threads", "2", "--shard", shard, "--json"]);
+        bench_ok(&args)
+    };
+    let whole: serde_json::Value = serde_json::from_str(&run("0/1")).unwrap();
+    assert_eq!(whole["results"].as_array().unwrap().len(), 1);
+    let scenes = whole["scenes"].as_array().unwrap();
+    assert_eq!(scenes.len(), 1);
+    let measured = &scenes[0];
+    assert_eq!(measured["job"], 1, "after the program's one job");
+    let fragments = measured["fragments"].as_u64().unwrap();
+    assert!(
+        summary.contains(&format!(", {fragments} fragments, ")),
+        "{summary}"
+    );
+    let engines = measured["engines"].as_array().unwrap();
+    assert_eq!(engines.len(), 2);
+    for engine in engines {
+        assert_eq!(engine["same_picture"], true, "{engine}");
+        assert!(engine["ms"].as_f64().unwrap() > 0.0);
+        assert!(engine["threaded"]["speedup"].is_f64(), "{engine}");
+    }
+    let (first, second) = (run("0/2"), run("1/2"));
+    let merged = merge_ok(&[
+        &shard_file("bench-scene-1.json", &second),
+        &shard_file("bench-scene-0.json", &first),
+    ]);
+    let merged: serde_json::Value = serde_json::from_str(&merged).unwrap();
+    assert_eq!(merged["results"].as_array().unwrap().len(), 1);
+    assert_eq!(merged["scenes"][0]["job"], 1);
+    assert_eq!(merged["scenes"][0]["fragments"], fragments);
 }

@@ -50,6 +50,7 @@ use crate::isa::decode::decode;
 use crate::program::{FlowRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
 use crate::shbin::Shbin;
 
+use super::bench_scenes;
 use super::{CliError, load_dvle, load_shbin, print, read_text, warn};
 
 /// The most vertices of one input buffer, and of one `run_batch_threads` call.
@@ -161,8 +162,9 @@ impl JobResult {
 
 /// Runs `picajit bench`.
 pub fn command(options: &Options) -> Result<ExitCode, CliError> {
-    let targets = targets(options)?;
-    let jobs = jobs(&targets, options)?;
+    let mut scene_paths = Vec::new();
+    let targets = targets(options, &mut scene_paths)?;
+    let (jobs, total) = jobs(&targets, options)?;
     let progress = Progress::new(&jobs, options);
     let mut peak = PeakMemory::default();
     let mut results = Vec::with_capacity(jobs.len());
@@ -172,8 +174,16 @@ pub fn command(options: &Options) -> Result<ExitCode, CliError> {
         progress.done();
     }
     progress.finish();
+    // The scenes are the run's jobs after the programs'.
+    let mut scenes = Vec::new();
+    for (k, path) in scene_paths.iter().enumerate() {
+        let job = total + k as u64;
+        if options.shard.contains(job) {
+            scenes.push(bench_scenes::measure(path, job, options)?);
+        }
+    }
     let overall = peak.overall();
-    let disagreements: Vec<String> = results
+    let mut disagreements: Vec<String> = results
         .iter()
         .filter(|r| !r.agree())
         .map(|r| {
@@ -193,10 +203,23 @@ pub fn command(options: &Options) -> Result<ExitCode, CliError> {
             )
         })
         .collect();
+    disagreements.extend(scenes.iter().filter(|s| !s.agree()).map(|s| {
+        format!(
+            "scene {}: {} drew another picture than {}",
+            s.name(),
+            s.differing().join(", "),
+            reference().name()
+        )
+    }));
     if options.json {
-        print(&json_report(&results, options, overall))?;
+        print(&json_report(&results, &scenes, options, overall))?;
     } else {
-        print(&table_report(&results, options, overall, &disagreements))?;
+        if !results.is_empty() {
+            print(&table_report(&results, options, overall, &disagreements))?;
+        }
+        if !scenes.is_empty() {
+            print(&bench_scenes::table(&scenes, options))?;
+        }
     }
     if disagreements.is_empty() {
         Ok(ExitCode::SUCCESS)
@@ -233,7 +256,8 @@ fn nothing(path: &Path, why: &str) -> CliError {
     }
 }
 
-fn targets(options: &Options) -> Result<Vec<Target>, CliError> {
+/// The programs to measure; the scenes found on the way go to `scenes`.
+fn targets(options: &Options, scenes: &mut Vec<PathBuf>) -> Result<Vec<Target>, CliError> {
     let paths = if options.paths.is_empty() {
         vec![default_corpus().ok_or_else(|| {
             nothing(
@@ -263,10 +287,11 @@ fn targets(options: &Options) -> Result<Vec<Target>, CliError> {
             action: super::IoAction::Read,
             error,
         })?;
-        let before = targets.len();
+        let before = (targets.len(), scenes.len());
+        bench_scenes::find(path, 0, scenes)?;
         if metadata.is_dir() {
             add_directory(path, options, 0, &mut targets)?;
-        } else {
+        } else if scenes.len() == before.1 {
             let input = match &options.input {
                 Some(input) => input.clone(),
                 None => path.with_extension("json"),
@@ -285,11 +310,11 @@ fn targets(options: &Options) -> Result<Vec<Target>, CliError> {
             }
             add_shbin(path, input, options, &mut targets)?;
         }
-        if targets.len() == before {
+        if (targets.len(), scenes.len()) == before {
             return Err(nothing(
                 path,
-                "holds no SHBIN file with its FILE.json and no program folder (*.pica sources \
-                 with dvleN.input.json fixtures) to bench",
+                "holds no SHBIN file with its FILE.json, no program folder (*.pica sources \
+                 with dvleN.input.json fixtures) and no scene (*.ctf) to bench",
             ));
         }
     }
@@ -426,8 +451,8 @@ fn add_program_folder(
 }
 
 /// Every target in every precision mode, its input parsed (so a bad input fails before
-/// anything is measured).
-fn jobs<'a>(targets: &'a [Target], options: &Options) -> Result<Vec<Job<'a>>, CliError> {
+/// anything is measured): the jobs of this shard, and how many the whole run has.
+fn jobs<'a>(targets: &'a [Target], options: &Options) -> Result<(Vec<Job<'a>>, u64), CliError> {
     let mut jobs = Vec::new();
     let mut skipped = 0;
     for target in targets {
@@ -464,7 +489,8 @@ fn jobs<'a>(targets: &'a [Target], options: &Options) -> Result<Vec<Job<'a>>, Cl
             }
         }
     }
-    Ok(jobs)
+    let total = (jobs.len() + skipped) as u64;
+    Ok((jobs, total))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -999,7 +1025,7 @@ fn mib(bytes: Option<u64>) -> String {
 }
 
 /// `12.3 M/s` and the like.
-fn rate(per_second: f64) -> String {
+pub(super) fn rate(per_second: f64) -> String {
     if per_second >= 1e9 {
         format!("{:.2} G/s", per_second / 1e9)
     } else if per_second >= 1e6 {
@@ -1025,7 +1051,7 @@ fn settings_line(options: &Options, programs: usize) -> String {
 }
 
 /// Lays out rows of cells in columns: text left, numbers right.
-fn layout(rows: &[Vec<String>], right: &[bool]) -> String {
+pub(super) fn layout(rows: &[Vec<String>], right: &[bool]) -> String {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|c| {
@@ -1170,7 +1196,12 @@ fn table_report(
     text
 }
 
-fn json_report(results: &[JobResult], options: &Options, overall: Option<u64>) -> String {
+fn json_report(
+    results: &[JobResult],
+    scenes: &[bench_scenes::SceneResult],
+    options: &Options,
+    overall: Option<u64>,
+) -> String {
     let programs: Vec<Value> = results
         .iter()
         .map(|result| {
@@ -1255,7 +1286,8 @@ fn json_report(results: &[JobResult], options: &Options, overall: Option<u64>) -
             "reference": reference().name(),
         },
         "results": programs,
-        "agree": results.iter().all(JobResult::agree),
+        "scenes": bench_scenes::json(scenes),
+        "agree": results.iter().all(JobResult::agree) && scenes.iter().all(|s| s.agree()),
         "peak_memory_bytes": overall,
     });
     // One line: the shards of a run concatenate into JSON lines (`picajit merge` joins them).
@@ -1443,7 +1475,8 @@ mod tests {
         assert!(text.contains("  NO\n"), "{text}");
         assert!(!text.contains("agreement: every engine agrees"), "{text}");
         assert!(text.contains("peak memory: n/a"), "{text}");
-        let json: Value = serde_json::from_str(&json_report(&[result], &options(), None)).unwrap();
+        let json: Value =
+            serde_json::from_str(&json_report(&[result], &[], &options(), None)).unwrap();
         assert_eq!(json["agree"], false);
         assert_eq!(json["results"][0]["engines"][0]["fastest"], true);
         assert_eq!(json["peak_memory_bytes"], Value::Null);

@@ -6,7 +6,7 @@
 //! The shards' `indices` are joined (all N of them give the whole run, `0/1`); a difftest's
 //! per-mode totals are summed and its mismatching programs and findings joined in program
 //! order, so the merge of all the shards of a run is the unsharded run's line byte for byte;
-//! a bench's results are joined in job order, `agree` holds when it holds for every shard and
+//! a bench's results and scenes are joined in job order, `agree` holds when it holds for every shard and
 //! the peak memory is the largest. Exit status 1 when the merged run has a mismatch or a
 //! disagreement, as the run itself would.
 
@@ -237,21 +237,30 @@ fn precision_of(value: &Value) -> String {
         .to_string()
 }
 
-/// A bench's results (in job order), `agree` and the peak memory. Returns whether an engine
-/// disagreed.
+/// A bench's results and scenes (each in job order), `agree` and the peak memory. Returns
+/// whether an engine disagreed.
 fn merge_bench(lines: &[Line], merged: &mut Value) -> Result<bool, CliError> {
     let mut results = Vec::new();
+    let mut scenes = Vec::new();
     let mut agree = true;
     let mut peak: Option<u64> = None;
     for line in lines {
         results.extend(line.array("results")?.iter().cloned());
+        if line.document.get("scenes").is_some() {
+            scenes.extend(line.array("scenes")?.iter().cloned());
+        }
         agree &= line.field("agree")?.as_bool().unwrap_or(false);
         if let Some(bytes) = line.field("peak_memory_bytes")?.as_u64() {
             peak = Some(peak.map_or(bytes, |p| p.max(bytes)));
         }
     }
-    results.sort_by_key(|result| result.get("job").and_then(Value::as_u64));
+    let job = |value: &Value| value.get("job").and_then(Value::as_u64);
+    results.sort_by_key(job);
+    scenes.sort_by_key(job);
     merged["results"] = Value::Array(results);
+    if merged.get("scenes").is_some() {
+        merged["scenes"] = Value::Array(scenes);
+    }
     merged["agree"] = json!(agree);
     merged["peak_memory_bytes"] = json!(peak);
     Ok(!agree)

@@ -141,12 +141,12 @@ fn parse_frames(text: &str) -> Result<Frames, String> {
 }
 
 /// The trace file, mapped into memory (a trace of hundreds of megabytes is not copied).
-struct MappedTrace {
+pub(super) struct MappedTrace {
     map: Option<memmap2::Mmap>,
 }
 
 impl MappedTrace {
-    fn open(path: &Path) -> Result<MappedTrace, CliError> {
+    pub(super) fn open(path: &Path) -> Result<MappedTrace, CliError> {
         let io_error = |error| CliError::Io {
             path: path.to_path_buf(),
             action: IoAction::Read,
@@ -165,7 +165,7 @@ impl MappedTrace {
         Ok(MappedTrace { map: Some(map) })
     }
 
-    fn bytes(&self) -> &[u8] {
+    pub(super) fn bytes(&self) -> &[u8] {
         self.map.as_deref().unwrap_or(&[])
     }
 }
