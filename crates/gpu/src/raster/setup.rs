@@ -43,35 +43,27 @@ pub fn setup(
     target: &TargetConfig,
     out: &mut Vec<SetupTriangle>,
 ) -> usize {
+    if triangle.iter().all(|v| inside(&v.attributes, config)) {
+        // Placed and culled on the positions alone; only a kept triangle's attributes are
+        // prepared and divided by w.
+        let placed = std::array::from_fn(|k| place(&triangle[k].attributes, config));
+        let Some((mut kept, swapped)) = triangle_setup(placed, config, target) else {
+            return 0;
+        };
+        let mut vertices: [ClipVertex; 3] = std::array::from_fn(|k| triangle[k].attributes);
+        prepare(&mut vertices);
+        if swapped {
+            vertices.swap(1, 2);
+        }
+        for (screen, vertex) in kept.v.iter_mut().zip(&vertices) {
+            divide(screen, vertex);
+        }
+        out.push(kept);
+        return 1;
+    }
     let mut vertices: [ClipVertex; 3] = triangle.map(|v: OutputVertex| v.attributes);
-    // The hardware takes |colour| saturated to 1 before interpolating.
-    for v in &mut vertices {
-        for c in &mut v[semantic::COLOR..semantic::COLOR + 4] {
-            *c = c.abs().min(1.0);
-        }
-    }
-    // q and -q are the same rotation: take the one nearer the first vertex's.
-    let q = semantic::QUATERNION;
-    for k in 1..3 {
-        let dot: f32 = (0..4)
-            .map(|c| vertices[0][q + c] * vertices[k][q + c])
-            .sum();
-        if dot < 0.0 {
-            for c in 0..4 {
-                vertices[k][q + c] = -vertices[k][q + c];
-            }
-        }
-    }
+    prepare(&mut vertices);
     let before = out.len();
-    if vertices.iter().all(|v| inside(v, config)) {
-        let screen = [
-            to_screen(&vertices[0], config),
-            to_screen(&vertices[1], config),
-            to_screen(&vertices[2], config),
-        ];
-        out.extend(triangle_setup(screen, config, target));
-        return out.len() - before;
-    }
     let mut polygon = Polygon {
         vertices: [[0.0; SEMANTICS]; MAX_POLYGON],
         len: 3,
@@ -93,29 +85,62 @@ pub fn setup(
     let mut previous = to_screen(&polygon.vertices[1], config);
     for v in &polygon.vertices()[2..] {
         let next = to_screen(v, config);
-        out.extend(triangle_setup([first, previous, next], config, target));
+        out.extend(triangle_setup([first, previous, next], config, target).map(|(t, _)| t));
         previous = next;
     }
     out.len() - before
 }
 
-/// Divides by w, maps by the viewport and snaps to 12.4 fixed point (half away from zero).
+/// What the hardware does to a triangle's attributes before interpolating (and clipping):
+/// |colour| saturated at 1, and the second and third quaternions negated where they point away
+/// from the first's (q and -q are the same rotation).
+fn prepare(vertices: &mut [ClipVertex; 3]) {
+    for v in vertices.iter_mut() {
+        for c in &mut v[semantic::COLOR..semantic::COLOR + 4] {
+            *c = c.abs().min(1.0);
+        }
+    }
+    let q = semantic::QUATERNION;
+    for k in 1..3 {
+        let dot: f32 = (0..4)
+            .map(|c| vertices[0][q + c] * vertices[k][q + c])
+            .sum();
+        if dot < 0.0 {
+            for c in 0..4 {
+                vertices[k][q + c] = -vertices[k][q + c];
+            }
+        }
+    }
+}
+
+/// Divides by w, maps by the viewport and snaps to 12.4 fixed point (half away from zero),
+/// with every attribute divided by w.
 fn to_screen(v: &ClipVertex, config: &RasterConfig) -> ScreenVertex {
+    let mut screen = place(v, config);
+    divide(&mut screen, v);
+    screen
+}
+
+/// The screen position, 1/w and z/w of a vertex; its attributes are left at 0 ([`divide`]).
+fn place(v: &ClipVertex, config: &RasterConfig) -> ScreenVertex {
     let inv_w = 1.0 / v[3];
     let x = (v[0] * inv_w + 1.0) * config.half_width + config.origin.0;
     let y = (v[1] * inv_w + 1.0) * config.half_height + config.origin.1;
     let snap = |value: f32| round_half_away(value * SUBPIXEL as f32);
-    // A plain loop: the array `map` closure is not always inlined here.
-    let mut over_w = [0.0; SEMANTICS];
-    for (out, &a) in over_w.iter_mut().zip(v) {
-        *out = a * inv_w;
-    }
     ScreenVertex {
         x: snap(x),
         y: snap(y),
         inv_w,
         z: v[2] * inv_w,
-        over_w,
+        over_w: [0.0; SEMANTICS],
+    }
+}
+
+/// Every attribute of `v` divided by w (times the placed vertex's 1/w).
+fn divide(screen: &mut ScreenVertex, v: &ClipVertex) {
+    // A plain loop: the array `map` closure is not always inlined here.
+    for (out, &a) in screen.over_w.iter_mut().zip(v) {
+        *out = a * screen.inv_w;
     }
 }
 
@@ -138,11 +163,13 @@ fn area(a: (i64, i64), b: (i64, i64), p: (i64, i64)) -> i64 {
     (b.0 - a.0) * (p.1 - a.1) - (b.1 - a.1) * (p.0 - a.0)
 }
 
+/// The set-up triangle of three placed vertices, or `None` when it is culled or covers no
+/// pixel; and whether its second and third vertices were swapped (to counter-clockwise order).
 fn triangle_setup(
     mut v: [ScreenVertex; 3],
     config: &RasterConfig,
     target: &TargetConfig,
-) -> Option<SetupTriangle> {
+) -> Option<(SetupTriangle, bool)> {
     let at = |s: &ScreenVertex| (s.x, s.y);
     let signed = area(at(&v[0]), at(&v[1]), at(&v[2]));
     let keep = match config.cull {
@@ -153,7 +180,8 @@ fn triangle_setup(
     if !keep {
         return None;
     }
-    if signed < 0 {
+    let swapped = signed < 0;
+    if swapped {
         v.swap(1, 2);
     }
     // Edge i runs from vertex i+1 to vertex i+2 (counter-clockwise); samples on a right edge
@@ -197,13 +225,16 @@ fn triangle_setup(
     if min.0 > max.0 || min.1 > max.1 {
         return None;
     }
-    Some(SetupTriangle {
-        v,
-        edges,
-        bias,
-        min,
-        max,
-    })
+    Some((
+        SetupTriangle {
+            v,
+            edges,
+            bias,
+            min,
+            max,
+        },
+        swapped,
+    ))
 }
 
 #[cfg(test)]
