@@ -235,17 +235,21 @@ impl Combiners {
             table[source::PREVIOUS as usize] = previous;
             table[source::CONSTANT as usize] = stage.constant;
             let read = |code: u8| table[code as usize & 15];
-            let rgb_inputs: [[u8; 3]; 3] = std::array::from_fn(|slot| {
+            // Only the slots the operation reads are fetched (the others stay 0).
+            let (rgb_slots, alpha_slots) = (slots(stage.rgb_op), slots(stage.alpha_op));
+            let mut rgb_inputs = [[0u8; 3]; 3];
+            for (slot, input) in rgb_inputs.iter_mut().enumerate().take(rgb_slots) {
                 let code = match stage.rgb_sources[slot] {
                     // Stage 0's RGB slots read slot 2's source for "previous".
                     source::PREVIOUS if n == 0 => stage.rgb_sources[2],
                     code => code,
                 };
-                rgb_operand(stage.rgb_operands[slot], read(code))
-            });
-            let alpha_inputs: [u8; 3] = std::array::from_fn(|slot| {
-                alpha_operand(stage.alpha_operands[slot], read(stage.alpha_sources[slot]))
-            });
+                *input = rgb_operand(stage.rgb_operands[slot], read(code));
+            }
+            let mut alpha_inputs = [0u8; 3];
+            for (slot, input) in alpha_inputs.iter_mut().enumerate().take(alpha_slots) {
+                *input = alpha_operand(stage.alpha_operands[slot], read(stage.alpha_sources[slot]));
+            }
             let (rgb, dot) = combine_rgb(stage.rgb_op, rgb_inputs);
             let alpha = match (stage.rgb_op, dot) {
                 // Dot3 RGBA makes the alpha result too.
@@ -302,6 +306,17 @@ fn alpha_operand(code: u8, c: Rgba8) -> u8 {
         _ => c[2],
     };
     if code & 1 != 0 { 255 - value } else { value }
+}
+
+/// How many of the slots a, b, c operation `op` reads (as an RGB operation; as an alpha
+/// operation Dot3 reads none, see [`combine_alpha`], and reading two changes nothing).
+fn slots(op: u8) -> usize {
+    match op {
+        0 => 1,
+        1 | 2 | 3 | 5 | 6 | 7 => 2,
+        4 | 8 | 9 => 3,
+        _ => 0,
+    }
 }
 
 /// One channel of an operation on inputs a, b, c (0-255 each).
@@ -441,6 +456,32 @@ mod tests {
         let mut two = default;
         two.stages[1] = stage(1, [source::PREVIOUS, source::CONSTANT, 0], [0; 3]);
         assert!(!two.passes_primary(two.active_stages()));
+    }
+
+    /// The combiners fetch only the slots an operation reads (`slots`): for every operation
+    /// code, an input in a slot past them never changes the RGB or the alpha result.
+    #[test]
+    fn operations_read_no_slot_past_their_count() {
+        let values = [0u8, 1, 77, 128, 200, 255];
+        for op in 0..16u8 {
+            let used = slots(op);
+            for slot in used..3 {
+                for a in values {
+                    for b in values {
+                        let mut inputs = [[a; 3], [b; 3], [a ^ b; 3]];
+                        let (rgb, dot) = combine_rgb(op, inputs);
+                        let alpha = combine_alpha(op, [a, b, a ^ b]);
+                        for other in values {
+                            inputs[slot] = [other; 3];
+                            assert_eq!(combine_rgb(op, inputs), (rgb, dot), "op {op} slot {slot}");
+                            let mut alpha_inputs = [a, b, a ^ b];
+                            alpha_inputs[slot] = other;
+                            assert_eq!(combine_alpha(op, alpha_inputs), alpha, "op {op}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
