@@ -163,6 +163,14 @@ impl FragmentOps {
 
     fn blended(&self, src: Rgba8, dst: Rgba8) -> Rgba8 {
         let func = self.blend_func;
+        // The usual alpha blending (add; SRC_ALPHA, ONE_MINUS_SRC_ALPHA in RGB and alpha), the
+        // general rule below worked out for it.
+        const ALPHA_BLENDING: u32 = 6 << 16 | 7 << 20 | 6 << 24 | 7 << 28;
+        if func & 0xFFFF_0707 == ALPHA_BLENDING {
+            let a = src[3] as u32;
+            return [0, 1, 2, 3]
+                .map(|k| ((src[k] as u32 * a + dst[k] as u32 * (255 - a)) / 255) as u8);
+        }
         let rgb = Blend {
             equation: bits(func, 0, 3),
             source: self.factors(bits(func, 16, 4), src, dst),
@@ -433,6 +441,34 @@ mod tests {
         ops.depth_color = 0xF00;
         ops.logic_op = 11;
         assert_eq!(ops.output([0xF0; 4], [0x3C; 4]), [0xCC; 4]);
+    }
+
+    /// The usual alpha blending, which takes a shortcut, gives what the general rule gives:
+    /// the same blend worked out with ADD written as equation 5 (which adds too, and so takes
+    /// the general rule), for every source alpha and a spread of colours.
+    #[test]
+    fn alpha_blending_takes_the_general_rule() {
+        let usual = FragmentOps {
+            blend: true,
+            blend_func: 6 << 16 | 7 << 20 | 6 << 24 | 7 << 28,
+            ..plain()
+        };
+        let general = FragmentOps {
+            blend_func: usual.blend_func | 5 | 5 << 8,
+            ..usual
+        };
+        for alpha in 0..=255u8 {
+            for (s, d) in [(0u8, 255u8), (255, 0), (17, 200), (128, 127), (254, 1)] {
+                let (src, dst) = ([s, d, alpha, alpha], [d, s, 99, 255 - alpha]);
+                assert_eq!(
+                    usual.output(src, dst),
+                    general.output(src, dst),
+                    "{src:?} {dst:?}"
+                );
+            }
+        }
+        // Half alpha: 200·128/255 + 100·127/255 = 150.2.
+        assert_eq!(usual.output([200, 0, 0, 128], [100, 0, 0, 0])[0], 150);
     }
 
     /// `replaces` holds for the logic op COPY and for blending source · ONE + destination ·
