@@ -79,6 +79,7 @@ impl ColorFormat {
     }
 
     /// The colour of the pixel at the start of `bytes`.
+    #[inline]
     pub fn decode(self, bytes: &[u8]) -> Rgba8 {
         match self {
             ColorFormat::Rgba8 => [bytes[3], bytes[2], bytes[1], bytes[0]],

@@ -31,14 +31,93 @@ pub struct DepthImage {
     pub stencil: Vec<u8>,
 }
 
-/// The pixels of a tiled surface of `config`'s size in memory order (`bytes` per pixel), each
-/// read by `read` from its byte offset.
-pub fn pixels<T>(config: &TargetConfig, bytes: usize, read: impl Fn(usize) -> T) -> Vec<T> {
-    let mut out = Vec::with_capacity((config.width * config.height) as usize);
-    for row in 0..config.height {
-        for x in 0..config.width {
-            out.push(read(tiled_offset(x, row, config.width, bytes as u32)));
+/// The pixels of a tiled surface `data` of `config`'s size in memory order (`bytes` per
+/// pixel), each decoded by `read` from its bytes.
+pub fn pixels<T: Copy + Default>(
+    config: &TargetConfig,
+    bytes: usize,
+    data: &[u8],
+    read: impl Fn(&[u8]) -> T,
+) -> Vec<T> {
+    let (width, height) = (config.width as usize, config.height as usize);
+    if width % 8 != 0 || height % 8 != 0 || data.len() < width * height * bytes {
+        // Not whole tiles: pixel by pixel.
+        let mut out = Vec::with_capacity(width * height);
+        for row in 0..config.height {
+            for x in 0..config.width {
+                let at = tiled_offset(x, row, config.width, bytes as u32);
+                out.push(data.get(at..at + bytes).map_or_else(T::default, &read));
+            }
+        }
+        return out;
+    }
+    // Tile by tile in memory order, each tile's 64 pixels in its Morton order.
+    let mut out = vec![T::default(); width * height];
+    let columns = width / 8;
+    for (tile, texels) in data
+        .chunks_exact(64 * bytes)
+        .take(columns * (height / 8))
+        .enumerate()
+    {
+        let first = (tile / columns) * 8 * width + (tile % columns) * 8;
+        for (k, pixel) in texels.chunks_exact(bytes).enumerate() {
+            let (x, y) = TILE_PLACES[k];
+            out[first + y as usize * width + x as usize] = read(pixel);
         }
     }
     out
+}
+
+/// Where the k-th pixel of a tile's memory order sits in the tile: (x, y), the inverse of
+/// [`super::color::morton`].
+const TILE_PLACES: [(u8, u8); 64] = {
+    let mut places = [(0, 0); 64];
+    let mut y = 0;
+    while y < 8 {
+        let mut x = 0;
+        while x < 8 {
+            places[super::color::morton(x, y) as usize] = (x as u8, y as u8);
+            x += 1;
+        }
+        y += 1;
+    }
+    places
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every pixel comes from its tiled place (`tiled_offset`), read tile by tile on whole tiles
+    /// and pixel by pixel otherwise; bytes past a short surface read as the default.
+    #[test]
+    fn pixels_come_from_their_tiled_places() {
+        for (width, height, bytes) in [(16u32, 24u32, 2usize), (24, 8, 4), (12, 10, 3)] {
+            let config = TargetConfig {
+                color_address: 0,
+                color_format: None,
+                depth_address: 0,
+                depth_format: None,
+                width,
+                height,
+            };
+            let len = (width * height) as usize * bytes;
+            let data: Vec<u8> = (0..len).map(|k| (k * 31 + k / 251) as u8).collect();
+            // The bytes, and a last 1 for "read".
+            let read = |pixel: &[u8]| {
+                let mut out = [0u8; 5];
+                out[..pixel.len()].copy_from_slice(pixel);
+                out[4] = 1;
+                out
+            };
+            let out = pixels(&config, bytes, &data, read);
+            for row in 0..height {
+                for x in 0..width {
+                    let at = tiled_offset(x, row, width, bytes as u32);
+                    let expected = data.get(at..at + bytes).map_or([0; 5], read);
+                    assert_eq!(out[(row * width + x) as usize], expected, "({x}, {row})");
+                }
+            }
+        }
+    }
 }
