@@ -106,6 +106,7 @@ impl ColorFormat {
     }
 
     /// Stores `color` at the start of `bytes`.
+    #[inline]
     pub fn encode(self, color: Rgba8, bytes: &mut [u8]) {
         let [r, g, b, a] = color.map(u32::from);
         match self {

@@ -2,8 +2,7 @@
 //! the tiled buffer's memory rows in order, so the first row is the top of the picture
 //! (docs/gpu-rasterizer-and-framebuffer.md §3.12).
 
-use super::color::{Rgba8, tiled_offset};
-use super::target::TargetConfig;
+use super::color::{ColorFormat, Rgba8, tiled_offset};
 
 /// A colour image, rows top first.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,21 +30,22 @@ pub struct DepthImage {
     pub stencil: Vec<u8>,
 }
 
-/// The pixels of a tiled surface `data` of `config`'s size in memory order (`bytes` per
-/// pixel), each decoded by `read` from its bytes.
+/// The pixels of a tiled surface `data` of `width` × `height` pixels in memory order (`bytes`
+/// per pixel), each decoded by `read` from its bytes.
 pub fn pixels<T: Copy + Default>(
-    config: &TargetConfig,
+    (width, height): (u32, u32),
     bytes: usize,
     data: &[u8],
     read: impl Fn(&[u8]) -> T,
 ) -> Vec<T> {
-    let (width, height) = (config.width as usize, config.height as usize);
+    let (w, h) = (width, height);
+    let (width, height) = (w as usize, h as usize);
     if width % 8 != 0 || height % 8 != 0 || data.len() < width * height * bytes {
         // Not whole tiles: pixel by pixel.
         let mut out = Vec::with_capacity(width * height);
-        for row in 0..config.height {
-            for x in 0..config.width {
-                let at = tiled_offset(x, row, config.width, bytes as u32);
+        for row in 0..h {
+            for x in 0..w {
+                let at = tiled_offset(x, row, w, bytes as u32);
                 out.push(data.get(at..at + bytes).map_or_else(T::default, &read));
             }
         }
@@ -66,6 +66,33 @@ pub fn pixels<T: Copy + Default>(
         }
     }
     out
+}
+
+/// The colours of a tiled colour surface of `size` in `format`, decoded by a loop compiled for
+/// the format, in memory order.
+pub fn colours(size: (u32, u32), format: ColorFormat, data: &[u8]) -> Vec<Rgba8> {
+    let bytes = format.bytes();
+    match format {
+        ColorFormat::Rgba8 => pixels(size, bytes, data, |p| ColorFormat::Rgba8.decode(p)),
+        ColorFormat::Rgb8 => pixels(size, bytes, data, |p| ColorFormat::Rgb8.decode(p)),
+        ColorFormat::Rgb5a1 => pixels(size, bytes, data, |p| ColorFormat::Rgb5a1.decode(p)),
+        ColorFormat::Rgb565 => pixels(size, bytes, data, |p| ColorFormat::Rgb565.decode(p)),
+        ColorFormat::Rgba4 => pixels(size, bytes, data, |p| ColorFormat::Rgba4.decode(p)),
+    }
+}
+
+/// `colours` stored in `format` into `out`, one after another, by a loop compiled for the
+/// format.
+pub fn encode_row(format: ColorFormat, colours: &[Rgba8], out: &mut [u8]) {
+    let bytes = format.bytes();
+    let pixels = colours.iter().zip(out.chunks_exact_mut(bytes));
+    match format {
+        ColorFormat::Rgba8 => pixels.for_each(|(&c, p)| ColorFormat::Rgba8.encode(c, p)),
+        ColorFormat::Rgb8 => pixels.for_each(|(&c, p)| ColorFormat::Rgb8.encode(c, p)),
+        ColorFormat::Rgb5a1 => pixels.for_each(|(&c, p)| ColorFormat::Rgb5a1.encode(c, p)),
+        ColorFormat::Rgb565 => pixels.for_each(|(&c, p)| ColorFormat::Rgb565.encode(c, p)),
+        ColorFormat::Rgba4 => pixels.for_each(|(&c, p)| ColorFormat::Rgba4.encode(c, p)),
+    }
 }
 
 /// Where the k-th pixel of a tile's memory order sits in the tile: (x, y), the inverse of
@@ -93,14 +120,6 @@ mod tests {
     #[test]
     fn pixels_come_from_their_tiled_places() {
         for (width, height, bytes) in [(16u32, 24u32, 2usize), (24, 8, 4), (12, 10, 3)] {
-            let config = TargetConfig {
-                color_address: 0,
-                color_format: None,
-                depth_address: 0,
-                depth_format: None,
-                width,
-                height,
-            };
             let len = (width * height) as usize * bytes;
             let data: Vec<u8> = (0..len).map(|k| (k * 31 + k / 251) as u8).collect();
             // The bytes, and a last 1 for "read".
@@ -110,7 +129,7 @@ mod tests {
                 out[4] = 1;
                 out
             };
-            let out = pixels(&config, bytes, &data, read);
+            let out = pixels((width, height), bytes, &data, read);
             for row in 0..height {
                 for x in 0..width {
                     let at = tiled_offset(x, row, width, bytes as u32);

@@ -6,8 +6,7 @@ use std::time::Instant;
 
 use crate::fragment::texture::{BoundUnit, UnitConfig};
 use crate::fragment::{FragmentConfig, gas};
-use crate::framebuffer::color::{ColorFormat, Rgba8};
-use crate::framebuffer::image::{DepthImage, Image, pixels};
+use crate::framebuffer::image::{DepthImage, Image, colours, pixels};
 use crate::framebuffer::target::{RenderTarget, TargetConfig};
 use crate::raster::{self, ProbedFragment, RasterConfig};
 use crate::regs::id;
@@ -149,18 +148,6 @@ fn surface(
         .read_vec(address, config.width as usize * rows as usize * bytes)?)
 }
 
-/// The colours of a tiled colour surface, decoded by a loop compiled for its format.
-fn colours(config: &TargetConfig, format: ColorFormat, data: &[u8]) -> Vec<Rgba8> {
-    let bytes = format.bytes();
-    match format {
-        ColorFormat::Rgba8 => pixels(config, bytes, data, |p| ColorFormat::Rgba8.decode(p)),
-        ColorFormat::Rgb8 => pixels(config, bytes, data, |p| ColorFormat::Rgb8.decode(p)),
-        ColorFormat::Rgb5a1 => pixels(config, bytes, data, |p| ColorFormat::Rgb5a1.decode(p)),
-        ColorFormat::Rgb565 => pixels(config, bytes, data, |p| ColorFormat::Rgb565.decode(p)),
-        ColorFormat::Rgba4 => pixels(config, bytes, data, |p| ColorFormat::Rgba4.decode(p)),
-    }
-}
-
 impl Gpu {
     /// The colour buffer the registers name, as an image (`None` without one). Call
     /// [`Gpu::finish`] first when registers were written one at a time.
@@ -173,7 +160,7 @@ impl Gpu {
         Ok(Some(Image {
             width: config.width,
             height: config.height,
-            pixels: colours(&config, format, &data),
+            pixels: colours((config.width, config.height), format, &data),
         }))
     }
 
@@ -184,7 +171,8 @@ impl Gpu {
             return Ok(None);
         };
         let data = surface(self, config.depth_address, &config, format.bytes())?;
-        let decoded = pixels(&config, format.bytes(), &data, |pixel| format.decode(pixel));
+        let size = (config.width, config.height);
+        let decoded = pixels(size, format.bytes(), &data, |pixel| format.decode(pixel));
         Ok(Some(DepthImage {
             width: config.width,
             height: config.height,

@@ -5,6 +5,7 @@
 use super::GpuError;
 use super::trace::external;
 use crate::framebuffer::color::{ColorFormat, tiled_offset};
+use crate::framebuffer::image::{colours, encode_row};
 use crate::framebuffer::memory::{MemoryError, PhysicalMemory};
 
 /// Flags of the transfer engine's flag register.
@@ -94,6 +95,27 @@ pub fn run(memory: &mut PhysicalMemory, reg: &dyn Fn(u32) -> u32) -> Result<(), 
             ((x + y * w) * bytes) as usize
         }
     };
+    if input_tiled
+        && !output_tiled
+        && shift_x == 0
+        && shift_y == 0
+        && width <= in_w
+        && height <= in_h
+    {
+        // The display transfer of every frame (tiled to linear, no scaling): the input decoded
+        // tile by tile, each output row encoded in one pass, each by a loop for its format.
+        let colours = colours((in_w, in_h), in_format, &source);
+        let row_bytes = (width * out_bytes) as usize;
+        for y in 0..height {
+            let out_y = if flags.flip() { height - 1 - y } else { y };
+            let from = (y * in_w) as usize;
+            let to = out_y as usize * row_bytes;
+            let row = &colours[from..from + width as usize];
+            encode_row(out_format, row, &mut target[to..to + row_bytes]);
+        }
+        memory.write(output, &target)?;
+        return Ok(());
+    }
     if shift_x == 0 && shift_y == 0 && width <= in_w && height <= in_h {
         // No scaling and every pixel read inside the input: each pixel converted on its own.
         // In the same format decoding and encoding again gives the bytes back (every format's
