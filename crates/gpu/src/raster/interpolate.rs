@@ -11,6 +11,9 @@ use super::traverse::PixelContext;
 /// Interpolated attributes besides the position (semantics 4-23).
 const VARYINGS: usize = SEMANTICS - 4;
 
+/// Above this many varyings a fragment interpolates every semantic at once.
+const DENSE_VARYINGS: usize = 6;
+
 /// The semantics interpolated per fragment: those the enabled fragment stages read (docs/gpu.md,
 /// "Rasterization"). Colour always; a texture unit's coordinates when the unit is on; the
 /// quaternion and view vector with fragment lighting. A probed pixel gets them all.
@@ -115,8 +118,16 @@ pub(super) fn interpolate(
     // Perspective-correct: attribute/w and 1/w interpolated with the edge weights.
     let at = perspective(t, w);
     let mut attributes = [0.0; SEMANTICS];
-    for &s in varyings.semantics() {
-        attributes[s as usize] = weighted(t, at, s as usize);
+    if varyings.len > DENSE_VARYINGS {
+        // Every semantic, in vector registers: cheaper than picking this many one by one (the
+        // extra ones are never read).
+        for (s, value) in attributes.iter_mut().enumerate() {
+            *value = weighted(t, at, s);
+        }
+    } else {
+        for &s in varyings.semantics() {
+            attributes[s as usize] = weighted(t, at, s as usize);
+        }
     }
     let depth = depth_at(t, at, context);
     attributes[..4].copy_from_slice(&[
