@@ -234,35 +234,8 @@ impl Combiners {
             // Stage 0 has no previous (its entry is still 0).
             table[source::PREVIOUS as usize] = previous;
             table[source::CONSTANT as usize] = stage.constant;
-            let read = |code: u8| table[code as usize & 15];
-            // Only the slots the operation reads are fetched (the others stay 0).
-            let (rgb_slots, alpha_slots) = (slots(stage.rgb_op), slots(stage.alpha_op));
-            let mut rgb_inputs = [[0u8; 3]; 3];
-            for (slot, input) in rgb_inputs.iter_mut().enumerate().take(rgb_slots) {
-                let code = match stage.rgb_sources[slot] {
-                    // Stage 0's RGB slots read slot 2's source for "previous".
-                    source::PREVIOUS if n == 0 => stage.rgb_sources[2],
-                    code => code,
-                };
-                *input = rgb_operand(stage.rgb_operands[slot], read(code));
-            }
-            let mut alpha_inputs = [0u8; 3];
-            for (slot, input) in alpha_inputs.iter_mut().enumerate().take(alpha_slots) {
-                *input = alpha_operand(stage.alpha_operands[slot], read(stage.alpha_sources[slot]));
-            }
-            let (rgb, dot) = combine_rgb(stage.rgb_op, rgb_inputs);
-            let alpha = match (stage.rgb_op, dot) {
-                // Dot3 RGBA makes the alpha result too.
-                (7, Some(d)) => d,
-                _ => combine_alpha(stage.alpha_op, alpha_inputs),
-            };
-            let scaled = |v: u8, scale: u32| (v as u32 * scale).min(255) as u8;
-            let out = [
-                scaled(rgb[0], stage.rgb_scale),
-                scaled(rgb[1], stage.rgb_scale),
-                scaled(rgb[2], stage.rgb_scale),
-                scaled(alpha, stage.alpha_scale),
-            ];
+            let run = STAGE_RUNS[op_index(stage.rgb_op)][op_index(stage.alpha_op)];
+            let out = run(stage, n, &table);
             // The buffer a stage reads is the one the stage before it left.
             table[source::PREVIOUS_BUFFER as usize] = pending;
             if n < 4 {
@@ -278,6 +251,86 @@ impl Combiners {
         previous
     }
 }
+
+/// One stage's output from its sources by code (`table`), stage `n` of the sequence.
+type StageRun = fn(&CombinerStage, usize, &[Rgba8; 16]) -> Rgba8;
+
+/// The operations' place in [`STAGE_RUNS`]: 0-9 their own, every undefined code 10 (all of them
+/// make 0).
+fn op_index(op: u8) -> usize {
+    (op as usize).min(10)
+}
+
+/// A stage compiled for its RGB and alpha operations (`RGB`, `ALPHA`: 0-9, or 10 for an
+/// undefined one): the operations' dispatch and the slot counts fold away.
+fn stage_run<const RGB: u8, const ALPHA: u8>(
+    stage: &CombinerStage,
+    n: usize,
+    table: &[Rgba8; 16],
+) -> Rgba8 {
+    let read = |code: u8| table[code as usize & 15];
+    // Only the slots the operation reads are fetched (the others stay 0).
+    let mut rgb_inputs = [[0u8; 3]; 3];
+    for (slot, input) in rgb_inputs.iter_mut().enumerate().take(slots(RGB)) {
+        let code = match stage.rgb_sources[slot] {
+            // Stage 0's RGB slots read slot 2's source for "previous".
+            source::PREVIOUS if n == 0 => stage.rgb_sources[2],
+            code => code,
+        };
+        *input = rgb_operand(stage.rgb_operands[slot], read(code));
+    }
+    let mut alpha_inputs = [0u8; 3];
+    for (slot, input) in alpha_inputs.iter_mut().enumerate().take(slots(ALPHA)) {
+        *input = alpha_operand(stage.alpha_operands[slot], read(stage.alpha_sources[slot]));
+    }
+    let (rgb, dot) = combine_rgb(RGB, rgb_inputs);
+    let alpha = match (RGB, dot) {
+        // Dot3 RGBA makes the alpha result too.
+        (7, Some(d)) => d,
+        _ => combine_alpha(ALPHA, alpha_inputs),
+    };
+    let scaled = |v: u8, scale: u32| (v as u32 * scale).min(255) as u8;
+    [
+        scaled(rgb[0], stage.rgb_scale),
+        scaled(rgb[1], stage.rgb_scale),
+        scaled(rgb[2], stage.rgb_scale),
+        scaled(alpha, stage.alpha_scale),
+    ]
+}
+
+/// [`stage_run`] for each RGB operation (row) and alpha operation (column), by [`op_index`].
+static STAGE_RUNS: [[StageRun; 11]; 11] = {
+    macro_rules! row {
+        ($rgb:literal) => {
+            [
+                stage_run::<$rgb, 0>,
+                stage_run::<$rgb, 1>,
+                stage_run::<$rgb, 2>,
+                stage_run::<$rgb, 3>,
+                stage_run::<$rgb, 4>,
+                stage_run::<$rgb, 5>,
+                stage_run::<$rgb, 6>,
+                stage_run::<$rgb, 7>,
+                stage_run::<$rgb, 8>,
+                stage_run::<$rgb, 9>,
+                stage_run::<$rgb, 10>,
+            ]
+        };
+    }
+    [
+        row!(0),
+        row!(1),
+        row!(2),
+        row!(3),
+        row!(4),
+        row!(5),
+        row!(6),
+        row!(7),
+        row!(8),
+        row!(9),
+        row!(10),
+    ]
+};
 
 /// An RGB operand of `color` (docs/gpu-combiners-and-texturing.md §1.4); undocumented codes
 /// follow the pattern of the documented ones (bits 2-3 the channel, bit 0 the inversion).
@@ -320,6 +373,7 @@ fn slots(op: u8) -> usize {
 }
 
 /// One channel of an operation on inputs a, b, c (0-255 each).
+#[inline(always)]
 fn operate(op: u8, a: u32, b: u32, c: u32) -> u8 {
     (match op {
         0 => a,
@@ -480,6 +534,57 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Every pair of RGB and alpha operation codes, undefined ones included, runs the stage
+    /// compiled for it: a one-stage combiner gives `operate` channel by channel on its three
+    /// sources (Dot3 as `combine_rgb` makes it).
+    #[test]
+    fn each_operation_pair_runs_its_compiled_stage() {
+        let (primary, texel, constant) =
+            ([200, 100, 50, 25], [30, 180, 250, 77], [90, 60, 30, 201]);
+        let sources = Sources {
+            primary,
+            textures: [texel; 4],
+            ..Sources::default()
+        };
+        for rgb_op in 0..16u8 {
+            for alpha_op in 0..16u8 {
+                let mut stages = [pass_through(); 6];
+                stages[0] = CombinerStage {
+                    rgb_op,
+                    alpha_op,
+                    constant,
+                    ..stage(
+                        0,
+                        [source::PRIMARY, source::TEXTURE0, source::CONSTANT],
+                        [0; 3],
+                    )
+                };
+                let combiners = Combiners {
+                    stages,
+                    buffer_rgb: 0,
+                    buffer_alpha: 0,
+                    buffer_color: [0; 4],
+                };
+                let rgb_inputs = [primary, texel, constant].map(|c| [c[0], c[1], c[2]]);
+                let (rgb, dot) = combine_rgb(rgb_op, rgb_inputs);
+                let alpha = match (rgb_op, dot) {
+                    (7, Some(d)) => d,
+                    _ => operate(
+                        alpha_op,
+                        primary[3] as u32,
+                        texel[3] as u32,
+                        constant[3] as u32,
+                    ),
+                };
+                assert_eq!(
+                    combiners.run_stages(&sources, 1),
+                    [rgb[0], rgb[1], rgb[2], alpha],
+                    "RGB {rgb_op}, alpha {alpha_op}"
+                );
             }
         }
     }
