@@ -98,13 +98,13 @@ pub enum FragmentPath {
     General,
     /// The vertex colour through the combiners to the per-fragment operations, nothing else on
     /// (no texture unit, procedural texture, lighting, fog or gas; the default fragment-operation
-    /// mode): [`shade_vertex_colour`]. Only the colour and the depth are interpolated.
+    /// mode): [`shade_plain`]. Only the colour and the depth are interpolated.
     VertexColour,
     /// As [`FragmentPath::VertexColour`], with combiners that hand the vertex colour on
     /// unchanged, so they are not run.
     PrimaryColour,
     /// As [`FragmentPath::VertexColour`] with texture units on, each a 2D texture read at one
-    /// level with one filter (no level of detail: sprites, fonts, UI): [`shade_textured`].
+    /// level with one filter (no level of detail: sprites, fonts, UI): [`shade_plain`].
     /// Only the colour, the units' coordinates and the depth are interpolated.
     Textured,
 }
@@ -149,40 +149,14 @@ impl FragmentConfig {
     }
 }
 
-/// The fragment stages of a [`FragmentPath::VertexColour`] batch (or, with `COMBINE` false, a
-/// [`FragmentPath::PrimaryColour`] one) on a fragment of vertex colour `primary` and depth value
-/// `depth` at `pixel`: the combiners and the per-fragment operations, as [`shade`] runs them.
+/// The fragment stages of a batch on a specialised path ([`FragmentPath::VertexColour`],
+/// [`FragmentPath::Textured`], or with `COMBINE` false [`FragmentPath::PrimaryColour`]) on a
+/// fragment of vertex colour `primary`, each bound unit's coordinates (u, v) in `coords` (a
+/// 2D texture at level 0, as [`shade`] samples one that needs no level of detail) and depth
+/// value `depth` at `pixel`: the texture units, the combiners and the per-fragment operations.
 /// Returns whether the fragment passed the tests.
 #[inline(always)]
-pub fn shade_vertex_colour<const COMBINE: bool>(
-    config: &FragmentConfig,
-    primary: Rgba8,
-    depth: u32,
-    pixel: (u32, u32),
-    band: &mut BandPixels<'_>,
-    target: &TargetConfig,
-) -> bool {
-    let combined = if COMBINE {
-        let sources = Sources {
-            primary,
-            ..Sources::default()
-        };
-        config
-            .combiners
-            .run_stages(&sources, config.combiner_stages)
-    } else {
-        primary
-    };
-    ops::write(band, pixel, combined, depth, &config.ops, target)
-}
-
-/// The fragment stages of a [`FragmentPath::Textured`] batch on a fragment of vertex colour
-/// `primary`, each bound unit's coordinates (u, v) in `coords`, depth value `depth` at `pixel`:
-/// the texture units (a 2D texture at level 0, as [`shade`] samples one that needs no level of
-/// detail), the combiners and the per-fragment operations. Returns whether the fragment passed
-/// the tests.
-#[inline(always)]
-pub fn shade_textured(
+pub fn shade_plain<const COMBINE: bool>(
     config: &FragmentConfig,
     primary: Rgba8,
     coords: &[[f32; 2]; 3],
@@ -191,19 +165,24 @@ pub fn shade_textured(
     band: &mut BandPixels<'_>,
     target: &TargetConfig,
 ) -> bool {
-    let mut sources = Sources {
-        primary,
-        ..Sources::default()
-    };
-    for (unit, bound) in config.textures.iter().enumerate() {
-        if let Some(bound) = bound {
-            let [u, v] = coords[unit];
-            sources.textures[unit] = bound.sample(0, u, v, 0.0);
+    let combined = if COMBINE {
+        let mut sources = Sources {
+            primary,
+            ..Sources::default()
+        };
+        for (unit, bound) in config.textures.iter().enumerate() {
+            if let Some(bound) = bound {
+                let [u, v] = coords[unit];
+                sources.textures[unit] = bound.sample(0, u, v, 0.0);
+            }
         }
-    }
-    let combined = config
-        .combiners
-        .run_stages(&sources, config.combiner_stages);
+        config
+            .combiners
+            .run_stages(&sources, config.combiner_stages)
+    } else {
+        // The primary-colour path: no texture unit, combiners that hand the colour on.
+        primary
+    };
     ops::write(band, pixel, combined, depth, &config.ops, target)
 }
 

@@ -49,7 +49,7 @@ pub(super) struct PixelContext<'a> {
     pub(super) sample_stages: bool,
     /// The path the batch's fragments take.
     pub(super) path: FragmentPath,
-    /// The first semantic of each bound texture unit's coordinates (the textured path's).
+    /// The first semantic of each bound texture unit's coordinates (the specialised paths').
     pub(super) texcoords: [Option<usize>; 3],
 }
 
@@ -74,49 +74,22 @@ struct General;
 impl PixelPath for General {
     #[inline(always)]
     fn shade(band: &mut Band<'_>, at: Covered<'_>, context: &PixelContext<'_>) {
-        let sampled = band.sampled(context);
-        shade_pixel(band, at, context, &context.config.varyings, sampled, None);
+        shade_pixel(band, at, context, &context.config.varyings, false, None);
     }
 }
 
-/// [`FragmentPath::VertexColour`] (`COMBINE`) and [`FragmentPath::PrimaryColour`]: the colour
-/// and the depth, then [`fragment::shade_vertex_colour`]. A fragment sampled for the stage times
-/// is shaded on the general path, which times each stage (the same pixel either way).
-struct VertexColour<const COMBINE: bool>;
+/// The specialised paths ([`FragmentPath::VertexColour`] and [`FragmentPath::Textured`] with
+/// `COMBINE`, [`FragmentPath::PrimaryColour`] without): the colour, the bound units'
+/// coordinates (none on the vertex-colour paths) and the depth, then
+/// [`fragment::shade_plain`].
+struct Plain<const COMBINE: bool>;
 
-impl<const COMBINE: bool> PixelPath for VertexColour<COMBINE> {
+impl<const COMBINE: bool> PixelPath for Plain<COMBINE> {
     #[inline(always)]
     fn shade(band: &mut Band<'_>, at: Covered<'_>, context: &PixelContext<'_>) {
-        if band.sampled(context) {
-            shade_pixel(band, at, context, &context.config.varyings, true, None);
-            return;
-        }
-        let (colour, _, depth) = interpolate_colour(at.triangle, at.weights, context, &[None; 3]);
-        fragment::shade_vertex_colour::<COMBINE>(
-            &context.config.fragment,
-            colour.map(unorm8),
-            depth.value,
-            at.pixel,
-            &mut band.pixels,
-            context.target,
-        );
-    }
-}
-
-/// [`FragmentPath::Textured`]: the colour, the bound units' coordinates and the depth, then
-/// [`fragment::shade_textured`]; a fragment sampled for the stage times takes the general path.
-struct Textured;
-
-impl PixelPath for Textured {
-    #[inline(always)]
-    fn shade(band: &mut Band<'_>, at: Covered<'_>, context: &PixelContext<'_>) {
-        if band.sampled(context) {
-            shade_pixel(band, at, context, &context.config.varyings, true, None);
-            return;
-        }
         let (colour, coords, depth) =
             interpolate_colour(at.triangle, at.weights, context, &context.texcoords);
-        fragment::shade_textured(
+        fragment::shade_plain::<COMBINE>(
             &context.config.fragment,
             colour.map(unorm8),
             &coords,
@@ -137,18 +110,16 @@ pub(super) fn rasterize_band(
 ) -> (u64, Vec<ProbedFragment>) {
     match context.path {
         FragmentPath::General => rasterize_band_on::<General>(band, triangles, context),
-        FragmentPath::VertexColour => {
-            rasterize_band_on::<VertexColour<true>>(band, triangles, context)
+        FragmentPath::VertexColour | FragmentPath::Textured => {
+            rasterize_band_on::<Plain<true>>(band, triangles, context)
         }
-        FragmentPath::PrimaryColour => {
-            rasterize_band_on::<VertexColour<false>>(band, triangles, context)
-        }
-        FragmentPath::Textured => rasterize_band_on::<Textured>(band, triangles, context),
+        FragmentPath::PrimaryColour => rasterize_band_on::<Plain<false>>(band, triangles, context),
     }
 }
 
 /// [`rasterize_band`] on path `P`. A probed pixel takes the general path, which records every
-/// semantic.
+/// semantic; so does a fragment sampled for the stage times, where each stage is timed (the
+/// same pixel either way).
 fn rasterize_band_on<P: PixelPath>(
     band: &mut Band<'_>,
     triangles: &[SetupTriangle],
@@ -192,10 +163,13 @@ fn rasterize_band_on<P: PixelPath>(
                     weights: current,
                     pixel: (x as u32, row),
                 };
+                let sampled = band.sampled(context);
                 if context.probe == Some((x, y)) {
-                    let sampled = band.sampled(context);
                     let all = &Varyings::ALL;
                     shade_pixel(band, at, context, all, sampled, Some(&mut probed));
+                } else if sampled {
+                    let varyings = &context.config.varyings;
+                    shade_pixel(band, at, context, varyings, true, None);
                 } else {
                     P::shade(band, at, context);
                 }
