@@ -3,10 +3,11 @@
 //! [`Background::start`] returns at once; calls go to the `meanwhile` engine until the compiled
 //! one is ready, then to it. [`Background::when_hot`] starts the compile only once the program
 //! has run a number of invocations on the `meanwhile` engine, so a program that runs little never
-//! takes a core from the rest of the work to compile (docs/batches.md, "Tiers"). Every engine gives the same bits (docs/execution-model.md §8), and a
-//! geometry shader's state is engine-neutral, so a switch between two calls, even in the middle
-//! of a draw, changes nothing but the speed. A compile that fails leaves the `meanwhile` engine
-//! in place for good (and says why in [`Background::failure`]).
+//! takes a core from the rest of the work to compile (docs/batches.md, "Tiers"). Every engine
+//! gives the same bits (docs/execution-model.md §8), and a geometry shader's state is
+//! engine-neutral, so a switch between two calls, even in the middle of a draw, changes nothing
+//! but the speed. A compile that fails leaves the `meanwhile` engine in place for good (and
+//! says why in [`Background::failure`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -57,9 +58,8 @@ impl Shared {
             return;
         }
         let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
-        let Slot::Cold(_) = &*slot else { return };
         let Slot::Cold(compile) = std::mem::replace(&mut *slot, Slot::Compiling) else {
-            unreachable!("matched above")
+            unreachable!("only the first start finds the compile not started")
         };
         drop(slot);
         let shared = Arc::clone(self);

@@ -3,8 +3,8 @@
 //!
 //! The colour sources are gathered in [`Sources`]: the interpolated vertex colour, texture
 //! units 0-2 (`super::texture`), the fragment-lighting colours (`super::lighting`) and the
-//! procedural texture's slot (unit 3, read as (0, 0, 0, 0) until it exists); the fragment
-//! sequence (`super::shade`) fills them per fragment.
+//! procedural texture (unit 3, `super::proctex`); the fragment paths (`super::shade`,
+//! `super::shade_plain`) fill them per fragment.
 
 use crate::framebuffer::color::Rgba8;
 use crate::regs::{RegisterFile, bits, id};

@@ -117,9 +117,10 @@ pub fn run(memory: &mut PhysicalMemory, reg: &dyn Fn(u32) -> u32) -> Result<(), 
         return Ok(());
     }
     if shift_x == 0 && shift_y == 0 && width <= in_w && height <= in_h {
-        // No scaling and every pixel read inside the input: each pixel converted on its own.
-        // In the same format decoding and encoding again gives the bytes back (every format's
-        // channels widen and narrow back exactly), so the bytes move as they are.
+        // The other layouts (linear to tiled, tiled to tiled), no scaling, every pixel read
+        // inside the input: each pixel converted on its own. In the same format decoding and
+        // encoding again gives the bytes back (every format's channels widen and narrow back
+        // exactly), so the bytes move as they are.
         let (from_n, to_n) = (in_bytes as usize, out_bytes as usize);
         for y in 0..height {
             let out_y = if flags.flip() { height - 1 - y } else { y };
