@@ -454,7 +454,7 @@ fn add_program_folder(
 /// anything is measured): the jobs of this shard, and how many the whole run has.
 fn jobs<'a>(targets: &'a [Target], options: &Options) -> Result<(Vec<Job<'a>>, u64), CliError> {
     let mut jobs = Vec::new();
-    let mut skipped = 0;
+    let mut total = 0;
     for target in targets {
         let text = read_text(&target.input)?;
         let (dvle, program) = load_dvle(&target.path, &target.shbin, target.dvle)?;
@@ -475,7 +475,8 @@ fn jobs<'a>(targets: &'a [Target], options: &Options) -> Result<(Vec<Job<'a>>, u
                     kind: dvle.kind,
                 });
             }
-            let index = (jobs.len() + skipped) as u64;
+            let index = total;
+            total += 1;
             if options.shard.contains(index) {
                 jobs.push(Job {
                     index,
@@ -484,12 +485,9 @@ fn jobs<'a>(targets: &'a [Target], options: &Options) -> Result<(Vec<Job<'a>>, u
                     program: program.clone(),
                     input,
                 });
-            } else {
-                skipped += 1;
             }
         }
     }
-    let total = (jobs.len() + skipped) as u64;
     Ok((jobs, total))
 }
 

@@ -77,8 +77,8 @@ pub(super) struct RenderArgs {
 /// The fragment paths `--fragment-path` allows.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum FragmentPathArg {
-    /// The path each draw's state allows: the vertex-colour paths when nothing but the vertex
-    /// colour is read.
+    /// The path each draw's state allows: the specialised paths when nothing but the vertex
+    /// colour and 2D textures without a level of detail is read.
     Specialised,
     /// Every fragment through every stage the registers turn on (to time or check the paths).
     General,

@@ -19,9 +19,9 @@
 //!    or in their gas mode [`gas`] density accumulation.
 //!
 //! All colour arithmetic is on 8-bit channels; a stage reads the registers only in its
-//! `configure`, once per batch. A batch that reads nothing but the vertex colour takes a
-//! specialised path instead of [`shade`] ([`FragmentPath`], docs/gpu.md "Fragment paths"),
-//! with the same pixels.
+//! `configure`, once per batch. A batch that reads nothing but the vertex colour, or that adds
+//! only 2D textures without a level of detail, takes a specialised path instead of [`shade`]
+//! ([`FragmentPath`], docs/gpu.md "Fragment paths"), with the same pixels.
 
 pub mod combiner;
 pub mod fog;
