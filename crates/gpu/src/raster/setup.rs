@@ -6,7 +6,7 @@ use crate::framebuffer::target::TargetConfig;
 use crate::regs::{SEMANTICS, semantic};
 
 use super::clip::{ClipVertex, MAX_POLYGON, PLANE_SLACK, PLANES, Polygon, inside, user_distance};
-use super::{OutputVertex, RasterConfig, Triangle};
+use super::{RasterConfig, Triangle};
 
 /// Subpixel bits of the snapped coordinates.
 const SUBPIXEL: i64 = 16;
@@ -50,7 +50,7 @@ pub fn setup(
         let Some((mut kept, swapped)) = triangle_setup(placed, config, target) else {
             return 0;
         };
-        let mut vertices: [ClipVertex; 3] = std::array::from_fn(|k| triangle[k].attributes);
+        let mut vertices = attributes(triangle);
         prepare(&mut vertices);
         if swapped {
             vertices.swap(1, 2);
@@ -61,7 +61,7 @@ pub fn setup(
         out.push(kept);
         return 1;
     }
-    let mut vertices: [ClipVertex; 3] = triangle.map(|v: OutputVertex| v.attributes);
+    let mut vertices = attributes(triangle);
     prepare(&mut vertices);
     let before = out.len();
     let mut polygon = Polygon {
@@ -89,6 +89,12 @@ pub fn setup(
         previous = next;
     }
     out.len() - before
+}
+
+/// The vertices' attributes, copied for [`prepare`] (from references: a triangle's vertices
+/// are not copied whole).
+fn attributes(triangle: &Triangle) -> [ClipVertex; 3] {
+    std::array::from_fn(|k| triangle[k].attributes)
 }
 
 /// What the hardware does to a triangle's attributes before interpolating (and clipping):
