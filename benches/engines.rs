@@ -49,7 +49,7 @@ const BATCH: usize = 4096;
 const THREADS: usize = 2;
 
 /// Vertices of one measured `run_batch_threads` call.
-const THREADED_VERTICES: usize = 65_536;
+const THREADED_VERTICES: usize = 100_000;
 
 /// One DVLE of a corpus program with its fixture.
 struct Fixture {

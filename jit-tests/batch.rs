@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::document::input::parse_input_for;
-use picajit::engine::parallel::run_batch_threads;
+use picajit::engine::parallel::{run_batch_chunked, run_batch_threads};
 use picajit::engine::{EngineKind, prepare};
 use picajit::exec::{
     BatchError, BatchIo, BatchLayout, ExecConfig, ExecError, RegisterSet, ShaderEngine, SoaBuffer,
@@ -99,11 +99,14 @@ fn batch_inputs(fixture: &[InputRegisters], count: usize) -> Vec<InputRegisters>
 
 type Outcome = (Vec<f32>, Vec<FlowRegisters>, Vec<(usize, ExecError)>);
 
+/// Runs `vertices` on `threads` threads: split as `run_batch_threads` decides from the work, or
+/// in chunks of `chunk` vertices, so that the split is certain whatever the machine's speed.
 fn run(
     engine: &dyn ShaderEngine,
     uniforms: &Uniforms,
     vertices: &[InputRegisters],
     threads: usize,
+    chunk: Option<usize>,
 ) -> Outcome {
     let layout = BatchLayout::of(engine.program());
     let inputs = SoaBuffer::from_vertices(layout.inputs, vertices);
@@ -111,7 +114,10 @@ fn run(
     let mut flow = vec![FlowRegisters::default(); vertices.len()];
     let mut errors = Vec::new();
     let io = BatchIo::new(inputs.inputs(), outputs.outputs(), Some(&mut flow)).unwrap();
-    run_batch_threads(engine, threads, uniforms, io, &mut errors);
+    match chunk {
+        Some(chunk) => run_batch_chunked(engine, threads, chunk, uniforms, io, &mut errors),
+        None => run_batch_threads(engine, threads, uniforms, io, &mut errors),
+    }
     let planes = (0..layout.outputs.planes())
         .flat_map(|k| outputs.plane(k).to_vec())
         .collect();
@@ -155,7 +161,7 @@ fn every_engine_batch_equals_its_single_vertex_runs() {
             let expected_planes: Vec<f32> = expected_planes.concat();
             for kind in EngineKind::ALL {
                 let engine = prepare(kind, case.program.clone(), config).unwrap();
-                let (planes, flow, errors) = run(&*engine, &case.uniforms, &vertices, 1);
+                let (planes, flow, errors) = run(&*engine, &case.uniforms, &vertices, 1, None);
                 let what = format!("{} {kind} {precision}", case.name);
                 assert_eq!(bits(&planes), bits(&expected_planes), "{what}: outputs");
                 assert_eq!(flow, expected_flow, "{what}: flow registers");
@@ -173,13 +179,19 @@ fn threads_change_nothing() {
         let vertices = batch_inputs(&case.inputs, 5 * 1024 + 37);
         for kind in EngineKind::ALL {
             let engine = prepare(kind, case.program.clone(), config).unwrap();
-            let one = run(&*engine, &case.uniforms, &vertices, 1);
-            for threads in [2, 3, 8] {
-                let many = run(&*engine, &case.uniforms, &vertices, threads);
+            let one = run(&*engine, &case.uniforms, &vertices, 1, None);
+            for (threads, chunk) in [
+                (2, None),
+                (3, None),
+                (8, None),
+                (2, Some(1008)),
+                (3, Some(48)),
+            ] {
+                let many = run(&*engine, &case.uniforms, &vertices, threads, chunk);
                 assert_eq!(
                     bits(&many.0),
                     bits(&one.0),
-                    "{} {kind} {threads} threads",
+                    "{} {kind} {threads} threads, chunks {chunk:?}",
                     case.name
                 );
                 assert_eq!(many.1, one.1, "{} {kind} {threads} threads", case.name);
@@ -216,10 +228,19 @@ fn failures_are_reported_sparsely_in_vertex_order() {
     let failing: Vec<usize> = (0..4000).filter(|i| i % 97 == 5).collect();
     for kind in EngineKind::ALL {
         let engine = prepare(kind, program.clone(), ExecConfig::default()).unwrap();
-        for threads in [1, 2, 4] {
-            let (planes, _, errors) = run(&*engine, &uniforms, &vertices, threads);
+        for (threads, chunk) in [
+            (1, None),
+            (2, None),
+            (4, None),
+            (2, Some(304)),
+            (4, Some(80)),
+        ] {
+            let (planes, _, errors) = run(&*engine, &uniforms, &vertices, threads, chunk);
             let indices: Vec<usize> = errors.iter().map(|(i, _)| *i).collect();
-            assert_eq!(indices, failing, "{kind} {threads} threads");
+            assert_eq!(
+                indices, failing,
+                "{kind} {threads} threads, chunks {chunk:?}"
+            );
             assert!(errors.iter().all(|(_, e)| e.kind() == "break-outside-loop"));
             // Plane 0 is o0.x: +0 for failed vertices, v0.x for the others.
             for (i, x) in planes[..4000].iter().enumerate() {

@@ -23,7 +23,7 @@ use super::{Gpu, GpuError, GpuStats, charge};
 
 /// Draw positions per chunk: bounds the memory a draw holds whatever its size (about 30 MB at
 /// most), while giving the vertex batches enough distinct vertices to run on several cores
-/// (`engine::parallel::MIN_CHUNK` per thread).
+/// (`engine::parallel::run_batch_threads` splits a batch when its work is worth it).
 const CHUNK: usize = 16_384;
 
 /// Triangles gathered before they are rasterized within a draw: enough that a batch's bands
