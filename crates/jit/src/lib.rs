@@ -100,6 +100,21 @@ macro_rules! vector_ir_elements {
     };
 }
 
+/// The IR condition of a CMP operator, for the JIT's two lowerings; `None` for the operators
+/// 6 and 7, which always set their flag (docs/execution-model.md §3.3, CMP).
+fn compare_cc(op: shader::isa::CompareOp) -> Option<cranelift_codegen::ir::condcodes::FloatCC> {
+    use cranelift_codegen::ir::condcodes::FloatCC;
+    const CC: [FloatCC; 6] = [
+        FloatCC::Equal,
+        FloatCC::NotEqual,
+        FloatCC::LessThan,
+        FloatCC::LessThanOrEqual,
+        FloatCC::GreaterThan,
+        FloatCC::GreaterThanOrEqual,
+    ];
+    CC.get(op.bits() as usize).copied()
+}
+
 mod analysis;
 mod context;
 mod control;

@@ -20,13 +20,14 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::{FunctionBuilder, Variable};
 
 use super::analysis::FlowFacts;
+use super::compare_cc;
 use super::context::JitContext;
 use shader::exec::EmitConfig;
 use shader::float24::lanes::{self, Elements, Lanes};
 use shader::float24::{Precision, arith::LITP_Y_LIMIT};
 use shader::isa::{
-    BinaryOp, DstReg, Instruction, OperandDescriptor, RegisterFile, RelIndex, SimpleOp, SrcReg,
-    UnaryOp, split_rel,
+    BinaryOp, DstReg, Instruction, Operand, OperandDescriptor, Operation, RegisterFile, RelIndex,
+    SimpleOp, UnaryOp,
 };
 use shader::program::{IndexOps, ShaderKind, ShaderProgram, relative_uniform_slot};
 
@@ -288,7 +289,8 @@ impl Lowering<'_, '_> {
     }
 
     /// Reads a source: register (relative addressing for uniforms), swizzle, negate.
-    fn read(&mut self, reg: SrcReg, rel: RelIndex, desc: OperandDescriptor, slot: usize) -> Value {
+    fn read(&mut self, operand: Operand, desc: OperandDescriptor) -> Value {
+        let Operand { reg, rel, slot } = operand;
         let raw = match reg.file_index() {
             (RegisterFile::Input, n) => {
                 self.load_read_only(offset_of!(JitContext, input) + 16 * n as usize)
@@ -442,97 +444,11 @@ impl Lowering<'_, '_> {
     /// Lowers the data part of the instruction at `pc`. Returns a status value to check when
     /// the instruction can fail (EMIT).
     pub fn data(&mut self, pc: u16, inst: &Instruction) -> Option<Value> {
+        if let Some(operation) = inst.operation() {
+            self.operate(operation);
+            return None;
+        }
         match *inst {
-            Instruction::Binary {
-                op,
-                dst,
-                src1,
-                src2,
-                rel,
-                desc,
-            } => {
-                let d = self.descriptor(desc);
-                let (rel1, rel2) = split_rel(rel, op.is_inverted());
-                let a = self.read(src1, rel1, d, 0);
-                let c = self.read(src2, rel2, d, 1);
-                let r = self.binary(op, a, c);
-                self.write(dst, d, r);
-            }
-            Instruction::Unary {
-                op,
-                dst,
-                src1,
-                rel,
-                desc,
-                ..
-            } => {
-                let d = self.descriptor(desc);
-                let a = self.read(src1, rel, d, 0);
-                let r = self.unary(op, a);
-                self.write(dst, d, r);
-            }
-            Instruction::Mova {
-                src1, rel, desc, ..
-            } => {
-                let d = self.descriptor(desc);
-                let a = self.read(src1, rel, d, 0);
-                let ints = self.b.ins().fcvt_to_sint_sat(I32X4, a);
-                for lane in 0..2 {
-                    if d.dest_mask().lane(lane) {
-                        let v = self.b.ins().extractlane(ints, lane as u8);
-                        self.set(Reg::A0(lane as u8), v);
-                    }
-                }
-            }
-            Instruction::Cmp {
-                src1,
-                src2,
-                rel,
-                desc,
-                cmp_x,
-                cmp_y,
-            } => {
-                let d = self.descriptor(desc);
-                let a = self.read(src1, rel, d, 0);
-                let c = self.read(src2, RelIndex::None, d, 1);
-                for (lane, op) in [(0u8, cmp_x), (1, cmp_y)] {
-                    let flag = match op.bits() {
-                        0..=5 => {
-                            let cc = [
-                                FloatCC::Equal,
-                                FloatCC::NotEqual,
-                                FloatCC::LessThan,
-                                FloatCC::LessThanOrEqual,
-                                FloatCC::GreaterThan,
-                                FloatCC::GreaterThanOrEqual,
-                            ][op.bits() as usize];
-                            let x = self.b.ins().extractlane(a, lane);
-                            let y = self.b.ins().extractlane(c, lane);
-                            let f = self.b.ins().fcmp(cc, x, y);
-                            self.b.ins().uextend(types::I32, f)
-                        }
-                        _ => self.b.ins().iconst(types::I32, 1),
-                    };
-                    self.set(Reg::Cmp(lane), flag);
-                }
-            }
-            Instruction::Mad {
-                inverted,
-                dst,
-                src1,
-                src2,
-                src3,
-                rel,
-                desc,
-            } => {
-                let d = self.descriptor(desc);
-                let (rel2, rel3) = split_rel(rel, inverted);
-                let a = self.read(src1, RelIndex::None, d, 0);
-                let c = self.read(src2, rel2, d, 1);
-                let e = self.read(src3, rel3, d, 2);
-                let r = lanes::mad(self, a, c, e, self.precision);
-                self.write(dst, d, r);
-            }
             // EMIT and SETEMIT do nothing in a vertex shader (docs/model-choices.md).
             Instruction::Simple {
                 op: SimpleOp::Emit, ..
@@ -571,8 +487,67 @@ impl Lowering<'_, '_> {
             | Instruction::Loop { .. } => {}
             // An unknown opcode does nothing (docs/execution-model.md §3).
             Instruction::Unknown { .. } => {}
+            // Data operations: `operate`.
+            Instruction::Binary { .. }
+            | Instruction::Unary { .. }
+            | Instruction::Mova { .. }
+            | Instruction::Cmp { .. }
+            | Instruction::Mad { .. } => {}
         }
         None
+    }
+
+    /// Lowers a data operation.
+    fn operate(&mut self, operation: Operation) {
+        let d = self.descriptor(operation.desc());
+        match operation {
+            Operation::Binary { op, dst, a, b, .. } => {
+                let a = self.read(a, d);
+                let c = self.read(b, d);
+                let r = self.binary(op, a, c);
+                self.write(dst, d, r);
+            }
+            Operation::Unary { op, dst, a, .. } => {
+                let a = self.read(a, d);
+                let r = self.unary(op, a);
+                self.write(dst, d, r);
+            }
+            Operation::Mova { a, .. } => {
+                let a = self.read(a, d);
+                let ints = self.b.ins().fcvt_to_sint_sat(I32X4, a);
+                for lane in 0..2 {
+                    if d.dest_mask().lane(lane) {
+                        let v = self.b.ins().extractlane(ints, lane as u8);
+                        self.set(Reg::A0(lane as u8), v);
+                    }
+                }
+            }
+            Operation::Cmp {
+                a, b, cmp_x, cmp_y, ..
+            } => {
+                let a = self.read(a, d);
+                let c = self.read(b, d);
+                for (lane, op) in [(0u8, cmp_x), (1, cmp_y)] {
+                    let flag = match compare_cc(op) {
+                        Some(cc) => {
+                            let x = self.b.ins().extractlane(a, lane);
+                            let y = self.b.ins().extractlane(c, lane);
+                            let f = self.b.ins().fcmp(cc, x, y);
+                            self.b.ins().uextend(types::I32, f)
+                        }
+                        None => self.b.ins().iconst(types::I32, 1),
+                    };
+                    self.set(Reg::Cmp(lane), flag);
+                }
+            }
+            Operation::Mad { dst, a, b, c, .. } => {
+                let a = self.read(a, d);
+                let c2 = self.read(b, d);
+                let e = self.read(c, d);
+                let r = lanes::mad(self, a, c2, e, self.precision);
+                self.write(dst, d, r);
+            }
+        }
     }
 }
 

@@ -7,8 +7,8 @@
 use shader::flow::explore::reachable_addresses;
 use shader::flow::{Scope, pushed_scope};
 use shader::isa::{
-    BinaryOp, CompareOp, DstReg, Instruction, OperandDescriptor, PROGRAM_WORDS, RegisterFile,
-    RelIndex, SimpleOp, SrcReg, UnaryOp, decode, split_rel,
+    BinaryOp, CompareOp, DstReg, Instruction, Operand, OperandDescriptor, Operation, PROGRAM_WORDS,
+    RegisterFile, RelIndex, SimpleOp, UnaryOp, decode,
 };
 use shader::program::ShaderProgram;
 
@@ -84,7 +84,8 @@ impl Source {
         negate: 0,
     };
 
-    fn new(reg: SrcReg, rel: RelIndex, desc: OperandDescriptor, slot: usize) -> Source {
+    fn new(operand: Operand, desc: OperandDescriptor) -> Source {
+        let Operand { reg, rel, slot } = operand;
         let (from, base) = match reg.file_index() {
             (RegisterFile::Input, n) => (From::Plane, INPUT_BASE + 4 * n),
             (RegisterFile::Temporary, n) => (From::Plane, TEMP_BASE + 4 * n),
@@ -172,19 +173,18 @@ fn dst_base(dst: DstReg) -> u8 {
 }
 
 fn decode_op(inst: &Instruction, opdescs: &[u32]) -> Op {
-    let desc_of = |index: u8| OperandDescriptor(opdescs.get(index as usize).copied().unwrap_or(0));
-    match *inst {
-        Instruction::Binary {
-            op,
-            dst,
-            src1,
-            src2,
-            rel,
-            desc,
-        } => {
-            let d = desc_of(desc);
-            let (rel1, rel2) = split_rel(rel, op.is_inverted());
-            let kind = match op.base() {
+    let Some(operation) = inst.operation() else {
+        return Op::NOP;
+    };
+    let d = OperandDescriptor(opdescs.get(operation.desc() as usize).copied().unwrap_or(0));
+    let mut src = [Source::NONE; 3];
+    for (slot, operand) in src.iter_mut().zip(operation.operands()) {
+        *slot = Source::new(operand, d);
+    }
+    let mask = d.dest_mask().lanes();
+    match operation {
+        Operation::Binary { op, dst, .. } => Op {
+            kind: match op {
                 BinaryOp::Add => Kind::Add,
                 BinaryOp::Mul => Kind::Mul,
                 BinaryOp::Dp3 => Kind::Dp3,
@@ -195,29 +195,14 @@ fn decode_op(inst: &Instruction, opdescs: &[u32]) -> Op {
                 BinaryOp::Min => Kind::Min,
                 BinaryOp::Sge | BinaryOp::Sgei => Kind::Sge,
                 BinaryOp::Slt | BinaryOp::Slti => Kind::Slt,
-            };
-            Op {
-                kind,
-                dst: dst_base(dst),
-                mask: d.dest_mask().lanes(),
-                src: [
-                    Source::new(src1, rel1, d, 0),
-                    Source::new(src2, rel2, d, 1),
-                    Source::NONE,
-                ],
-                ..Op::NOP
-            }
-        }
-        Instruction::Unary {
-            op,
-            dst,
-            src1,
-            rel,
-            desc,
-            ..
-        } => {
-            let d = desc_of(desc);
-            let kind = match op {
+            },
+            dst: dst_base(dst),
+            mask,
+            src,
+            ..Op::NOP
+        },
+        Operation::Unary { op, dst, .. } => Op {
+            kind: match op {
                 UnaryOp::Ex2 => Kind::Ex2,
                 UnaryOp::Lg2 => Kind::Lg2,
                 UnaryOp::Litp => Kind::Litp,
@@ -225,70 +210,31 @@ fn decode_op(inst: &Instruction, opdescs: &[u32]) -> Op {
                 UnaryOp::Rcp => Kind::Rcp,
                 UnaryOp::Rsq => Kind::Rsq,
                 UnaryOp::Mov => Kind::Mov,
-            };
-            Op {
-                kind,
-                dst: dst_base(dst),
-                mask: d.dest_mask().lanes(),
-                src: [Source::new(src1, rel, d, 0), Source::NONE, Source::NONE],
-                ..Op::NOP
-            }
-        }
-        Instruction::Mova {
-            src1, rel, desc, ..
-        } => {
-            let d = desc_of(desc);
-            Op {
-                kind: Kind::Mova,
-                mask: d.dest_mask().lanes() & 3,
-                src: [Source::new(src1, rel, d, 0), Source::NONE, Source::NONE],
-                ..Op::NOP
-            }
-        }
-        Instruction::Cmp {
-            src1,
-            src2,
-            rel,
-            desc,
-            cmp_x,
-            cmp_y,
-        } => {
-            let d = desc_of(desc);
-            Op {
-                kind: Kind::Cmp,
-                src: [
-                    Source::new(src1, rel, d, 0),
-                    Source::new(src2, RelIndex::None, d, 1),
-                    Source::NONE,
-                ],
-                compare: [cmp_x, cmp_y],
-                ..Op::NOP
-            }
-        }
-        Instruction::Mad {
-            inverted,
-            dst,
-            src1,
-            src2,
-            src3,
-            rel,
-            desc,
-        } => {
-            let d = desc_of(desc);
-            let (rel2, rel3) = split_rel(rel, inverted);
-            Op {
-                kind: Kind::Mad,
-                dst: dst_base(dst),
-                mask: d.dest_mask().lanes(),
-                src: [
-                    Source::new(src1, RelIndex::None, d, 0),
-                    Source::new(src2, rel2, d, 1),
-                    Source::new(src3, rel3, d, 2),
-                ],
-                ..Op::NOP
-            }
-        }
-        _ => Op::NOP,
+            },
+            dst: dst_base(dst),
+            mask,
+            src,
+            ..Op::NOP
+        },
+        Operation::Mova { .. } => Op {
+            kind: Kind::Mova,
+            mask: mask & 3,
+            src,
+            ..Op::NOP
+        },
+        Operation::Cmp { cmp_x, cmp_y, .. } => Op {
+            kind: Kind::Cmp,
+            src,
+            compare: [cmp_x, cmp_y],
+            ..Op::NOP
+        },
+        Operation::Mad { dst, .. } => Op {
+            kind: Kind::Mad,
+            dst: dst_base(dst),
+            mask,
+            src,
+            ..Op::NOP
+        },
     }
 }
 

@@ -20,8 +20,8 @@ use shader::float24::{MIN_NORMAL_BITS, Precision};
 use shader::flow::rules::{self, FlowOps};
 use shader::flow::{FlowDriver, FlowInputs, Stop};
 use shader::isa::{
-    BinaryOp, CondFlowOp, Condition, DstReg, Instruction, OperandDescriptor, RegisterFile,
-    RelIndex, SrcReg, UnaryOp, split_rel,
+    BinaryOp, CondFlowOp, Condition, DstReg, Instruction, Operand, OperandDescriptor, Operation,
+    RegisterFile, RelIndex, UnaryOp,
 };
 use shader::program::{DEFAULT_INPUT, ExactIndex, IndexOps, ShaderProgram, relative_uniform_slot};
 
@@ -1299,14 +1299,8 @@ impl Emitter<'_, '_> {
     }
 
     /// Component `lane` of source `slot` (after swizzle and negate).
-    fn source(
-        &mut self,
-        reg: SrcReg,
-        rel: RelIndex,
-        d: OperandDescriptor,
-        slot: usize,
-        lane: usize,
-    ) -> Value {
+    fn source(&mut self, operand: Operand, d: OperandDescriptor, lane: usize) -> Value {
+        let Operand { reg, rel, slot } = operand;
         let comp = d.swizzle(slot).component(lane);
         let negate = d.negate(slot);
         let raw = match reg.file_index() {
@@ -1387,31 +1381,29 @@ impl Emitter<'_, '_> {
     }
 
     fn data(&mut self, inst: &Instruction) {
+        // No data part in a vertex shader: flow control is traced, NOP and unknown opcodes do
+        // nothing, EMIT and SETEMIT do nothing (docs/execution-model.md §3, §6.1).
+        let Some(operation) = inst.operation() else {
+            return;
+        };
         let p = self.precision;
-        match *inst {
-            Instruction::Binary {
-                op,
-                dst,
-                src1,
-                src2,
-                rel,
-                desc,
-            } => {
-                let d = OperandDescriptor(self.s.program.opdescs[desc as usize]);
+        let d = OperandDescriptor(self.s.program.opdescs[operation.desc() as usize]);
+        match operation {
+            Operation::Binary { op, dst, a, b, .. } => {
                 let mask = d.dest_mask();
                 if mask.0 == 0 {
                     return;
                 }
-                let (rel1, rel2) = split_rel(rel, op.is_inverted());
-                let a = |e: &mut Self, lane| e.source(src1, rel1, d, 0, lane);
-                let b = |e: &mut Self, lane| e.source(src2, rel2, d, 1, lane);
+                let (first, second) = (a, b);
+                let a = |e: &mut Self, lane| e.source(first, d, lane);
+                let b = |e: &mut Self, lane| e.source(second, d, lane);
                 let mut out = [None; 4];
-                match op.base() {
+                match op {
                     BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph => {
-                        let n = if op.base() == BinaryOp::Dp3 { 3 } else { 4 };
+                        let n = if op == BinaryOp::Dp3 { 3 } else { 4 };
                         let mut pairs = Vec::with_capacity(4);
                         for k in 0..n {
-                            let x = if op.base() == BinaryOp::Dph && k == 3 {
+                            let x = if op == BinaryOp::Dph && k == 3 {
                                 self.float_const(1.0)
                             } else {
                                 a(self, k)
@@ -1484,15 +1476,7 @@ impl Emitter<'_, '_> {
                 }
                 self.write(dst, out);
             }
-            Instruction::Unary {
-                op,
-                dst,
-                src1,
-                rel,
-                desc,
-                ..
-            } => {
-                let d = OperandDescriptor(self.s.program.opdescs[desc as usize]);
+            Operation::Unary { op, dst, a, .. } => {
                 let mask = d.dest_mask();
                 if mask.0 == 0 && op != UnaryOp::Litp {
                     return;
@@ -1502,7 +1486,7 @@ impl Emitter<'_, '_> {
                     UnaryOp::Mov | UnaryOp::Flr => {
                         for (lane, slot) in out.iter_mut().enumerate() {
                             if mask.lane(lane) {
-                                let x = self.source(src1, rel, d, 0, lane);
+                                let x = self.source(a, d, lane);
                                 *slot = Some(if op == UnaryOp::Mov {
                                     x
                                 } else {
@@ -1513,7 +1497,7 @@ impl Emitter<'_, '_> {
                         }
                     }
                     UnaryOp::Rcp | UnaryOp::Rsq | UnaryOp::Ex2 | UnaryOp::Lg2 => {
-                        let x = self.source(src1, rel, d, 0, 0);
+                        let x = self.source(a, d, 0);
                         let x = self.flushed(x);
                         let r = self.arith(|e, fin| match op {
                             UnaryOp::Rcp => lanes::rcp_each_by(e, fin, x, p),
@@ -1528,9 +1512,9 @@ impl Emitter<'_, '_> {
                         }
                     }
                     UnaryOp::Litp => {
-                        let x = self.source(src1, rel, d, 0, 0);
-                        let y = self.source(src1, rel, d, 0, 1);
-                        let w = self.source(src1, rel, d, 0, 3);
+                        let x = self.source(a, d, 0);
+                        let y = self.source(a, d, 1);
+                        let w = self.source(a, d, 3);
                         let zero = self.float_const(0.0);
                         let positive = |e: &mut Self, v: Value| {
                             let m = e.b.ins().fcmp(FloatCC::GreaterThan, v, zero);
@@ -1558,15 +1542,12 @@ impl Emitter<'_, '_> {
                 }
                 self.write(dst, out);
             }
-            Instruction::Mova {
-                src1, rel, desc, ..
-            } => {
-                let d = OperandDescriptor(self.s.program.opdescs[desc as usize]);
+            Operation::Mova { a, .. } => {
                 // Both lanes read the source (relative to the old a0) before either is set.
                 let mut values = [None; 2];
                 for (lane, value) in values.iter_mut().enumerate() {
                     if d.dest_mask().lane(lane) {
-                        let x = self.source(src1, rel, d, 0, lane);
+                        let x = self.source(a, d, lane);
                         *value = Some(self.b.ins().fcvt_to_sint_sat(I32X4, x));
                     }
                 }
@@ -1576,68 +1557,36 @@ impl Emitter<'_, '_> {
                     }
                 }
             }
-            Instruction::Cmp {
-                src1,
-                src2,
-                rel,
-                desc,
-                cmp_x,
-                cmp_y,
+            Operation::Cmp {
+                a, b, cmp_x, cmp_y, ..
             } => {
-                let d = OperandDescriptor(self.s.program.opdescs[desc as usize]);
                 for (lane, op) in [(0usize, cmp_x), (1, cmp_y)] {
-                    let flag = match op.bits() {
-                        0..=5 => {
-                            let cc = [
-                                FloatCC::Equal,
-                                FloatCC::NotEqual,
-                                FloatCC::LessThan,
-                                FloatCC::LessThanOrEqual,
-                                FloatCC::GreaterThan,
-                                FloatCC::GreaterThanOrEqual,
-                            ][op.bits() as usize];
-                            let x = self.source(src1, rel, d, 0, lane);
-                            let y = self.source(src2, RelIndex::None, d, 1, lane);
+                    let flag = match crate::compare_cc(op) {
+                        Some(cc) => {
+                            let x = self.source(a, d, lane);
+                            let y = self.source(b, d, lane);
                             self.b.ins().fcmp(cc, x, y)
                         }
-                        _ => self.bits_const(u32::MAX),
+                        None => self.bits_const(u32::MAX),
                     };
                     self.assign(self.cmp[lane], flag);
                 }
             }
-            Instruction::Mad {
-                inverted,
-                dst,
-                src1,
-                src2,
-                src3,
-                rel,
-                desc,
-            } => {
-                let d = OperandDescriptor(self.s.program.opdescs[desc as usize]);
+            Operation::Mad { dst, a, b, c, .. } => {
                 let mask = d.dest_mask();
-                let (rel2, rel3) = split_rel(rel, inverted);
                 let mut out = [None; 4];
                 for (lane, slot) in out.iter_mut().enumerate() {
                     if !mask.lane(lane) {
                         continue;
                     }
-                    let x = self.source(src1, RelIndex::None, d, 0, lane);
-                    let y = self.source(src2, rel2, d, 1, lane);
-                    let z = self.source(src3, rel3, d, 2, lane);
+                    let x = self.source(a, d, lane);
+                    let y = self.source(b, d, lane);
+                    let z = self.source(c, d, lane);
                     let (x, y, z) = (self.flushed(x), self.flushed(y), self.flushed(z));
                     *slot = Some(self.arith(|e, fin| lanes::mad_by(e, fin, x, y, z, p)));
                 }
                 self.write(dst, out);
             }
-            // No data part in a vertex shader: flow control is traced, NOP and unknown opcodes
-            // do nothing, EMIT and SETEMIT do nothing (docs/execution-model.md §3, §6.1).
-            Instruction::Simple { .. }
-            | Instruction::CondFlow { .. }
-            | Instruction::BoolFlow { .. }
-            | Instruction::Loop { .. }
-            | Instruction::SetEmit { .. }
-            | Instruction::Unknown { .. } => {}
         }
     }
 }

@@ -20,8 +20,8 @@ use crate::exec::{
 use crate::float24::{Precision, arith};
 use crate::flow::{FlowDriver, FlowInputs, Stop};
 use crate::isa::{
-    BinaryOp, DstReg, Instruction, OperandDescriptor, RegisterFile, RelIndex, SimpleOp, SrcReg,
-    UnaryOp, decode, split_rel,
+    BinaryOp, DstReg, Instruction, Operand, OperandDescriptor, Operation, RegisterFile, RelIndex,
+    SimpleOp, UnaryOp, decode,
 };
 use crate::program::{
     ExactIndex, InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4, relative_uniform_slot,
@@ -31,14 +31,22 @@ use crate::program::{
 #[derive(Clone, Debug)]
 pub struct Interpreter {
     program: ShaderProgram,
-    decoded: Box<[Instruction]>,
+    /// Each word decoded, with its data operation.
+    decoded: Box<[(Instruction, Option<Operation>)]>,
     config: ExecConfig,
 }
 
 impl Interpreter {
     /// Prepares `program` (decodes all of program memory once).
     pub fn new(program: ShaderProgram, config: ExecConfig) -> Interpreter {
-        let decoded = program.code.iter().map(|&word| decode(word)).collect();
+        let decoded = program
+            .code
+            .iter()
+            .map(|&word| {
+                let inst = decode(word);
+                (inst, inst.operation())
+            })
+            .collect();
         Interpreter {
             program,
             decoded,
@@ -189,14 +197,18 @@ impl Invocation<'_> {
                 return Err(ExecError::InstructionBudget { budget, pc });
             }
             observe(pc);
-            let inst = self.interp.decoded[pc as usize];
-            self.execute(pc, &inst)?;
+            let interp = self.interp;
+            let (inst, operation) = &interp.decoded[pc as usize];
+            match operation {
+                Some(operation) => self.operate(operation),
+                None => self.execute(pc, inst)?,
+            }
             let inputs = FlowInputs {
                 cmp: self.registers.flow.cmp,
                 bools: self.bools,
                 ints: &self.uniforms.int,
             };
-            match driver.advance(&inst, inputs, &mut self.registers.flow.al) {
+            match driver.advance(inst, inputs, &mut self.registers.flow.al) {
                 Ok(()) => {}
                 Err(Stop::End) => return Ok(()),
                 Err(Stop::BreakOutsideLoop) => return Err(ExecError::BreakOutsideLoop { pc }),
@@ -204,80 +216,10 @@ impl Invocation<'_> {
         }
     }
 
-    /// Executes the data effects of one instruction; control flow is the [`FlowDriver`]'s.
+    /// Executes the effects of an instruction without a data operation (EMIT, SETEMIT); control
+    /// flow is the [`FlowDriver`]'s.
     fn execute(&mut self, pc: u16, inst: &Instruction) -> Result<(), ExecError> {
         match *inst {
-            Instruction::Binary {
-                op,
-                dst,
-                src1,
-                src2,
-                rel,
-                desc,
-            } => {
-                let d = self.descriptor(desc);
-                let (rel1, rel2) = split_rel(rel, op.is_inverted());
-                let a = self.read(src1, rel1, d, 0);
-                let b = self.read(src2, rel2, d, 1);
-                let result = self.binary(op.base(), &a, &b);
-                self.write(dst, d, result);
-            }
-            Instruction::Unary {
-                op,
-                dst,
-                src1,
-                rel,
-                desc,
-                ..
-            } => {
-                let d = self.descriptor(desc);
-                let a = self.read(src1, rel, d, 0);
-                let result = self.unary(op, &a);
-                self.write(dst, d, result);
-            }
-            Instruction::Mova {
-                src1, rel, desc, ..
-            } => {
-                let d = self.descriptor(desc);
-                let a = self.read(src1, rel, d, 0);
-                let a0 = &mut self.registers.flow.a0;
-                for (lane, (reg, &value)) in a0.iter_mut().zip(&a).enumerate() {
-                    if d.dest_mask().lane(lane) {
-                        *reg = arith::mova(value);
-                    }
-                }
-            }
-            Instruction::Cmp {
-                src1,
-                src2,
-                rel,
-                desc,
-                cmp_x,
-                cmp_y,
-            } => {
-                let d = self.descriptor(desc);
-                let a = self.read(src1, rel, d, 0);
-                let b = self.read(src2, RelIndex::None, d, 1);
-                self.registers.flow.cmp = [cmp_x.compare(a[0], b[0]), cmp_y.compare(a[1], b[1])];
-            }
-            Instruction::Mad {
-                inverted,
-                dst,
-                src1,
-                src2,
-                src3,
-                rel,
-                desc,
-            } => {
-                let d = self.descriptor(desc);
-                let (rel2, rel3) = split_rel(rel, inverted);
-                let a = self.read(src1, RelIndex::None, d, 0);
-                let b = self.read(src2, rel2, d, 1);
-                let c = self.read(src3, rel3, d, 2);
-                let p = self.precision();
-                let result = arith::mad(&a, &b, &c, p);
-                self.write(dst, d, result);
-            }
             Instruction::Simple { op, .. } => match op {
                 SimpleOp::Nop | SimpleOp::End | SimpleOp::Break => {}
                 SimpleOp::Emit => self.emit(pc)?,
@@ -300,9 +242,55 @@ impl Invocation<'_> {
                     };
                 }
             }
-            Instruction::Unknown { .. } => {}
+            Instruction::Unknown { .. }
+            | Instruction::Binary { .. }
+            | Instruction::Unary { .. }
+            | Instruction::Mova { .. }
+            | Instruction::Cmp { .. }
+            | Instruction::Mad { .. } => {}
         }
         Ok(())
+    }
+
+    /// Executes a data operation.
+    fn operate(&mut self, operation: &Operation) {
+        let d = self.descriptor(operation.desc());
+        match *operation {
+            Operation::Binary { op, dst, a, b, .. } => {
+                let a = self.read(a, d);
+                let b = self.read(b, d);
+                let result = self.binary(op, &a, &b);
+                self.write(dst, d, result);
+            }
+            Operation::Unary { op, dst, a, .. } => {
+                let a = self.read(a, d);
+                let result = self.unary(op, &a);
+                self.write(dst, d, result);
+            }
+            Operation::Mova { a, .. } => {
+                let a = self.read(a, d);
+                let a0 = &mut self.registers.flow.a0;
+                for (lane, (reg, &value)) in a0.iter_mut().zip(&a).enumerate() {
+                    if d.dest_mask().lane(lane) {
+                        *reg = arith::mova(value);
+                    }
+                }
+            }
+            Operation::Cmp {
+                a, b, cmp_x, cmp_y, ..
+            } => {
+                let a = self.read(a, d);
+                let b = self.read(b, d);
+                self.registers.flow.cmp = [cmp_x.compare(a[0], b[0]), cmp_y.compare(a[1], b[1])];
+            }
+            Operation::Mad { dst, a, b, c, .. } => {
+                let a = self.read(a, d);
+                let b = self.read(b, d);
+                let c = self.read(c, d);
+                let result = arith::mad(&a, &b, &c, self.precision());
+                self.write(dst, d, result);
+            }
+        }
     }
 
     fn descriptor(&self, index: u8) -> OperandDescriptor {
@@ -310,7 +298,8 @@ impl Invocation<'_> {
     }
 
     /// Reads a source: select the register (relative addressing for uniforms), swizzle, negate.
-    fn read(&self, reg: SrcReg, rel: RelIndex, desc: OperandDescriptor, slot: usize) -> Vec4 {
+    fn read(&self, operand: Operand, desc: OperandDescriptor) -> Vec4 {
+        let Operand { reg, rel, slot } = operand;
         let raw = match reg.file_index() {
             (RegisterFile::Input, n) => self.inputs[n as usize],
             (RegisterFile::Temporary, n) => self.registers.temp[n as usize],

@@ -13,6 +13,7 @@ pub mod decode;
 pub mod disasm;
 pub mod encode;
 mod operand;
+mod operation;
 #[cfg(test)]
 pub(crate) mod testing;
 
@@ -21,6 +22,7 @@ pub use encode::{EncodeError, encode};
 pub use operand::{
     DestMask, DstReg, LANE_NAMES, OperandDescriptor, RegisterFile, RelIndex, SrcReg, Swizzle,
 };
+pub use operation::{Operand, Operation};
 
 pub use crate::float24::arith::CompareOp;
 
@@ -563,67 +565,36 @@ impl Instruction {
     /// RCP, RSQ only x; LITP x, y, w; MOVA x and/or y as its mask says; CMP x and y.
     pub fn sources(&self, desc: OperandDescriptor) -> Vec<SourceOperand> {
         let masked = desc.dest_mask().lanes();
-        let operand = |reg, rel, slot, lanes| SourceOperand {
-            reg,
-            rel,
-            slot,
-            lanes,
+        let Some(operation) = self.operation() else {
+            return Vec::new();
         };
-        match *self {
-            Instruction::Binary {
-                op,
-                src1,
-                src2,
-                rel,
-                ..
-            } => {
-                let (lanes1, lanes2) = match op.base() {
-                    BinaryOp::Dp3 => (XYZ, XYZ),
-                    BinaryOp::Dp4 => (XYZW, XYZW),
-                    BinaryOp::Dph => (XYZ, XYZW),
-                    BinaryOp::Dst => (0b0110, 0b1010),
-                    _ => (masked, masked),
-                };
-                let (rel1, rel2) = split_rel(rel, op.is_inverted());
-                vec![
-                    operand(src1, rel1, 0, lanes1),
-                    operand(src2, rel2, 1, lanes2),
-                ]
-            }
-            Instruction::Unary { op, src1, rel, .. } => {
-                let lanes = match op {
-                    UnaryOp::Ex2 | UnaryOp::Lg2 | UnaryOp::Rcp | UnaryOp::Rsq => X,
-                    UnaryOp::Litp => 0b1011,
-                    UnaryOp::Flr | UnaryOp::Mov => masked,
-                };
-                vec![operand(src1, rel, 0, lanes)]
-            }
-            Instruction::Mova { src1, rel, .. } => vec![operand(src1, rel, 0, masked & 0b0011)],
-            Instruction::Cmp {
-                src1, src2, rel, ..
-            } => {
-                vec![
-                    operand(src1, rel, 0, 0b0011),
-                    operand(src2, RelIndex::None, 1, 0b0011),
-                ]
-            }
-            Instruction::Mad {
-                inverted,
-                src1,
-                src2,
-                src3,
-                rel,
-                ..
-            } => {
-                let (rel2, rel3) = split_rel(rel, inverted);
-                vec![
-                    operand(src1, RelIndex::None, 0, masked),
-                    operand(src2, rel2, 1, masked),
-                    operand(src3, rel3, 2, masked),
-                ]
-            }
-            _ => Vec::new(),
-        }
+        // The lanes of SRC1, SRC2 and SRC3 that the operation uses.
+        let lanes: [u8; 3] = match operation {
+            Operation::Binary { op, .. } => match op {
+                BinaryOp::Dp3 => [XYZ, XYZ, 0],
+                BinaryOp::Dp4 => [XYZW, XYZW, 0],
+                BinaryOp::Dph => [XYZ, XYZW, 0],
+                BinaryOp::Dst => [0b0110, 0b1010, 0],
+                _ => [masked, masked, 0],
+            },
+            Operation::Unary { op, .. } => match op {
+                UnaryOp::Ex2 | UnaryOp::Lg2 | UnaryOp::Rcp | UnaryOp::Rsq => [X, 0, 0],
+                UnaryOp::Litp => [0b1011, 0, 0],
+                UnaryOp::Flr | UnaryOp::Mov => [masked, 0, 0],
+            },
+            Operation::Mova { .. } => [masked & 0b0011, 0, 0],
+            Operation::Cmp { .. } => [0b0011, 0b0011, 0],
+            Operation::Mad { .. } => [masked; 3],
+        };
+        operation
+            .operands()
+            .map(|operand| SourceOperand {
+                reg: operand.reg,
+                rel: operand.rel,
+                slot: operand.slot,
+                lanes: lanes[operand.slot],
+            })
+            .collect()
     }
 
     /// The operation, as named in the decoder table.

@@ -321,3 +321,47 @@ fn decode_encode_round_trip_sample() {
         assert_eq!(encode(&decode(word)), Ok(word), "{word:#010x}");
     }
 }
+
+/// The decoded operand form follows docs/execution-model.md §4's table: the index offsets the
+/// wide field only (SRC1 in formats 1, 1u and 1c, SRC2 in 1i and 5, SRC3 in 5i), and the
+/// inverted forms compute their base operation.
+#[test]
+fn operations_put_the_index_on_the_wide_operand() {
+    let rels = |inst: Instruction| -> Vec<(RelIndex, usize)> {
+        let operation = inst.operation().expect("a data instruction");
+        operation.operands().map(|o| (o.rel, o.slot)).collect()
+    };
+    let n = RelIndex::None;
+    // Format 1: ADD (0x00); 1i: SGEI (0x1A); 1u: MOV (0x13); 1c: CMP (0x2E); MOVA (0x12).
+    let format1 = (0x00 << 26) | (0x30 << 12) | (0x02 << 7) | (1 << 19);
+    assert_eq!(rels(decode(format1)), [(RelIndex::A0X, 0), (n, 1)]);
+    let format1i = (0x1A << 26) | (0x30 << 7) | (0x12 << 14) | (3 << 19);
+    assert_eq!(rels(decode(format1i)), [(n, 0), (RelIndex::AL, 1)]);
+    let mov = (0x13 << 26) | (0x30 << 12) | (2 << 19);
+    assert_eq!(rels(decode(mov)), [(RelIndex::A0Y, 0)]);
+    let mova = (0x12 << 26) | (0x30 << 12) | (3 << 19);
+    assert_eq!(rels(decode(mova)), [(RelIndex::AL, 0)]);
+    let cmp = (0x2E << 26) | (0x30 << 12) | (0x02 << 7) | (1 << 19);
+    assert_eq!(rels(decode(cmp)), [(RelIndex::A0X, 0), (n, 1)]);
+    // MAD: SRC2 wide; MADI: SRC3 wide.
+    let mad = (0x38 << 26) | (0x02 << 5) | (0x7F << 10) | (0x11 << 17) | (2 << 22);
+    assert_eq!(rels(decode(mad)), [(n, 0), (RelIndex::A0Y, 1), (n, 2)]);
+    let madi = (0x30 << 26) | (0x40 << 5) | (0x03 << 12) | (0x04 << 17) | (1 << 22);
+    assert_eq!(rels(decode(madi)), [(n, 0), (n, 1), (RelIndex::A0X, 2)]);
+    // The inverted forms (DPHI 0x18, DSTI 0x19, SGEI 0x1A, SLTI 0x1B) are their base operation.
+    for (opcode, base) in [
+        (0x18, BinaryOp::Dph),
+        (0x19, BinaryOp::Dst),
+        (0x1A, BinaryOp::Sge),
+        (0x1B, BinaryOp::Slt),
+    ] {
+        match decode(opcode << 26).operation() {
+            Some(Operation::Binary { op, .. }) => assert_eq!(op, base),
+            other => panic!("{opcode:#x}: {other:?}"),
+        }
+    }
+    // No data operation: NOP (0x21), END (0x22), EMIT (0x23), JMPC (0x2C), an unknown opcode.
+    for opcode in [0x21u32, 0x22, 0x23, 0x2C, 0x10] {
+        assert_eq!(decode(opcode << 26).operation(), None, "{opcode:#x}");
+    }
+}

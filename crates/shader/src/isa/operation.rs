@@ -1,0 +1,193 @@
+//! The decoded operand form: an instruction's data operation with its operands fetched the one
+//! way the hardware fetches them, which every engine consumes (the interpreter, the JIT, the
+//! structure-of-arrays JIT and the vectorised interpreter) instead of restating it.
+//!
+//! The rules stated here and nowhere else (docs/execution-model.md §3):
+//! - the inverted formats (1i: DPHI, DSTI, SGEI, SLTI; 5i: MADI) compute their base operation;
+//!   only which field is wide changes;
+//! - the address register offsets the wide operand only: SRC1 in formats 1, 1u and 1c, SRC2 in
+//!   1i and 5, SRC3 in 5i; every other operand reads its register as named;
+//! - operand `k` (SRC1, SRC2, SRC3) takes the swizzle and negation of descriptor slot `k`.
+
+use super::{BinaryOp, CompareOp, DstReg, Instruction, RelIndex, SrcReg, UnaryOp, split_rel};
+
+/// One source operand as an operation reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operand {
+    /// The register.
+    pub reg: SrcReg,
+    /// The address register offsetting it ([`RelIndex::None`] unless this is the wide operand).
+    pub rel: RelIndex,
+    /// The descriptor slot (0 = SRC1, 1 = SRC2, 2 = SRC3) that gives its swizzle and negation.
+    pub slot: usize,
+}
+
+/// An instruction's data operation, its operands resolved: [`Instruction::operation`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    /// ADD, DP3, DP4, DPH, DST, MUL, SGE, SLT, MAX, MIN and the inverted forms (`op` is the base
+    /// operation).
+    Binary {
+        /// The operation, never an inverted form.
+        op: BinaryOp,
+        /// The register written.
+        dst: DstReg,
+        /// The operand-descriptor index.
+        desc: u8,
+        /// The first operand (SRC1).
+        a: Operand,
+        /// The second operand (SRC2).
+        b: Operand,
+    },
+    /// EX2, LG2, LITP, FLR, RCP, RSQ, MOV.
+    Unary {
+        /// The operation.
+        op: UnaryOp,
+        /// The register written.
+        dst: DstReg,
+        /// The operand-descriptor index.
+        desc: u8,
+        /// The operand (SRC1).
+        a: Operand,
+    },
+    /// MOVA: writes a0.x and/or a0.y as the descriptor's mask says.
+    Mova {
+        /// The operand-descriptor index.
+        desc: u8,
+        /// The operand (SRC1).
+        a: Operand,
+    },
+    /// CMP: writes the two condition flags.
+    Cmp {
+        /// The operand-descriptor index.
+        desc: u8,
+        /// The first operand (SRC1).
+        a: Operand,
+        /// The second operand (SRC2).
+        b: Operand,
+        /// The operator of the x flag.
+        cmp_x: CompareOp,
+        /// The operator of the y flag.
+        cmp_y: CompareOp,
+    },
+    /// MAD and MADI: a * b + c.
+    Mad {
+        /// The register written.
+        dst: DstReg,
+        /// The operand-descriptor index.
+        desc: u8,
+        /// SRC1.
+        a: Operand,
+        /// SRC2.
+        b: Operand,
+        /// SRC3.
+        c: Operand,
+    },
+}
+
+impl Operation {
+    /// The operand-descriptor index.
+    pub const fn desc(&self) -> u8 {
+        match *self {
+            Operation::Binary { desc, .. }
+            | Operation::Unary { desc, .. }
+            | Operation::Mova { desc, .. }
+            | Operation::Cmp { desc, .. }
+            | Operation::Mad { desc, .. } => desc,
+        }
+    }
+
+    /// The operands in slot order (SRC1 first).
+    pub fn operands(&self) -> impl Iterator<Item = Operand> + use<> {
+        let (list, count) = match *self {
+            Operation::Unary { a, .. } | Operation::Mova { a, .. } => ([a, a, a], 1),
+            Operation::Binary { a, b, .. } | Operation::Cmp { a, b, .. } => ([a, b, b], 2),
+            Operation::Mad { a, b, c, .. } => ([a, b, c], 3),
+        };
+        list.into_iter().take(count)
+    }
+}
+
+impl Instruction {
+    /// The data operation with its operands fetched ([`Operation`]); `None` for instructions
+    /// without one (flow control, NOP, END, BREAK, EMIT, SETEMIT, unknown opcodes).
+    pub fn operation(&self) -> Option<Operation> {
+        let operand = |reg, rel, slot| Operand { reg, rel, slot };
+        Some(match *self {
+            Instruction::Binary {
+                op,
+                dst,
+                src1,
+                src2,
+                rel,
+                desc,
+            } => {
+                let (rel1, rel2) = split_rel(rel, op.is_inverted());
+                Operation::Binary {
+                    op: op.base(),
+                    dst,
+                    desc,
+                    a: operand(src1, rel1, 0),
+                    b: operand(src2, rel2, 1),
+                }
+            }
+            Instruction::Unary {
+                op,
+                dst,
+                src1,
+                rel,
+                desc,
+                ..
+            } => Operation::Unary {
+                op,
+                dst,
+                desc,
+                a: operand(src1, rel, 0),
+            },
+            Instruction::Mova {
+                src1, rel, desc, ..
+            } => Operation::Mova {
+                desc,
+                a: operand(src1, rel, 0),
+            },
+            Instruction::Cmp {
+                src1,
+                src2,
+                rel,
+                desc,
+                cmp_x,
+                cmp_y,
+            } => Operation::Cmp {
+                desc,
+                a: operand(src1, rel, 0),
+                b: operand(src2, RelIndex::None, 1),
+                cmp_x,
+                cmp_y,
+            },
+            Instruction::Mad {
+                inverted,
+                dst,
+                src1,
+                src2,
+                src3,
+                rel,
+                desc,
+            } => {
+                let (rel2, rel3) = split_rel(rel, inverted);
+                Operation::Mad {
+                    dst,
+                    desc,
+                    a: operand(src1, RelIndex::None, 0),
+                    b: operand(src2, rel2, 1),
+                    c: operand(src3, rel3, 2),
+                }
+            }
+            Instruction::Simple { .. }
+            | Instruction::CondFlow { .. }
+            | Instruction::BoolFlow { .. }
+            | Instruction::Loop { .. }
+            | Instruction::SetEmit { .. }
+            | Instruction::Unknown { .. } => return None,
+        })
+    }
+}
