@@ -332,8 +332,8 @@ fn operations_put_the_index_on_the_wide_operand() {
         operation.operands().map(|o| (o.rel, o.slot)).collect()
     };
     let n = RelIndex::None;
-    // Format 1: ADD (0x00); 1i: SGEI (0x1A); 1u: MOV (0x13); 1c: CMP (0x2E); MOVA (0x12).
-    let format1 = (0x00 << 26) | (0x30 << 12) | (0x02 << 7) | (1 << 19);
+    // Format 1: ADD (opcode 0); 1i: SGEI (0x1A); 1u: MOV (0x13); 1c: CMP (0x2E); MOVA (0x12).
+    let format1 = (0x30 << 12) | (0x02 << 7) | (1 << 19);
     assert_eq!(rels(decode(format1)), [(RelIndex::A0X, 0), (n, 1)]);
     let format1i = (0x1A << 26) | (0x30 << 7) | (0x12 << 14) | (3 << 19);
     assert_eq!(rels(decode(format1i)), [(n, 0), (RelIndex::AL, 1)]);
