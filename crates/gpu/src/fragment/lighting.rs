@@ -436,12 +436,16 @@ impl Lighting {
         shadow: Rgba8,
     ) -> (Rgba8, Rgba8) {
         // The shadow per channel in [0, 1] (inverted on request); without attenuation every
-        // bit of the default is clear, so it is never read.
+        // bit of the default is clear, so it is never read, and not worked out (four
+        // divisions per fragment).
         let attenuation = self.shadow.unwrap_or_default();
-        let shadow = shadow.map(|c| {
-            let x = c as f32 / 255.0;
-            if attenuation.invert { 1.0 - x } else { x }
-        });
+        let shadow = match self.shadow {
+            Some(_) => shadow.map(|c| {
+                let x = c as f32 / 255.0;
+                if attenuation.invert { 1.0 - x } else { x }
+            }),
+            None => [1.0; 4],
+        };
         let q = normalize4(quaternion);
         let (mut surface_normal, mut surface_tangent) = ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0]);
         if let Some((_, normal_map)) = self.bump {
