@@ -46,7 +46,7 @@ use crate::exec::{
 };
 use crate::float24::Precision;
 use crate::flow::explore::{explore, reachable_addresses};
-use crate::isa::decode::decode;
+use crate::isa::decode_words;
 use crate::program::{FlowRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
 use crate::shbin::Shbin;
 
@@ -502,7 +502,7 @@ const EXPLORATION_LIMIT: usize = 20_000;
 /// exact control-flow graph, or where it is too large, the stack-blind superset
 /// (docs/execution-model.md §5).
 fn reachable_words(program: &ShaderProgram) -> usize {
-    let decoded: Vec<_> = program.code.iter().map(|&w| decode(w)).collect();
+    let decoded = decode_words(&program.code[..]);
     let graph = explore(&decoded, program.entry, EXPLORATION_LIMIT);
     let reachable = if graph.complete {
         graph.addresses()

@@ -142,7 +142,7 @@ use context::{GeometryRun, JitContext, status};
 use shader::exec::{
     BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
 };
-use shader::isa::{Instruction, PROGRAM_WORDS, decode};
+use shader::isa::{Instruction, PROGRAM_WORDS, decode_words};
 use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms};
 
 /// Why the JIT could not compile a program: an environment problem (an unsupported host, no
@@ -488,7 +488,7 @@ fn host_isa() -> Result<OwnedTargetIsa, JitError> {
 impl JitShader {
     /// Compiles `program` with `config`.
     pub fn compile(program: ShaderProgram, config: ExecConfig) -> Result<JitShader, JitError> {
-        let decoded: Box<[Instruction]> = program.code.iter().map(|&w| decode(w)).collect();
+        let decoded: Box<[Instruction]> = decode_words(&program.code[..]).into();
         let facts = FlowFacts::analyse(&decoded, program.entry);
 
         let isa = host_isa()?;

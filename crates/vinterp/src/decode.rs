@@ -8,7 +8,7 @@ use shader::flow::explore::reachable_addresses;
 use shader::flow::{Scope, pushed_scope};
 use shader::isa::{
     BinaryOp, CompareOp, DstReg, Instruction, Operand, OperandDescriptor, Operation, PROGRAM_WORDS,
-    RegisterFile, RelIndex, SimpleOp, UnaryOp, decode,
+    RegisterFile, RelIndex, SimpleOp, UnaryOp, decode_words,
 };
 use shader::program::ShaderProgram;
 
@@ -264,7 +264,7 @@ fn written_planes(op: &Op, out: &mut [bool; PLANES]) {
 
 /// Decodes the reachable part of `program`.
 pub(super) fn decode_program(program: &ShaderProgram) -> Decoded {
-    let all: Vec<Instruction> = program.code.iter().map(|&word| decode(word)).collect();
+    let all: Vec<Instruction> = decode_words(&program.code[..]);
     let reachable = reachable_addresses(&all, program.entry);
     let mut at = vec![
         Entry {

@@ -119,11 +119,7 @@ impl ConstantLanes {
     /// to these keeps uniforms whose zeros do not matter (a colour, an offset) from making
     /// kernels that differ in nothing.
     pub fn candidates(program: &ShaderProgram) -> UniformComponents {
-        let code: Vec<Instruction> = program
-            .code
-            .iter()
-            .map(|&word| shader::isa::decode(word))
-            .collect();
+        let code: Vec<Instruction> = shader::isa::decode_words(&program.code[..]);
         let reachable = shader::flow::explore::reachable_addresses(&code, program.entry);
         let mut set = [0u64; WORDS];
         for (instruction, _) in code.iter().zip(reachable).filter(|(_, r)| *r) {

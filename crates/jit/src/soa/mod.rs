@@ -36,7 +36,7 @@ use super::{JitError, c_call_conv, code_generator, verify_ir};
 pub use constants::{ConstantLanes, UniformComponents};
 use shader::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel};
 use shader::float24::{Precision, lanes};
-use shader::isa::{Instruction, decode};
+use shader::isa::{Instruction, decode_words};
 use shader::program::{FlowRegisters, ShaderProgram, UNIFORM_INDEX_SLOTS, Uniforms};
 
 /// Vertices per group: one f32x4 holds a register component of four vertices.
@@ -328,7 +328,7 @@ impl SoaJit {
         constants: ConstantLanes,
         codegen: SoaCodegen,
     ) -> Result<SoaJit, SoaCompileError> {
-        let decoded: Vec<Instruction> = program.code.iter().map(|&w| decode(w)).collect();
+        let decoded: Vec<Instruction> = decode_words(&program.code[..]);
         let layout = BatchLayout::of(program);
         let reachable = shader::flow::explore::reachable_addresses(&decoded, program.entry)
             .iter()

@@ -21,7 +21,7 @@ use std::ptr::NonNull;
 
 use super::{ExecError, VertexResult};
 use crate::flow::explore::reachable_addresses;
-use crate::isa::{OperandDescriptor, RegisterFile, decode};
+use crate::isa::{OperandDescriptor, RegisterFile, decode_words};
 use crate::program::{DEFAULT_INPUT, FlowRegisters, InputRegisters, ShaderProgram, Vec4};
 
 /// Owned buffers pad their stride to a multiple of this many vertices, so that every group of a
@@ -88,7 +88,7 @@ impl BatchLayout {
     /// The layout of `program`: the v-registers any reachable instruction reads (a superset of
     /// what an invocation reads) and the output mask.
     pub fn of(program: &ShaderProgram) -> BatchLayout {
-        let decoded: Vec<_> = program.code.iter().map(|&w| decode(w)).collect();
+        let decoded = decode_words(&program.code[..]);
         let reachable = reachable_addresses(&decoded, program.entry);
         let mut inputs = 0u16;
         for (pc, inst) in decoded.iter().enumerate() {

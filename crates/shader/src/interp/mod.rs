@@ -21,7 +21,7 @@ use crate::float24::{Precision, arith};
 use crate::flow::{FlowDriver, FlowInputs, Stop};
 use crate::isa::{
     BinaryOp, DstReg, Instruction, Operand, OperandDescriptor, Operation, RegisterFile, RelIndex,
-    SimpleOp, UnaryOp, decode,
+    SimpleOp, UnaryOp, decode, decode_each,
 };
 use crate::program::{
     ExactIndex, InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4, relative_uniform_slot,
@@ -31,25 +31,27 @@ use crate::program::{
 #[derive(Clone, Debug)]
 pub struct Interpreter {
     program: ShaderProgram,
-    /// Each word decoded, with its data operation.
+    /// Each word up to the last non-zero one decoded, with its data operation.
     decoded: Box<[(Instruction, Option<Operation>)]>,
+    /// The words past those: zeros (docs/execution-model.md §6.3), decoded once.
+    beyond: (Instruction, Option<Operation>),
     config: ExecConfig,
 }
 
 impl Interpreter {
-    /// Prepares `program` (decodes all of program memory once).
+    /// Prepares `program` (decodes its code once).
     pub fn new(program: ShaderProgram, config: ExecConfig) -> Interpreter {
-        let decoded = program
+        let used = program
             .code
             .iter()
-            .map(|&word| {
-                let inst = decode(word);
-                (inst, inst.operation())
-            })
-            .collect();
+            .rposition(|&word| word != 0)
+            .map_or(0, |i| i + 1);
+        let entry = |inst: Instruction| (inst, inst.operation());
+        let decoded = decode_each(&program.code[..used], entry).into();
         Interpreter {
             program,
             decoded,
+            beyond: entry(decode(0)),
             config,
         }
     }
@@ -198,7 +200,7 @@ impl Invocation<'_> {
             }
             observe(pc);
             let interp = self.interp;
-            let (inst, operation) = &interp.decoded[pc as usize];
+            let (inst, operation) = interp.decoded.get(pc as usize).unwrap_or(&interp.beyond);
             match operation {
                 Some(operation) => self.operate(operation),
                 None => self.execute(pc, inst)?,

@@ -34,6 +34,28 @@ fn dst(raw: u32) -> DstReg {
     DstReg::new(raw as u8).expect("a 5-bit field")
 }
 
+/// Every word of `words` decoded and passed through `f`. Program memory is mostly a run of
+/// zeros past the uploaded code (docs/execution-model.md §6.3), so a word equal to the one
+/// before it is not decoded again: preparing a program decodes its code, not 4096 words.
+pub fn decode_each<T: Clone>(words: &[u32], mut f: impl FnMut(Instruction) -> T) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(words.len());
+    let mut previous: Option<u32> = None;
+    for &word in words {
+        let item = match out.last() {
+            Some(last) if previous == Some(word) => last.clone(),
+            _ => f(decode(word)),
+        };
+        out.push(item);
+        previous = Some(word);
+    }
+    out
+}
+
+/// Every word of `words` decoded ([`decode_each`]).
+pub fn decode_words(words: &[u32]) -> Vec<Instruction> {
+    decode_each(words, |inst| inst)
+}
+
 /// Decodes one instruction word.
 pub fn decode(word: u32) -> Instruction {
     let info = opcode_info(word);

@@ -17,7 +17,7 @@ mod operation;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use decode::decode;
+pub use decode::{decode, decode_each, decode_words};
 pub use encode::{EncodeError, encode};
 pub use operand::{
     DestMask, DstReg, LANE_NAMES, OperandDescriptor, RegisterFile, RelIndex, SrcReg, Swizzle,

@@ -365,3 +365,34 @@ fn operations_put_the_index_on_the_wide_operand() {
         assert_eq!(decode(opcode << 26).operation(), None, "{opcode:#x}");
     }
 }
+
+/// Decoding a whole memory gives each word's own decoding, across runs of equal words and
+/// words that differ from their neighbour.
+#[test]
+fn decoding_a_memory_decodes_every_word() {
+    let mut words = vec![0u32; 64];
+    words[3] = 0x4E00_0000; // a MOV
+    words[4] = 0x4E00_0000;
+    words[5] = 0x8800_0000; // END
+    words[20] = 0x0800_0000;
+    words[63] = 0xFFFF_FFFF;
+    let decoded = decode_words(&words);
+    assert_eq!(decoded.len(), words.len());
+    for (word, inst) in words.iter().zip(&decoded) {
+        assert_eq!(*inst, decode(*word), "{word:#010x}");
+    }
+    let mut calls = 0;
+    let ops = decode_each(&words, |inst| {
+        calls += 1;
+        inst.operation()
+    });
+    assert_eq!(
+        ops,
+        words
+            .iter()
+            .map(|&w| decode(w).operation())
+            .collect::<Vec<_>>()
+    );
+    // Once per run of equal words: 0 | MOV MOV | END | 0… | 0x08… | 0… | 0xFF….
+    assert_eq!(calls, 7);
+}

@@ -151,7 +151,7 @@ pub const STATE_LIMIT: usize = 200_000;
 /// duplicates.
 pub fn validate(input: &ValidationInput) -> Vec<Diagnostic> {
     let code = &input.code[..input.code.len().min(PROGRAM_WORDS)];
-    let program: Vec<Instruction> = code.iter().map(|&word| isa::decode(word)).collect();
+    let program: Vec<Instruction> = isa::decode_words(code);
     validate_instructions(
         &program,
         input.opdescs,
