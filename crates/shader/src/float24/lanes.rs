@@ -263,7 +263,14 @@ pub fn round_flagging<L: Elements>(
             let max_finite = l.splat_bits(MAX_FINITE_BITS);
             let big = l.magnitude_above(magnitude, max_finite);
             let rounded = round_mantissa(l, bits, precision);
-            let (small, _) = below_min_normal(l, rounded);
+            // Truncation cannot move a magnitude across 2^-62 (a multiple of the dropped
+            // bits), so the magnitude already at hand decides; nearest-even can carry over it.
+            let small = if precision == Precision::F24Truncate {
+                let min_normal = l.splat_bits(MIN_NORMAL_BITS);
+                l.magnitude_below(magnitude, min_normal)
+            } else {
+                below_min_normal(l, rounded).0
+            };
             (big, l.clear_where(small, rounded))
         }
     };

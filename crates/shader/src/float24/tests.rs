@@ -738,3 +738,14 @@ fn known_factor_rules_are_the_plain_rules() {
         "no factor was known: the rules were not exercised"
     );
 }
+
+/// The fast rounding decides "below 2^-62" on the magnitude before truncation: truncating
+/// cannot move a magnitude across the smallest normal, whose dropped bits are zero.
+#[test]
+fn truncation_never_crosses_the_smallest_normal() {
+    assert_eq!(MIN_NORMAL_BITS & DROPPED_MANTISSA_BITS, 0);
+    for m in MIN_NORMAL_BITS - 4096..MIN_NORMAL_BITS + 4096 {
+        let truncated = m & !DROPPED_MANTISSA_BITS;
+        assert_eq!(truncated < MIN_NORMAL_BITS, m < MIN_NORMAL_BITS, "{m:#x}");
+    }
+}
