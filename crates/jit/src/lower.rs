@@ -26,8 +26,8 @@ use shader::exec::EmitConfig;
 use shader::float24::lanes::{self, Elements, Lanes};
 use shader::float24::{Precision, arith::LITP_Y_LIMIT};
 use shader::isa::{
-    BinaryOp, DstReg, Instruction, Operand, OperandDescriptor, Operation, RegisterFile, RelIndex,
-    SimpleOp, UnaryOp,
+    BinaryOperation, DstReg, Instruction, Operand, OperandDescriptor, Operation, RegisterFile,
+    RelIndex, SimpleOp, UnaryOp,
 };
 use shader::program::{IndexOps, ShaderKind, ShaderProgram, relative_uniform_slot};
 
@@ -347,13 +347,13 @@ impl Lowering<'_, '_> {
 
     // ------------------------------------------------------------------ operations
 
-    fn binary(&mut self, op: BinaryOp, a: Value, c: Value) -> Value {
+    fn binary(&mut self, op: BinaryOperation, a: Value, c: Value) -> Value {
         let p = self.precision;
         match op {
-            BinaryOp::Add => lanes::add(self, a, c, p),
-            BinaryOp::Mul => lanes::mul(self, a, c, p),
-            BinaryOp::Max | BinaryOp::Min => {
-                let cc = if op == BinaryOp::Max {
+            BinaryOperation::Add => lanes::add(self, a, c, p),
+            BinaryOperation::Mul => lanes::mul(self, a, c, p),
+            BinaryOperation::Max | BinaryOperation::Min => {
+                let cc = if op == BinaryOperation::Max {
                     FloatCC::GreaterThan
                 } else {
                     FloatCC::LessThan
@@ -361,8 +361,8 @@ impl Lowering<'_, '_> {
                 let m = self.b.ins().fcmp(cc, a, c);
                 self.select_vec(m, a, c)
             }
-            BinaryOp::Sge | BinaryOp::Sgei | BinaryOp::Slt | BinaryOp::Slti => {
-                let cc = if op.base() == BinaryOp::Sge {
+            BinaryOperation::Sge | BinaryOperation::Slt => {
+                let cc = if op == BinaryOperation::Sge {
                     FloatCC::GreaterThanOrEqual
                 } else {
                     FloatCC::LessThan
@@ -372,10 +372,10 @@ impl Lowering<'_, '_> {
                 let zero = self.f32x4_const([0.0; 4]);
                 self.select_vec(m, one, zero)
             }
-            BinaryOp::Dp3 => lanes::dot(self, a, c, 3, p),
-            BinaryOp::Dp4 => lanes::dot(self, a, c, 4, p),
-            BinaryOp::Dph | BinaryOp::Dphi => lanes::dph(self, a, c, p),
-            BinaryOp::Dst | BinaryOp::Dsti => {
+            BinaryOperation::Dp3 => lanes::dot(self, a, c, 3, p),
+            BinaryOperation::Dp4 => lanes::dot(self, a, c, 4, p),
+            BinaryOperation::Dph => lanes::dph(self, a, c, p),
+            BinaryOperation::Dst => {
                 // (1, a.y * b.y, a.z, b.w): only the product is arithmetic.
                 let product = lanes::mul(self, a, c, p);
                 let y_lane = self.i32x4_const([0, u32::MAX, 0, 0]);

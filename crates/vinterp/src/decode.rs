@@ -7,8 +7,8 @@
 use shader::flow::explore::reachable_addresses;
 use shader::flow::{Scope, pushed_scope};
 use shader::isa::{
-    BinaryOp, CompareOp, DstReg, Instruction, Operand, OperandDescriptor, Operation, PROGRAM_WORDS,
-    RegisterFile, RelIndex, SimpleOp, UnaryOp, decode_words,
+    BinaryOperation, CompareOp, DstReg, Instruction, Operand, OperandDescriptor, Operation,
+    PROGRAM_WORDS, RegisterFile, RelIndex, SimpleOp, UnaryOp, decode_words,
 };
 use shader::program::ShaderProgram;
 
@@ -185,16 +185,16 @@ fn decode_op(inst: &Instruction, opdescs: &[u32]) -> Op {
     match operation {
         Operation::Binary { op, dst, .. } => Op {
             kind: match op {
-                BinaryOp::Add => Kind::Add,
-                BinaryOp::Mul => Kind::Mul,
-                BinaryOp::Dp3 => Kind::Dp3,
-                BinaryOp::Dp4 => Kind::Dp4,
-                BinaryOp::Dph | BinaryOp::Dphi => Kind::Dph,
-                BinaryOp::Dst | BinaryOp::Dsti => Kind::Dst,
-                BinaryOp::Max => Kind::Max,
-                BinaryOp::Min => Kind::Min,
-                BinaryOp::Sge | BinaryOp::Sgei => Kind::Sge,
-                BinaryOp::Slt | BinaryOp::Slti => Kind::Slt,
+                BinaryOperation::Add => Kind::Add,
+                BinaryOperation::Mul => Kind::Mul,
+                BinaryOperation::Dp3 => Kind::Dp3,
+                BinaryOperation::Dp4 => Kind::Dp4,
+                BinaryOperation::Dph => Kind::Dph,
+                BinaryOperation::Dst => Kind::Dst,
+                BinaryOperation::Max => Kind::Max,
+                BinaryOperation::Min => Kind::Min,
+                BinaryOperation::Sge => Kind::Sge,
+                BinaryOperation::Slt => Kind::Slt,
             },
             dst: dst_base(dst),
             mask,

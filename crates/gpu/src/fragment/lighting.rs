@@ -440,9 +440,9 @@ impl Lighting {
         // divisions per fragment).
         let attenuation = self.shadow.unwrap_or_default();
         let shadow = match self.shadow {
-            Some(_) => shadow.map(|c| {
+            Some(ShadowAttenuation { invert, .. }) => shadow.map(|c| {
                 let x = c as f32 / 255.0;
-                if attenuation.invert { 1.0 - x } else { x }
+                if invert { 1.0 - x } else { x }
             }),
             None => [1.0; 4],
         };

@@ -12,7 +12,9 @@
 
 use shader::float24::lanes::{KnownFactor, MAGNITUDE_BITS};
 use shader::float24::{MIN_NORMAL_BITS, Precision};
-use shader::isa::{BinaryOp, Instruction, OperandDescriptor, RegisterFile, RelIndex, UnaryOp};
+use shader::isa::{
+    BinaryOperation, Instruction, OperandDescriptor, RegisterFile, RelIndex, UnaryOp,
+};
 use shader::program::{ShaderProgram, Uniforms};
 
 /// Words of a component set: one bit per component of c0-c95.
@@ -126,8 +128,11 @@ impl ConstantLanes {
             let factors: &[usize] = match *instruction {
                 Instruction::Binary { op, .. }
                     if matches!(
-                        op.base(),
-                        BinaryOp::Mul | BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph
+                        op.computes(),
+                        BinaryOperation::Mul
+                            | BinaryOperation::Dp3
+                            | BinaryOperation::Dp4
+                            | BinaryOperation::Dph
                     ) =>
                 {
                     &[0, 1]

@@ -20,8 +20,8 @@ use shader::float24::{MIN_NORMAL_BITS, Precision};
 use shader::flow::rules::{self, FlowOps};
 use shader::flow::{FlowDriver, FlowInputs, Stop};
 use shader::isa::{
-    BinaryOp, CondFlowOp, Condition, DstReg, Instruction, Operand, OperandDescriptor, Operation,
-    RegisterFile, RelIndex, UnaryOp,
+    BinaryOperation, CondFlowOp, Condition, DstReg, Instruction, Operand, OperandDescriptor,
+    Operation, RegisterFile, RelIndex, UnaryOp,
 };
 use shader::program::{DEFAULT_INPUT, ExactIndex, IndexOps, ShaderProgram, relative_uniform_slot};
 
@@ -1399,11 +1399,11 @@ impl Emitter<'_, '_> {
                 let b = |e: &mut Self, lane| e.source(second, d, lane);
                 let mut out = [None; 4];
                 match op {
-                    BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph => {
-                        let n = if op == BinaryOp::Dp3 { 3 } else { 4 };
+                    BinaryOperation::Dp3 | BinaryOperation::Dp4 | BinaryOperation::Dph => {
+                        let n = if op == BinaryOperation::Dp3 { 3 } else { 4 };
                         let mut pairs = Vec::with_capacity(4);
                         for k in 0..n {
-                            let x = if op == BinaryOp::Dph && k == 3 {
+                            let x = if op == BinaryOperation::Dph && k == 3 {
                                 self.float_const(1.0)
                             } else {
                                 a(self, k)
@@ -1424,21 +1424,21 @@ impl Emitter<'_, '_> {
                                 continue;
                             }
                             *slot = Some(match base {
-                                BinaryOp::Add => {
+                                BinaryOperation::Add => {
                                     let x = a(self, lane);
                                     let y = b(self, lane);
                                     let (x, y) = (self.flushed(x), self.flushed(y));
                                     self.arith(|e, fin| lanes::add_by(e, fin, x, y, p))
                                 }
-                                BinaryOp::Mul => {
+                                BinaryOperation::Mul => {
                                     let x = a(self, lane);
                                     let y = b(self, lane);
                                     self.mul(x, y)
                                 }
-                                BinaryOp::Max | BinaryOp::Min => {
+                                BinaryOperation::Max | BinaryOperation::Min => {
                                     let x = a(self, lane);
                                     let y = b(self, lane);
-                                    let cc = if base == BinaryOp::Max {
+                                    let cc = if base == BinaryOperation::Max {
                                         FloatCC::GreaterThan
                                     } else {
                                         FloatCC::LessThan
@@ -1446,10 +1446,10 @@ impl Emitter<'_, '_> {
                                     let m = self.b.ins().fcmp(cc, x, y);
                                     self.select_float(m, x, y)
                                 }
-                                BinaryOp::Sge | BinaryOp::Slt => {
+                                BinaryOperation::Sge | BinaryOperation::Slt => {
                                     let x = a(self, lane);
                                     let y = b(self, lane);
-                                    let cc = if base == BinaryOp::Sge {
+                                    let cc = if base == BinaryOperation::Sge {
                                         FloatCC::GreaterThanOrEqual
                                     } else {
                                         FloatCC::LessThan

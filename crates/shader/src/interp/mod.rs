@@ -20,8 +20,8 @@ use crate::exec::{
 use crate::float24::{Precision, arith};
 use crate::flow::{FlowDriver, FlowInputs, Stop};
 use crate::isa::{
-    BinaryOp, DstReg, Instruction, Operand, OperandDescriptor, Operation, RegisterFile, RelIndex,
-    SimpleOp, UnaryOp, decode, decode_each,
+    BinaryOperation, DstReg, Instruction, Operand, OperandDescriptor, Operation, RegisterFile,
+    RelIndex, SimpleOp, UnaryOp, decode, decode_each,
 };
 use crate::program::{
     ExactIndex, InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4, relative_uniform_slot,
@@ -244,8 +244,9 @@ impl Invocation<'_> {
                     };
                 }
             }
-            Instruction::Unknown { .. }
-            | Instruction::Binary { .. }
+            Instruction::Unknown { .. } => {}
+            // Data operations: `operate` (the run loop sends them there).
+            Instruction::Binary { .. }
             | Instruction::Unary { .. }
             | Instruction::Mova { .. }
             | Instruction::Cmp { .. }
@@ -349,20 +350,20 @@ impl Invocation<'_> {
         }
     }
 
-    fn binary(&self, op: BinaryOp, a: &Vec4, b: &Vec4) -> Vec4 {
+    fn binary(&self, op: BinaryOperation, a: &Vec4, b: &Vec4) -> Vec4 {
         let p = self.precision();
         let per_lane = |f: &dyn Fn(f32, f32) -> f32| std::array::from_fn(|i| f(a[i], b[i]));
         match op {
-            BinaryOp::Add => arith::add(a, b, p),
-            BinaryOp::Mul => arith::mul(a, b, p),
-            BinaryOp::Max => per_lane(&arith::max),
-            BinaryOp::Min => per_lane(&arith::min),
-            BinaryOp::Sge | BinaryOp::Sgei => per_lane(&arith::sge),
-            BinaryOp::Slt | BinaryOp::Slti => per_lane(&arith::slt),
-            BinaryOp::Dp3 => arith::dp3(a, b, p),
-            BinaryOp::Dp4 => arith::dp4(a, b, p),
-            BinaryOp::Dph | BinaryOp::Dphi => arith::dph(a, b, p),
-            BinaryOp::Dst | BinaryOp::Dsti => arith::dst(a, b, p),
+            BinaryOperation::Add => arith::add(a, b, p),
+            BinaryOperation::Mul => arith::mul(a, b, p),
+            BinaryOperation::Max => per_lane(&arith::max),
+            BinaryOperation::Min => per_lane(&arith::min),
+            BinaryOperation::Sge => per_lane(&arith::sge),
+            BinaryOperation::Slt => per_lane(&arith::slt),
+            BinaryOperation::Dp3 => arith::dp3(a, b, p),
+            BinaryOperation::Dp4 => arith::dp4(a, b, p),
+            BinaryOperation::Dph => arith::dph(a, b, p),
+            BinaryOperation::Dst => arith::dst(a, b, p),
         }
     }
 

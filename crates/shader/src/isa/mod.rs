@@ -22,7 +22,7 @@ pub use encode::{EncodeError, encode};
 pub use operand::{
     DestMask, DstReg, LANE_NAMES, OperandDescriptor, RegisterFile, RelIndex, SrcReg, Swizzle,
 };
-pub use operation::{Operand, Operation};
+pub use operation::{BinaryOperation, Operand, Operation};
 
 pub use crate::float24::arith::CompareOp;
 
@@ -261,17 +261,6 @@ impl BinaryOp {
             self,
             BinaryOp::Dphi | BinaryOp::Dsti | BinaryOp::Sgei | BinaryOp::Slti
         )
-    }
-
-    /// The operation computed, with the inverted forms folded onto their base operation.
-    pub const fn base(self) -> BinaryOp {
-        match self {
-            BinaryOp::Dphi => BinaryOp::Dph,
-            BinaryOp::Dsti => BinaryOp::Dst,
-            BinaryOp::Sgei => BinaryOp::Sge,
-            BinaryOp::Slti => BinaryOp::Slt,
-            other => other,
-        }
     }
 }
 
@@ -571,10 +560,10 @@ impl Instruction {
         // The lanes of SRC1, SRC2 and SRC3 that the operation uses.
         let lanes: [u8; 3] = match operation {
             Operation::Binary { op, .. } => match op {
-                BinaryOp::Dp3 => [XYZ, XYZ, 0],
-                BinaryOp::Dp4 => [XYZW, XYZW, 0],
-                BinaryOp::Dph => [XYZ, XYZW, 0],
-                BinaryOp::Dst => [0b0110, 0b1010, 0],
+                BinaryOperation::Dp3 => [XYZ, XYZ, 0],
+                BinaryOperation::Dp4 => [XYZW, XYZW, 0],
+                BinaryOperation::Dph => [XYZ, XYZW, 0],
+                BinaryOperation::Dst => [0b0110, 0b1010, 0],
                 _ => [masked, masked, 0],
             },
             Operation::Unary { op, .. } => match op {

@@ -3,13 +3,48 @@
 //! structure-of-arrays JIT and the vectorised interpreter) instead of restating it.
 //!
 //! The rules stated here and nowhere else (docs/execution-model.md §3):
-//! - the inverted formats (1i: DPHI, DSTI, SGEI, SLTI; 5i: MADI) compute their base operation;
-//!   only which field is wide changes;
+//! - the inverted formats (1i: DPHI, DSTI, SGEI, SLTI; 5i: MADI) compute their base operation
+//!   ([`BinaryOp::computes`]); only which field is wide changes;
 //! - the address register offsets the wide operand only: SRC1 in formats 1, 1u and 1c, SRC2 in
 //!   1i and 5, SRC3 in 5i; every other operand reads its register as named;
 //! - operand `k` (SRC1, SRC2, SRC3) takes the swizzle and negation of descriptor slot `k`.
 
 use super::{BinaryOp, CompareOp, DstReg, Instruction, RelIndex, SrcReg, UnaryOp, split_rel};
+
+/// What a two-source instruction computes: a [`BinaryOp`] with the inverted forms folded onto
+/// their base operation ([`BinaryOp::computes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum BinaryOperation {
+    Add,
+    Dp3,
+    Dp4,
+    Dph,
+    Dst,
+    Mul,
+    Sge,
+    Slt,
+    Max,
+    Min,
+}
+
+impl BinaryOp {
+    /// The operation computed: DPHI, DSTI, SGEI and SLTI compute DPH, DST, SGE and SLT.
+    pub const fn computes(self) -> BinaryOperation {
+        match self {
+            BinaryOp::Add => BinaryOperation::Add,
+            BinaryOp::Dp3 => BinaryOperation::Dp3,
+            BinaryOp::Dp4 => BinaryOperation::Dp4,
+            BinaryOp::Dph | BinaryOp::Dphi => BinaryOperation::Dph,
+            BinaryOp::Dst | BinaryOp::Dsti => BinaryOperation::Dst,
+            BinaryOp::Mul => BinaryOperation::Mul,
+            BinaryOp::Sge | BinaryOp::Sgei => BinaryOperation::Sge,
+            BinaryOp::Slt | BinaryOp::Slti => BinaryOperation::Slt,
+            BinaryOp::Max => BinaryOperation::Max,
+            BinaryOp::Min => BinaryOperation::Min,
+        }
+    }
+}
 
 /// One source operand as an operation reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,11 +60,10 @@ pub struct Operand {
 /// An instruction's data operation, its operands resolved: [`Instruction::operation`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operation {
-    /// ADD, DP3, DP4, DPH, DST, MUL, SGE, SLT, MAX, MIN and the inverted forms (`op` is the base
-    /// operation).
+    /// ADD, DP3, DP4, DPH, DST, MUL, SGE, SLT, MAX, MIN and the inverted forms.
     Binary {
-        /// The operation, never an inverted form.
-        op: BinaryOp,
+        /// The operation computed.
+        op: BinaryOperation,
         /// The register written.
         dst: DstReg,
         /// The operand-descriptor index.
@@ -124,7 +158,7 @@ impl Instruction {
             } => {
                 let (rel1, rel2) = split_rel(rel, op.is_inverted());
                 Operation::Binary {
-                    op: op.base(),
+                    op: op.computes(),
                     dst,
                     desc,
                     a: operand(src1, rel1, 0),

@@ -350,10 +350,10 @@ fn operations_put_the_index_on_the_wide_operand() {
     assert_eq!(rels(decode(madi)), [(n, 0), (n, 1), (RelIndex::A0X, 2)]);
     // The inverted forms (DPHI 0x18, DSTI 0x19, SGEI 0x1A, SLTI 0x1B) are their base operation.
     for (opcode, base) in [
-        (0x18, BinaryOp::Dph),
-        (0x19, BinaryOp::Dst),
-        (0x1A, BinaryOp::Sge),
-        (0x1B, BinaryOp::Slt),
+        (0x18, BinaryOperation::Dph),
+        (0x19, BinaryOperation::Dst),
+        (0x1A, BinaryOperation::Sge),
+        (0x1B, BinaryOperation::Slt),
     ] {
         match decode(opcode << 26).operation() {
             Some(Operation::Binary { op, .. }) => assert_eq!(op, base),
