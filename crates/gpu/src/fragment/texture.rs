@@ -630,11 +630,13 @@ impl UnitConfig {
         self.width == 0 || self.height == 0
     }
 
-    /// Whether a fragment's level of detail changes its texel: when the levels or the
-    /// magnification and minification filters differ. Shadow maps read level 0 only.
+    /// Whether a fragment's level of detail changes its texel: only when the texture has
+    /// levels above 0. The level of detail is clamped to the levels first, so with level 0
+    /// alone it is 0 and every fragment is magnified, whatever the two filters are
+    /// (docs/gpu-texturing.md, "Level of detail"). Shadow maps read level 0 only.
     pub fn needs_lod(&self) -> bool {
-        !self.kind.is_shadow()
-            && (self.max_level > 0 || self.mag_linear != self.min_linear || self.min_level > 0)
+        // The minimum level is at most the maximum (`configure`), so it adds nothing.
+        !self.kind.is_shadow() && self.max_level > 0
     }
 
     /// The face and the texture-space coordinates (s, t in [0, 1] across the texture) of
