@@ -56,7 +56,26 @@ pub struct FragmentOps {
     pub color_write: bool,
     /// Whether depth and stencil are written (DEPTHBUFFER_WRITE).
     pub depth_write: bool,
+    /// What the colour output comes to in the state most draws use, worked out once
+    /// ([`FragmentOps::common`]); `None` for every other state.
+    pub common: Option<CommonOutput>,
 }
+
+/// The colour output of the state most draws use: no stencil test, all four channels
+/// written, and the colour either replacing the stored one or alpha-blended over it
+/// ([`FragmentOps::common`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommonOutput {
+    /// The source replaces the stored colour ([`FragmentOps::replaces`]).
+    Replace,
+    /// The usual alpha blending: add, SRC_ALPHA and ONE_MINUS_SRC_ALPHA in RGB and alpha.
+    AlphaBlend,
+}
+
+/// BLEND_FUNC's fields for the usual alpha blending (equations 0, add; source factor 6,
+/// SRC_ALPHA; destination factor 7, ONE_MINUS_SRC_ALPHA; in RGB and in alpha), under the mask
+/// `0xFFFF_0707`.
+const ALPHA_BLENDING: u32 = 6 << 16 | 7 << 20 | 6 << 24 | 7 << 28;
 
 impl FragmentOps {
     /// The configuration the registers describe.
@@ -81,6 +100,32 @@ impl FragmentOps {
             depth_color: regs.get(id::DEPTH_COLOR_MASK),
             color_write: bits(regs.get(id::COLORBUFFER_WRITE), 0, 4) != 0,
             depth_write: bits(regs.get(id::DEPTHBUFFER_WRITE), 0, 2) != 0,
+            common: None,
+        }
+        .with_common()
+    }
+
+    /// `self` with [`FragmentOps::common`] worked out.
+    pub fn with_common(self) -> FragmentOps {
+        FragmentOps {
+            common: self.common(),
+            ..self
+        }
+    }
+
+    /// The state most draws use, which [`write()`] takes a short way through: the default
+    /// mode, no stencil test, and the colour replacing the stored one or alpha-blended over it
+    /// with all four channels written (any alpha and depth test). `None` otherwise.
+    pub fn common(&self) -> Option<CommonOutput> {
+        if self.mode != 0 || self.stencil_test & 1 != 0 || self.depth_color & 0xF00 != 0xF00 {
+            return None;
+        }
+        if self.replaces() {
+            Some(CommonOutput::Replace)
+        } else if self.blend && self.blend_func & 0xFFFF_0707 == ALPHA_BLENDING {
+            Some(CommonOutput::AlphaBlend)
+        } else {
+            None
         }
     }
 
@@ -163,13 +208,8 @@ impl FragmentOps {
 
     fn blended(&self, src: Rgba8, dst: Rgba8) -> Rgba8 {
         let func = self.blend_func;
-        // The usual alpha blending (add; SRC_ALPHA, ONE_MINUS_SRC_ALPHA in RGB and alpha), the
-        // general rule below worked out for it.
-        const ALPHA_BLENDING: u32 = 6 << 16 | 7 << 20 | 6 << 24 | 7 << 28;
         if func & 0xFFFF_0707 == ALPHA_BLENDING {
-            let a = src[3] as u32;
-            return [0, 1, 2, 3]
-                .map(|k| ((src[k] as u32 * a + dst[k] as u32 * (255 - a)) / 255) as u8);
+            return alpha_blend(src, dst);
         }
         let rgb = Blend {
             equation: bits(func, 0, 3),
@@ -219,6 +259,14 @@ impl FragmentOps {
             _ => each(src),
         }
     }
+}
+
+/// The usual alpha blending ([`ALPHA_BLENDING`]): the general rule ([`Blend::channel`])
+/// worked out for it.
+#[inline(always)]
+fn alpha_blend(src: Rgba8, dst: Rgba8) -> Rgba8 {
+    let a = src[3] as u32;
+    [0, 1, 2, 3].map(|k| ((src[k] as u32 * a + dst[k] as u32 * (255 - a)) / 255) as u8)
 }
 
 /// One half of a blend (RGB or alpha): its equation and the factors of each channel.
@@ -338,6 +386,28 @@ pub fn write(
         return false;
     }
     let local_row = row - band.first_row;
+    if let (
+        Some(common),
+        Some(ColorFormat::Rgba8),
+        Some(DepthFormat::D24S8),
+        Some(color_bytes),
+        Some(depth_bytes),
+    ) = (
+        ops.common,
+        target.color_format,
+        target.depth_format,
+        band.color.as_deref_mut(),
+        band.depth.as_deref_mut(),
+    ) {
+        let at = tiled_offset(x, local_row, target.width, 4);
+        return write_common(
+            common,
+            (&mut color_bytes[at..at + 4], &mut depth_bytes[at..at + 4]),
+            source,
+            depth,
+            ops,
+        );
+    }
     if let (Some(depth_bytes), Some(format)) = (band.depth.as_deref_mut(), target.depth_format) {
         let at = tiled_offset(x, local_row, target.width, format.bytes() as u32);
         let pixel = &mut depth_bytes[at..at + format.bytes()];
@@ -386,6 +456,35 @@ pub fn write(
     true
 }
 
+/// [`write()`] for the common state ([`FragmentOps::common`]) into a four-byte colour pixel
+/// (RGBA8) and a D24S8 depth pixel, after the alpha test: what the general way does with no
+/// stencil test and all channels written, without working out what does not change.
+#[inline(always)]
+fn write_common(
+    common: CommonOutput,
+    (color, depth_stencil): (&mut [u8], &mut [u8]),
+    source: Rgba8,
+    depth: u32,
+    ops: &FragmentOps,
+) -> bool {
+    let stored = u32::from_le_bytes([depth_stencil[0], depth_stencil[1], depth_stencil[2], 0]);
+    if !ops.depth_passes(depth, stored) {
+        return false;
+    }
+    // The stencil byte stays: no stencil test, so no stencil operation.
+    if ops.depth_write && ops.depth_color & 0x1000 != 0 && depth != stored {
+        depth_stencil[..3].copy_from_slice(&depth.to_le_bytes()[..3]);
+    }
+    if ops.color_write {
+        let out = match common {
+            CommonOutput::Replace => source,
+            CommonOutput::AlphaBlend => alpha_blend(source, ColorFormat::Rgba8.decode(color)),
+        };
+        ColorFormat::Rgba8.encode(out, color);
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -405,6 +504,91 @@ mod tests {
             depth_color: 0xF00,
             color_write: true,
             depth_write: true,
+            common: None,
+        }
+    }
+
+    /// The short way through the common state ([`FragmentOps::common`]) leaves the colour and
+    /// depth-stencil bytes as the general way does, and passes the same fragments: for
+    /// replacing and alpha-blending, every depth function, depth and colour writes on and
+    /// off, the depth write bit, alpha tests, and fragments in front of, at and behind the
+    /// stored depth; and states that are not common (a stencil test, a partial colour mask,
+    /// other blending) are not taken for it.
+    #[test]
+    fn the_common_state_writes_what_the_general_way_writes() {
+        let target = TargetConfig {
+            color_address: 0x1800_0000,
+            color_format: Some(ColorFormat::Rgba8),
+            depth_address: 0x1810_0000,
+            depth_format: Some(DepthFormat::D24S8),
+            width: 8,
+            height: 8,
+        };
+        let blend = FragmentOps {
+            blend: true,
+            blend_func: ALPHA_BLENDING,
+            ..plain()
+        };
+        for (base, expected) in [
+            (plain(), CommonOutput::Replace),
+            (blend, CommonOutput::AlphaBlend),
+        ] {
+            for function in 0..8 {
+                for (color_write, depth_write, depth_bit) in [
+                    (true, true, true),
+                    (true, false, true),
+                    (false, true, true),
+                    (true, true, false),
+                ] {
+                    for alpha_test in [0, 1 | 6 << 4 | 100 << 8] {
+                        let general = FragmentOps {
+                            depth_color: 1 | function << 4 | 0xF00 | u32::from(depth_bit) << 12,
+                            color_write,
+                            depth_write,
+                            alpha_test,
+                            ..base
+                        };
+                        let common = general.with_common();
+                        assert_eq!(common.common, Some(expected));
+                        for (source, depth) in [
+                            ([200, 100, 50, 255], 0x40_0000),
+                            ([10, 20, 30, 128], 0x50_0000),
+                            ([1, 2, 3, 50], 0x60_0000),
+                            ([255, 0, 255, 0], 0x50_0001),
+                        ] {
+                            let run = |ops: &FragmentOps| {
+                                let mut color: Vec<u8> = (0..256).map(|k| (k * 37) as u8).collect();
+                                let mut depth_bytes: Vec<u8> =
+                                    (0..64).flat_map(|_| [0x00, 0x00, 0x50, 0xA5]).collect();
+                                let mut band = BandPixels {
+                                    first_row: 0,
+                                    color: Some(&mut color[..]),
+                                    depth: Some(&mut depth_bytes[..]),
+                                };
+                                let passed = write(&mut band, (3, 5), source, depth, ops, &target);
+                                (passed, color, depth_bytes)
+                            };
+                            assert_eq!(run(&common), run(&general), "{general:?} {source:?}");
+                        }
+                    }
+                }
+            }
+        }
+        let stencil = FragmentOps {
+            stencil_test: 1,
+            ..plain()
+        };
+        let masked = FragmentOps {
+            depth_color: 0x700,
+            ..plain()
+        };
+        let additive = FragmentOps {
+            blend: true,
+            blend_func: 1 << 16 | 1 << 20 | 1 << 24 | 1 << 28,
+            ..plain()
+        };
+        for other in [stencil, masked, additive] {
+            assert_eq!(other.common(), None, "{other:?}");
         }
     }
 
