@@ -40,6 +40,21 @@ pub use vertex::{OutputVertex, Triangle};
 /// Triangles per part when set-up runs on several threads.
 const SETUP_PART: usize = 1024;
 
+/// The least work, in pixels of the set-up triangles' bounding boxes, that the bands are drawn
+/// on several threads for: about a quarter of a millisecond on one thread. Below it, handing
+/// the bands to the pool and waiting for it costs about as much as it saves, and a trace of
+/// small draws never starts the pool's threads at all.
+const PARALLEL_PIXELS: i64 = 4096;
+
+/// The pixels of the triangles' bounding boxes (each clipped to the target and the scissor):
+/// what traversal visits, an upper bound on the fragments.
+fn bounding_pixels(triangles: &[SetupTriangle]) -> i64 {
+    triangles
+        .iter()
+        .map(|t| (t.max.0 - t.min.0 + 1) * (t.max.1 - t.min.1 + 1))
+        .sum()
+}
+
 /// Everything a batch of triangles is rasterized with.
 #[derive(Clone, Debug)]
 pub struct RasterConfig {
@@ -228,14 +243,15 @@ pub fn rasterize(
     };
     let run =
         |band: &mut traverse::Band<'_>| traverse::rasterize_band(band, setup_triangles, &context);
-    let results: Vec<(u64, Vec<ProbedFragment>)> = if threads > 1 && work.len() > 1 {
-        in_pool(threads, || {
-            use rayon::prelude::*;
-            work.par_iter_mut().map(run).collect()
-        })
-    } else {
-        work.iter_mut().map(run).collect()
-    };
+    let results: Vec<(u64, Vec<ProbedFragment>)> =
+        if threads > 1 && work.len() > 1 && bounding_pixels(setup_triangles) >= PARALLEL_PIXELS {
+            in_pool(threads, || {
+                use rayon::prelude::*;
+                work.par_iter_mut().map(run).collect()
+            })
+        } else {
+            work.iter_mut().map(run).collect()
+        };
     for (fragments, found) in results {
         stats.fragments += fragments;
         stats.paths[path as usize] += fragments;
