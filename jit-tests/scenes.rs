@@ -27,6 +27,8 @@ mod proctex;
 mod shadow;
 #[path = "../corpus/scenes/skybox.rs"]
 mod skybox;
+#[path = "../corpus/scenes/sprites.rs"]
+mod sprites;
 #[path = "common/mod.rs"]
 mod test_common;
 #[path = "../corpus/scenes/texture_formats.rs"]
@@ -63,6 +65,7 @@ const SCENES: &[Scene] = &[
     ("proctex.ctf", proctex::build),
     ("shadow.ctf", shadow::build),
     ("gas.ctf", gas::build),
+    ("sprites.ctf", sprites::build),
 ];
 
 fn scene_path(name: &str) -> PathBuf {
