@@ -188,10 +188,16 @@ pub(super) fn interpolate_colour(
 ) -> ([f32; 4], [[f32; 2]; 3], Depth) {
     let at = perspective(t, w);
     let colour = std::array::from_fn(|c| weighted(t, at, semantic::COLOR + c));
-    let coords = texcoords.map(|first| match first {
+    let coordinates = |first: Option<usize>| match first {
         Some(s) => [weighted(t, at, s), weighted(t, at, s + 1)],
         None => [0.0; 2],
-    });
+    };
+    // Spelled out: `array::map` was left as a call.
+    let coords = [
+        coordinates(texcoords[0]),
+        coordinates(texcoords[1]),
+        coordinates(texcoords[2]),
+    ];
     (colour, coords, depth_at(t, at, context))
 }
 
