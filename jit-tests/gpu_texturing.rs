@@ -13,7 +13,7 @@ use picajit::gpu::fragment::combiner::{CombinerStage, source};
 use picajit::gpu::fragment::lighting::{Lighting, LightingLuts, lut_entry, lut_from_fn, table};
 use picajit::gpu::fragment::texture::{
     BoundUnit, DecodedTexture, Level, ShadowLookup, TextureFormat, TextureKind, UnitConfig, Wrap,
-    decode, encode, etc1_block,
+    decode, encode, etc1_block, flat_sampler,
 };
 use picajit::gpu::framebuffer::color::{ColorFormat, DepthFormat, Rgba8};
 use picajit::gpu::framebuffer::image::Image;
@@ -232,6 +232,75 @@ fn unit(levels: Vec<(u32, u32, Vec<Rgba8>)>, wrap: Wrap, linear: bool) -> BoundU
         },
         texture: Arc::new(DecodedTexture { faces }),
     }
+}
+
+/// The textured path's samplers, compiled per filter and wrap pair (`flat_sampler`), give
+/// what the general sampler gives at level 0 (`BoundUnit::sample(0, s, t, 0.0)`, the rule
+/// docs/gpu-texturing.md states): for every filter and pair of wrap modes, on a texture whose
+/// texels all differ, at coordinates inside, on texel centres and edges, outside on every side,
+/// far outside, and not finite; and a unit with mipmaps, or a cube map, gets none.
+#[test]
+fn the_textured_paths_samplers_sample_as_the_general_sampler() {
+    let texels: Vec<Rgba8> = (0..12 * 4)
+        .map(|k: u32| {
+            [
+                (k * 5) as u8,
+                (255 - k * 3) as u8,
+                (k * k) as u8,
+                (100 + k) as u8,
+            ]
+        })
+        .collect();
+    let wraps = [
+        Wrap::ClampToEdge,
+        Wrap::ClampToBorder,
+        Wrap::Repeat,
+        Wrap::MirroredRepeat,
+    ];
+    let mut coordinates = vec![
+        0.0,
+        1.0,
+        0.5,
+        -0.0,
+        1.0 / 24.0,
+        1.0 / 8.0,
+        0.999_999,
+        1.000_001,
+        -1e-7,
+        -0.3,
+        1.7,
+        -2.26,
+        3.01,
+        1e9,
+        -1e9,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+    ];
+    coordinates.extend((0..97).map(|k| k as f32 / 41.0 - 0.8));
+    for linear in [false, true] {
+        for wrap_s in wraps {
+            for wrap_t in wraps {
+                let mut bound = unit(vec![(12, 4, texels.clone())], wrap_s, linear);
+                bound.config.wrap_t = wrap_t;
+                let sample = flat_sampler(&bound).expect("a 2D unit with level 0 alone");
+                for &s in &coordinates {
+                    for &t in &coordinates {
+                        assert_eq!(
+                            sample(&bound, s, t),
+                            bound.sample(0, s, t, 0.0),
+                            "linear {linear}, wraps {wrap_s:?} {wrap_t:?}, at ({s}, {t})"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let mipmapped = unit(vec![ramp(), (4, 4, vec![[9; 4]; 16])], Wrap::Repeat, true);
+    assert!(flat_sampler(&mipmapped).is_none());
+    let mut cube = unit(vec![ramp()], Wrap::Repeat, true);
+    cube.config.kind = TextureKind::CubeMap;
+    assert!(flat_sampler(&cube).is_none());
 }
 
 /// An 8×8 level whose texel (x, row) is (32x, 32·row, 0, 255).

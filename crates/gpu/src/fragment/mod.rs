@@ -139,6 +139,12 @@ impl FragmentConfig {
         }
     }
 
+    /// Each bound unit's sampler for the textured path ([`texture::flat_sampler`]; `None` for
+    /// an unbound unit or one that needs the general sampler).
+    pub fn flat_samplers(&self) -> [Option<texture::FlatSample>; 3] {
+        std::array::from_fn(|unit| self.textures[unit].as_ref().and_then(texture::flat_sampler))
+    }
+
     /// The first semantic (u; v follows) of the coordinates each bound texture unit reads.
     pub fn texcoords(&self) -> [Option<usize>; 3] {
         std::array::from_fn(|unit| {
@@ -149,31 +155,44 @@ impl FragmentConfig {
     }
 }
 
+/// A fragment on a specialised path ([`shade_plain`]): what the rasterizer interpolated for it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlainFragment {
+    /// The vertex colour.
+    pub primary: Rgba8,
+    /// Each bound unit's coordinates (u, v).
+    pub coords: [[f32; 2]; 3],
+    /// The depth value (the buffer's bits).
+    pub depth: u32,
+    /// The pixel: x, and the memory row.
+    pub pixel: (u32, u32),
+}
+
 /// The fragment stages of a batch on a specialised path ([`FragmentPath::VertexColour`],
-/// [`FragmentPath::Textured`], or with `COMBINE` false [`FragmentPath::PrimaryColour`]) on a
-/// fragment of vertex colour `primary`, each bound unit's coordinates (u, v) in `coords` (a
-/// 2D texture at level 0, as [`shade`] samples one that needs no level of detail) and depth
-/// value `depth` at `pixel`: the texture units, the combiners and the per-fragment operations.
-/// Returns whether the fragment passed the tests.
+/// [`FragmentPath::Textured`], or with `COMBINE` false [`FragmentPath::PrimaryColour`]) on
+/// `fragment`: the texture units (each a 2D texture at level 0, as [`shade`] samples one that
+/// needs no level of detail, through its sampler in `samplers` when it has one), the combiners
+/// and the per-fragment operations. Returns whether the fragment passed the tests.
 #[inline(always)]
 pub fn shade_plain<const COMBINE: bool>(
     config: &FragmentConfig,
-    primary: Rgba8,
-    coords: &[[f32; 2]; 3],
-    depth: u32,
-    pixel: (u32, u32),
+    samplers: &[Option<texture::FlatSample>; 3],
+    fragment: &PlainFragment,
     band: &mut BandPixels<'_>,
     target: &TargetConfig,
 ) -> bool {
     let combined = if COMBINE {
         let mut sources = Sources {
-            primary,
+            primary: fragment.primary,
             ..Sources::default()
         };
         for (unit, bound) in config.textures.iter().enumerate() {
             if let Some(bound) = bound {
-                let [u, v] = coords[unit];
-                sources.textures[unit] = bound.sample(0, u, v, 0.0);
+                let [u, v] = fragment.coords[unit];
+                sources.textures[unit] = match samplers[unit] {
+                    Some(sample) => sample(bound, u, v),
+                    None => bound.sample(0, u, v, 0.0),
+                };
             }
         }
         config
@@ -181,8 +200,9 @@ pub fn shade_plain<const COMBINE: bool>(
             .run_stages(&sources, config.combiner_stages)
     } else {
         // The primary-colour path: no texture unit, combiners that hand the colour on.
-        primary
+        fragment.primary
     };
+    let (pixel, depth) = (fragment.pixel, fragment.depth);
     ops::write(band, pixel, combined, depth, &config.ops, target)
 }
 

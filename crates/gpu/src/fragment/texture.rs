@@ -905,6 +905,112 @@ impl BoundUnit {
     }
 }
 
+/// [`BoundUnit::sample`] at level 0 of a 2D texture that needs no level of detail, compiled
+/// for one filter and one pair of wrap modes ([`flat_sampler`]): what the textured fragment
+/// path samples with.
+pub type FlatSample = fn(&BoundUnit, f32, f32) -> Rgba8;
+
+/// A wrap mode as a type, so that a sampler is compiled for it.
+trait WrapRule {
+    /// [`Wrap::apply`] for this mode.
+    fn apply(i: i32, size: i32) -> Option<i32>;
+}
+
+macro_rules! wrap_rule {
+    ($name:ident, $mode:expr) => {
+        struct $name;
+        impl WrapRule for $name {
+            #[inline(always)]
+            fn apply(i: i32, size: i32) -> Option<i32> {
+                $mode.apply(i, size)
+            }
+        }
+    };
+}
+wrap_rule!(EdgeRule, Wrap::ClampToEdge);
+wrap_rule!(BorderRule, Wrap::ClampToBorder);
+wrap_rule!(RepeatRule, Wrap::Repeat);
+wrap_rule!(MirrorRule, Wrap::MirroredRepeat);
+
+/// [`BoundUnit::sample`]`(0, s, t, 0.0)` of a 2D texture with level 0 alone: the same checks,
+/// then level 0 with the magnification filter (`LINEAR`), the wrap modes `S` and `T` fixed.
+/// The four texels of linear filtering are weighed row by row: (1 − wy) · ((1 − wx) · c₀₀ +
+/// wx · c₁₀) + wy · ((1 − wx) · c₀₁ + wx · c₁₁) is the same integer as the sum of each texel
+/// times its product of fractions, so the result is the same bits.
+fn flat<const LINEAR: bool, S: WrapRule, T: WrapRule>(unit: &BoundUnit, s: f32, t: f32) -> Rgba8 {
+    let config = &unit.config;
+    if config.is_empty() || !s.is_finite() || !t.is_finite() {
+        return if config.is_empty() {
+            [0; 4]
+        } else {
+            config.border
+        };
+    }
+    let level = &unit.texture.faces[0][0];
+    let (w, h) = (level.width as i32, level.height as i32);
+    let (x, y) = (s * level.width as f32, t * level.height as f32);
+    // Memory rows run from the top: t = 0 is the last row.
+    let row = |t: i32| T::apply(t, h).map(|t| (h - 1 - t) * w);
+    let texel = |column: Option<i32>, row: Option<i32>| match (column, row) {
+        (Some(column), Some(row)) => level.texels[(row + column) as usize],
+        _ => config.border,
+    };
+    if !LINEAR {
+        return texel(S::apply(floor_i32(x), w), row(floor_i32(y)));
+    }
+    let (x, y) = (x - 0.5, y - 0.5);
+    let (x0, y0) = (floor_i32(x), floor_i32(y));
+    let (wx, wy) = (weight(x - x0 as f32), weight(y - y0 as f32));
+    let columns = [S::apply(x0, w), S::apply(x0 + 1, w)];
+    let rows = [row(y0), row(y0 + 1)];
+    let pair = |row: Option<i32>| [texel(columns[0], row), texel(columns[1], row)];
+    let (lower, upper) = (pair(rows[0]), pair(rows[1]));
+    let mix_row = |[left, right]: [Rgba8; 2], c: usize| {
+        left[c] as u32 * (WEIGHT_ONE - wx) + right[c] as u32 * wx
+    };
+    let channel = |c: usize| {
+        let sum = mix_row(lower, c) * (WEIGHT_ONE - wy)
+            + mix_row(upper, c) * wy
+            + WEIGHT_ONE * WEIGHT_ONE / 2;
+        (sum / (WEIGHT_ONE * WEIGHT_ONE)) as u8
+    };
+    [channel(0), channel(1), channel(2), channel(3)]
+}
+
+/// The sampler of a bound 2D unit that needs no level of detail ([`FlatSample`]); `None` for
+/// any other unit, which [`BoundUnit::sample`] serves.
+pub fn flat_sampler(unit: &BoundUnit) -> Option<FlatSample> {
+    let config = &unit.config;
+    if config.kind != TextureKind::Texture2d || config.needs_lod() {
+        return None;
+    }
+    macro_rules! for_t {
+        ($linear:expr, $s:ty) => {
+            match config.wrap_t {
+                Wrap::ClampToEdge => flat::<$linear, $s, EdgeRule> as FlatSample,
+                Wrap::ClampToBorder => flat::<$linear, $s, BorderRule>,
+                Wrap::Repeat => flat::<$linear, $s, RepeatRule>,
+                Wrap::MirroredRepeat => flat::<$linear, $s, MirrorRule>,
+            }
+        };
+    }
+    macro_rules! for_s {
+        ($linear:expr) => {
+            match config.wrap_s {
+                Wrap::ClampToEdge => for_t!($linear, EdgeRule),
+                Wrap::ClampToBorder => for_t!($linear, BorderRule),
+                Wrap::Repeat => for_t!($linear, RepeatRule),
+                Wrap::MirroredRepeat => for_t!($linear, MirrorRule),
+            }
+        };
+    }
+    Some(if config.mag_linear {
+        for_s!(true)
+    } else {
+        for_s!(false)
+    })
+}
+
 /// ⌊x⌋ as an integer, saturating far outside the texture.
 fn floor_i32(x: f32) -> i32 {
     // Truncation, one down for negative fractions: `f32::floor` is a library call on the

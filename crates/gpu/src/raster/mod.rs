@@ -240,6 +240,7 @@ pub fn rasterize(
         sample_stages,
         path,
         texcoords: config.fragment.texcoords(),
+        samplers: config.fragment.flat_samplers(),
     };
     let run =
         |band: &mut traverse::Band<'_>| traverse::rasterize_band(band, setup_triangles, &context);

@@ -51,6 +51,8 @@ pub(super) struct PixelContext<'a> {
     pub(super) path: FragmentPath,
     /// The first semantic of each bound texture unit's coordinates (the specialised paths').
     pub(super) texcoords: [Option<usize>; 3],
+    /// Each bound unit's sampler on the textured path (`FragmentConfig::flat_samplers`).
+    pub(super) samplers: [Option<fragment::texture::FlatSample>; 3],
 }
 
 /// A covered pixel: its triangle, the edge weights at its centre, and (x, memory row).
@@ -89,12 +91,21 @@ impl<const COMBINE: bool> PixelPath for Plain<COMBINE> {
     fn shade(band: &mut Band<'_>, at: Covered<'_>, context: &PixelContext<'_>) {
         let (colour, coords, depth) =
             interpolate_colour(at.triangle, at.weights, context, &context.texcoords);
+        let fragment = fragment::PlainFragment {
+            primary: [
+                unorm8(colour[0]),
+                unorm8(colour[1]),
+                unorm8(colour[2]),
+                unorm8(colour[3]),
+            ],
+            coords,
+            depth: depth.value,
+            pixel: at.pixel,
+        };
         fragment::shade_plain::<COMBINE>(
             &context.config.fragment,
-            colour.map(unorm8),
-            &coords,
-            depth.value,
-            at.pixel,
+            &context.samplers,
+            &fragment,
             &mut band.pixels,
             context.target,
         );
