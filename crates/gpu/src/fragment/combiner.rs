@@ -122,6 +122,15 @@ impl CombinerStage {
         self
     }
 
+    /// Whether every operand is 0 (each slot's colour and alpha as they are) and both scales
+    /// are 1: the stage's result is then its operations on its sources alone.
+    pub fn is_plain(&self) -> bool {
+        self.rgb_operands == [0; 3]
+            && self.alpha_operands == [0; 3]
+            && self.rgb_scale == 1
+            && self.alpha_scale == 1
+    }
+
     /// Whether the stage outputs source `code` as it is: REPLACE of it (operand 0, scale 1) in
     /// RGB and alpha.
     pub fn replaces_with(&self, code: u8) -> bool {
@@ -234,7 +243,8 @@ impl Combiners {
             // Stage 0 has no previous (its entry is still 0).
             table[source::PREVIOUS as usize] = previous;
             table[source::CONSTANT as usize] = stage.constant;
-            let run = STAGE_RUNS[op_index(stage.rgb_op)][op_index(stage.alpha_op)];
+            let run = STAGE_RUNS[usize::from(stage.is_plain())][op_index(stage.rgb_op)]
+                [op_index(stage.alpha_op)];
             let out = run(stage, n, &table);
             // The buffer a stage reads is the one the stage before it left.
             table[source::PREVIOUS_BUFFER as usize] = pending;
@@ -262,8 +272,11 @@ fn op_index(op: u8) -> usize {
 }
 
 /// A stage compiled for its RGB and alpha operations (`RGB`, `ALPHA`: 0-9, or 10 for an
-/// undefined one): the operations' dispatch and the slot counts fold away.
-fn stage_run<const RGB: u8, const ALPHA: u8>(
+/// undefined one): the operations' dispatch and the slot counts fold away. `PLAIN`: every
+/// operand is 0 (the colour and the alpha as they are) and both scales 1
+/// ([`CombinerStage::is_plain`]), so the operands and the scaling, identities then, fold away
+/// too.
+fn stage_run<const PLAIN: bool, const RGB: u8, const ALPHA: u8>(
     stage: &CombinerStage,
     n: usize,
     table: &[Rgba8; 16],
@@ -277,11 +290,21 @@ fn stage_run<const RGB: u8, const ALPHA: u8>(
             source::PREVIOUS if n == 0 => stage.rgb_sources[2],
             code => code,
         };
-        *input = rgb_operand(stage.rgb_operands[slot], read(code));
+        let c = read(code);
+        *input = if PLAIN {
+            [c[0], c[1], c[2]]
+        } else {
+            rgb_operand(stage.rgb_operands[slot], c)
+        };
     }
     let mut alpha_inputs = [0u8; 3];
     for (slot, input) in alpha_inputs.iter_mut().enumerate().take(slots(ALPHA)) {
-        *input = alpha_operand(stage.alpha_operands[slot], read(stage.alpha_sources[slot]));
+        let c = read(stage.alpha_sources[slot]);
+        *input = if PLAIN {
+            c[3]
+        } else {
+            alpha_operand(stage.alpha_operands[slot], c)
+        };
     }
     let (rgb, dot) = combine_rgb(RGB, rgb_inputs);
     let alpha = match (RGB, dot) {
@@ -289,6 +312,9 @@ fn stage_run<const RGB: u8, const ALPHA: u8>(
         (7, Some(d)) => d,
         _ => combine_alpha(ALPHA, alpha_inputs),
     };
+    if PLAIN {
+        return [rgb[0], rgb[1], rgb[2], alpha];
+    }
     let scaled = |v: u8, scale: u32| (v as u32 * scale).min(255) as u8;
     [
         scaled(rgb[0], stage.rgb_scale),
@@ -298,38 +324,44 @@ fn stage_run<const RGB: u8, const ALPHA: u8>(
     ]
 }
 
-/// [`stage_run`] for each RGB operation (row) and alpha operation (column), by [`op_index`].
-static STAGE_RUNS: [[StageRun; 11]; 11] = {
+/// [`stage_run`] for plain stages or not (first index), each RGB operation (row) and alpha
+/// operation (column), by [`op_index`].
+static STAGE_RUNS: [[[StageRun; 11]; 11]; 2] = {
     macro_rules! row {
-        ($rgb:literal) => {
+        ($plain:literal, $rgb:literal) => {
             [
-                stage_run::<$rgb, 0>,
-                stage_run::<$rgb, 1>,
-                stage_run::<$rgb, 2>,
-                stage_run::<$rgb, 3>,
-                stage_run::<$rgb, 4>,
-                stage_run::<$rgb, 5>,
-                stage_run::<$rgb, 6>,
-                stage_run::<$rgb, 7>,
-                stage_run::<$rgb, 8>,
-                stage_run::<$rgb, 9>,
-                stage_run::<$rgb, 10>,
+                stage_run::<$plain, $rgb, 0>,
+                stage_run::<$plain, $rgb, 1>,
+                stage_run::<$plain, $rgb, 2>,
+                stage_run::<$plain, $rgb, 3>,
+                stage_run::<$plain, $rgb, 4>,
+                stage_run::<$plain, $rgb, 5>,
+                stage_run::<$plain, $rgb, 6>,
+                stage_run::<$plain, $rgb, 7>,
+                stage_run::<$plain, $rgb, 8>,
+                stage_run::<$plain, $rgb, 9>,
+                stage_run::<$plain, $rgb, 10>,
             ]
         };
     }
-    [
-        row!(0),
-        row!(1),
-        row!(2),
-        row!(3),
-        row!(4),
-        row!(5),
-        row!(6),
-        row!(7),
-        row!(8),
-        row!(9),
-        row!(10),
-    ]
+    macro_rules! table {
+        ($plain:literal) => {
+            [
+                row!($plain, 0),
+                row!($plain, 1),
+                row!($plain, 2),
+                row!($plain, 3),
+                row!($plain, 4),
+                row!($plain, 5),
+                row!($plain, 6),
+                row!($plain, 7),
+                row!($plain, 8),
+                row!($plain, 9),
+                row!($plain, 10),
+            ]
+        };
+    }
+    [table!(false), table!(true)]
 };
 
 /// An RGB operand of `color` (docs/gpu-combiners-and-texturing.md §1.4); undocumented codes
@@ -535,6 +567,79 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// A plain stage's compiled run (operands and scaling left out) gives what the general
+    /// run gives with operands 0 and scales 1, for every pair of operation codes, as stage 0
+    /// (where PREVIOUS reads slot 2's source) and later, on a spread of sources; a stage with
+    /// any operand or scale changed is not plain.
+    #[test]
+    fn plain_stages_run_as_the_general_rule() {
+        let mut table = [[0u8; 4]; 16];
+        for (k, entry) in table.iter_mut().enumerate() {
+            *entry = [
+                (k * 37) as u8,
+                (255 - k * 11) as u8,
+                (k * k * 7) as u8,
+                (40 + k * 13) as u8,
+            ];
+        }
+        let sources_tried = [
+            [source::TEXTURE0, source::PRIMARY, source::CONSTANT],
+            [
+                source::PREVIOUS,
+                source::TEXTURE0 + 1,
+                source::FRAGMENT_PRIMARY,
+            ],
+            [source::PREVIOUS_BUFFER, source::PREVIOUS, source::TEXTURE3],
+        ];
+        for rgb in 0..11u8 {
+            for alpha in 0..11u8 {
+                for sources in sources_tried {
+                    let stage = CombinerStage {
+                        alpha_sources: [sources[2], sources[0], sources[1]],
+                        alpha_op: alpha,
+                        ..stage(rgb, sources, [0; 3])
+                    };
+                    assert!(stage.is_plain());
+                    for n in [0, 3] {
+                        let general = STAGE_RUNS[0][rgb as usize][alpha as usize];
+                        let plain = STAGE_RUNS[1][rgb as usize][alpha as usize];
+                        assert_eq!(
+                            plain(&stage, n, &table),
+                            general(&stage, n, &table),
+                            "ops {rgb} {alpha}, sources {sources:?}, stage {n}"
+                        );
+                    }
+                }
+            }
+        }
+        let plain = stage(
+            1,
+            [source::TEXTURE0, source::PRIMARY, source::PRIMARY],
+            [0; 3],
+        );
+        let changed = [
+            CombinerStage {
+                rgb_operands: [0, 1, 0],
+                ..plain
+            },
+            CombinerStage {
+                alpha_operands: [0, 0, 2],
+                ..plain
+            },
+            CombinerStage {
+                rgb_scale: 2,
+                ..plain
+            },
+            CombinerStage {
+                alpha_scale: 4,
+                ..plain
+            },
+        ];
+        for stage in changed {
+            assert!(!stage.is_plain(), "{stage:?}");
         }
     }
 
