@@ -143,9 +143,10 @@ pub const fn widen(value: u32, bits: u32) -> u8 {
 /// interpolated colours and the fragment-lighting colours.
 pub fn unorm8(value: f32) -> u8 {
     let scaled = value.clamp(0.0, 1.0) * 255.0;
-    // Truncation is exact and cheap; the fraction decides the rounding.
-    let whole = scaled as u32;
-    (whole + (scaled - whole as f32 >= 0.5) as u32) as u8
+    // Truncation is exact and cheap (through i32, one instruction where u32 takes several; the
+    // same value for [0, 255], and NaN gives 0 either way); the fraction decides the rounding.
+    let whole = scaled as i32;
+    (whole + (scaled - whole as f32 >= 0.5) as i32) as u8
 }
 
 /// An 8-bit channel narrowed to its top `bits` bits.
@@ -239,6 +240,40 @@ pub const fn tiled_offset(x: u32, y_mem: u32, width: u32, bytes: u32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `unorm8` is c · 255 (in f32) rounded half away from zero, clamped: the same as
+    /// `f32::round` on the product, on a spread of values, on the 64 floats either side of
+    /// every rounding boundary (k + ½) / 255, outside [0, 1], and on NaN (0, as the clamp of
+    /// an undefined value) and the infinities.
+    #[test]
+    fn unorm8_rounds_half_away_from_zero() {
+        let expected = |v: f32| {
+            if v.is_nan() {
+                0
+            } else {
+                (v.clamp(0.0, 1.0) * 255.0).round() as u8
+            }
+        };
+        let mut values: Vec<f32> = (0..=100_000).map(|k| k as f32 / 100_000.0).collect();
+        for k in 0..255 {
+            let boundary = (k as f32 + 0.5) / 255.0;
+            for step in -64..=64i32 {
+                values.push(f32::from_bits(boundary.to_bits().wrapping_add_signed(step)));
+            }
+        }
+        values.extend([
+            -1.0,
+            -0.0,
+            1.5,
+            1e30,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ]);
+        for v in values {
+            assert_eq!(unorm8(v), expected(v), "{v:e} ({:#x})", v.to_bits());
+        }
+    }
 
     #[test]
     fn morton_matches_the_documented_tile() {
