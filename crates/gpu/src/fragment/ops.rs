@@ -469,13 +469,18 @@ fn write_common(
     depth: u32,
     ops: &FragmentOps,
 ) -> bool {
-    let stored = u32::from_le_bytes([depth_stencil[0], depth_stencil[1], depth_stencil[2], 0]);
-    if !ops.depth_passes(depth, stored) {
-        return false;
-    }
-    // The stencil byte stays: no stencil test, so no stencil operation.
-    if ops.depth_write && ops.depth_color & 0x1000 != 0 && depth != stored {
-        depth_stencil[..3].copy_from_slice(&depth.to_le_bytes()[..3]);
+    // With the depth test off and no depth written (2D drawing), the depth buffer is not
+    // touched: the test passes and the bytes stay.
+    let writes_depth = ops.depth_write && ops.depth_color & 0x1000 != 0;
+    if ops.depth_color & 1 != 0 || writes_depth {
+        let stored = u32::from_le_bytes([depth_stencil[0], depth_stencil[1], depth_stencil[2], 0]);
+        if !ops.depth_passes(depth, stored) {
+            return false;
+        }
+        // The stencil byte stays: no stencil test, so no stencil operation.
+        if writes_depth && depth != stored {
+            depth_stencil[..3].copy_from_slice(&depth.to_le_bytes()[..3]);
+        }
     }
     if ops.color_write {
         let out = match common {
@@ -512,8 +517,8 @@ mod tests {
 
     /// The short way through the common state ([`FragmentOps::common`]) leaves the colour and
     /// depth-stencil bytes as the general way does, and passes the same fragments: for
-    /// replacing and alpha-blending, every depth function, depth and colour writes on and
-    /// off, the depth write bit, alpha tests, and fragments in front of, at and behind the
+    /// replacing and alpha-blending, every depth function and the depth test off, depth and
+    /// colour writes on and off, the depth write bit, alpha tests, and fragments in front of, at and behind the
     /// stored depth; and states that are not common (a stencil test, a partial colour mask,
     /// other blending) are not taken for it.
     #[test]
@@ -535,7 +540,8 @@ mod tests {
             (plain(), CommonOutput::Replace),
             (blend, CommonOutput::AlphaBlend),
         ] {
-            for function in 0..8 {
+            // Functions 0-7 with the test on, and the test off (bit 0 clear).
+            for function in 0..9 {
                 for (color_write, depth_write, depth_bit) in [
                     (true, true, true),
                     (true, false, true),
@@ -544,7 +550,10 @@ mod tests {
                 ] {
                     for alpha_test in [0, 1 | 6 << 4 | 100 << 8] {
                         let general = FragmentOps {
-                            depth_color: 1 | function << 4 | 0xF00 | u32::from(depth_bit) << 12,
+                            depth_color: u32::from(function < 8)
+                                | (function & 7) << 4
+                                | 0xF00
+                                | u32::from(depth_bit) << 12,
                             color_write,
                             depth_write,
                             alpha_test,
