@@ -321,13 +321,15 @@ pub struct Fragment<'a, N> {
     pub neighbours: N,
 }
 
-/// The fragment stages on one fragment, in order: the texture units, fragment lighting, the
+/// The fragment stages on one fragment, in order: the texture units (each through its sampler
+/// in `samplers` when it has one: [`FragmentConfig::flat_samplers`]), fragment lighting, the
 /// combiners, then the per-fragment operations into `band`. Returns the combiners' colour
 /// and whether the fragment passed the tests. With `samples` each stage that runs is timed
 /// into it.
 pub fn shade<N: Neighbours>(
     config: &FragmentConfig,
     fragment: &Fragment<'_, N>,
+    samplers: &[Option<texture::FlatSample>; 3],
     band: &mut BandPixels<'_>,
     target: &TargetConfig,
     mut samples: Option<&mut StageSamples>,
@@ -344,8 +346,15 @@ pub fn shade<N: Neighbours>(
         let started = clock(&samples);
         for (unit, bound) in config.textures.iter().enumerate() {
             if let Some(bound) = bound {
-                sources.textures[unit] =
-                    sample_unit(bound, unit, fragment, config.texcoord2_from_1);
+                sources.textures[unit] = match samplers[unit] {
+                    // A 2D unit with level 0 alone samples at its (u, v) (`sample_unit`
+                    // without the projection and the level of detail, which it has not).
+                    Some(sample) => {
+                        let first = TEXCOORD_FIRST[texcoord_set(unit, config.texcoord2_from_1)];
+                        sample(bound, attributes[first], attributes[first + 1])
+                    }
+                    None => sample_unit(bound, unit, fragment, config.texcoord2_from_1),
+                };
             }
         }
         StageSamples::charge(&mut samples, 0, started);

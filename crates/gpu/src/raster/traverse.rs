@@ -51,7 +51,8 @@ pub(super) struct PixelContext<'a> {
     pub(super) path: FragmentPath,
     /// The first semantic of each bound texture unit's coordinates (the specialised paths').
     pub(super) texcoords: [Option<usize>; 3],
-    /// Each bound unit's sampler on the textured path (`FragmentConfig::flat_samplers`).
+    /// Each bound unit's sampler where it needs no level of detail
+    /// (`FragmentConfig::flat_samplers`), on every path.
     pub(super) samplers: [Option<fragment::texture::FlatSample>; 3],
 }
 
@@ -226,8 +227,14 @@ fn shade_pixel(
     };
     let config = &context.config.fragment;
     let samples = sampled.then_some(&mut band.samples);
-    let (combined, passed) =
-        fragment::shade(config, &fragment, &mut band.pixels, context.target, samples);
+    let (combined, passed) = fragment::shade(
+        config,
+        &fragment,
+        &context.samplers,
+        &mut band.pixels,
+        context.target,
+        samples,
+    );
     if let Some(probed) = probed {
         probed.push(ProbedFragment {
             attributes,
