@@ -282,14 +282,17 @@ PICAJIT_API int32_t picajit_uniforms_apply_constants(picajit_uniforms *uniforms,
 /* ---- Running ----------------------------------------------------------------------------- */
 
 /* One vertex-shader invocation from zeroed registers: o0-o15 to `outputs`, and a0/aL/cmp to
- * `*flow` when it is not NULL. Returns 0 or the execution status of a failed invocation (its
- * outputs and flow are then zero). */
+ * `*flow` when it is not NULL. The inputs are f32 attributes, converted to register values by
+ * the engine's precision mode (f24: mantissa rounded to 16 bits, float24 range; f32: as they
+ * are; docs/c-abi.md). Returns 0 or the execution status of a failed invocation (its outputs
+ * and flow are then zero). */
 PICAJIT_API int32_t picajit_run_vertex(const picajit_engine *engine,
                                        const picajit_uniforms *uniforms,
                                        const float inputs[16][4], float outputs[16][4],
                                        picajit_flow *flow);
 /* A batch of vertex-shader invocations from the caller's input planes into its output planes.
- * Returns the number of failed vertices (0 or more; the first error_capacity of them are
+ * The inputs are converted as picajit_run_vertex's are (the planes are only read). Returns the
+ * number of failed vertices (0 or more; the first error_capacity of them are
  * described in `errors`, in vertex order; a failed vertex's outputs are +0), or a negative
  * status when the arguments are wrong (nothing is written then). Never writes outside the
  * extents the batch states. */
@@ -301,7 +304,8 @@ PICAJIT_API int32_t picajit_run_batch(const picajit_engine *engine,
 PICAJIT_API int32_t picajit_geometry_state_create(picajit_geometry_state **out);
 PICAJIT_API void picajit_geometry_state_free(picajit_geometry_state *state);
 PICAJIT_API int32_t picajit_geometry_state_reset(picajit_geometry_state *state);
-/* One geometry-shader invocation on `state` with inputs v0-v15, delivering each emitted vertex
+/* One geometry-shader invocation on `state` with inputs v0-v15 (register values, as a vertex
+ * shader's outputs are: taken as they are), delivering each emitted vertex
  * and triangle to `callbacks` (NULL: dropped) as it is emitted. Returns 0 or the execution
  * status of a failed invocation (the state keeps what it reached; what was emitted before the
  * failure has been delivered). */

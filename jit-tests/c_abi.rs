@@ -350,6 +350,8 @@ fn check_smoke_run(binary: &Path) {
         "ok: five of ten vertices fail (v0.x < 0)",
         "ok: error entries: vertices 0, 1, 2, break-outside-loop at 0x002",
         "ok: no entry written past the capacity",
+        "ok: run_vertex: o0 = v0 converted by the mode, on every engine",
+        "ok: run_batch: o0 = v0 converted by the mode, on every engine and vertex",
         "ok: 8 vertices and 4 triangles in all",
         "ok: triangle 2 is (v0, v3, v2), winding inverted",
         "ok: sizeof(picajit_batch) is",

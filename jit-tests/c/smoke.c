@@ -332,7 +332,7 @@ static void lit_transform(const char *path) {
 static const uint32_t break_code[] = {0x4C000000u, 0xBC820000u, 0x8F800000u, 0x88000000u};
 static const uint32_t break_opdescs[] = {0x0006C36Fu};
 
-static void break_outside_loop(void) {
+static picajit_program break_program(void) {
     picajit_program program = {0};
     program.code = break_code;
     program.code_len = 4;
@@ -340,6 +340,24 @@ static void break_outside_loop(void) {
     program.opdesc_len = 1;
     program.stage = PICAJIT_STAGE_VERTEX;
     program.output_mask = 0x1;
+    return program;
+}
+
+/* A batch of `count` vertices with v0 alone in and o0 alone out, planes `count` apart. */
+static picajit_batch v0_batch(size_t count, const float *in, float *out) {
+    picajit_batch batch = {0};
+    batch.count = count;
+    batch.inputs = in;
+    batch.input_mask = 0x1;
+    batch.input_stride = count;
+    batch.outputs = out;
+    batch.output_mask = 0x1;
+    batch.output_stride = count;
+    return batch;
+}
+
+static void break_outside_loop(void) {
+    picajit_program program = break_program();
     picajit_engine *engine = NULL;
     CHECK_OK(picajit_engine_create(&program, NULL, NULL, &engine), "upload the BREAKC program");
     picajit_uniforms *uniforms = NULL;
@@ -355,14 +373,7 @@ static void break_outside_loop(void) {
     }
     picajit_vertex_error errors[4];
     memset(errors, 0xEE, sizeof errors);
-    picajit_batch batch = {0};
-    batch.count = N;
-    batch.inputs = in;
-    batch.input_mask = 0x1;
-    batch.input_stride = N;
-    batch.outputs = out;
-    batch.output_mask = 0x1;
-    batch.output_stride = N;
+    picajit_batch batch = v0_batch(N, in, out);
     batch.errors = errors;
     batch.error_capacity = 3; /* fewer than the failures: only 3 are written */
     int32_t failed = picajit_run_batch(engine, uniforms, &batch);
@@ -405,6 +416,83 @@ static void break_outside_loop(void) {
 
     picajit_engine_free(short_budget);
     picajit_engine_free(engine);
+    picajit_uniforms_free(uniforms);
+}
+
+/* ---- inputs become register values -------------------------------------------------------- */
+
+static uint32_t bits_of(float value) {
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    return bits;
+}
+
+/* The run functions take f32 attributes and convert them as the precision mode says
+ * (docs/execution-model.md section 7): in f24, 0.1f (0x3DCCCCCD) truncated to 16 mantissa bits
+ * is 0x3DCCCC80, 1e30 is beyond float24's range (2^64) and becomes +inf, 1e-30 is below its
+ * smallest normal (2^-62) and becomes +0; round-to-nearest-even rounds 0.1f up to 0x3DCCCD00;
+ * f32 keeps every value. The BREAKC program's first instruction is mov o0, v0 (v0.x >= 0 does
+ * not break). Every engine, through run_vertex and run_batch. */
+static void inputs_become_register_values(void) {
+    static const struct {
+        uint32_t precision;
+        uint32_t expected[4];
+    } modes[] = {
+        {PICAJIT_PRECISION_F24, {0x3DCCCC80u, 0x7F800000u, 0x00000000u, 0x40400000u}},
+        {PICAJIT_PRECISION_F24_RNE, {0x3DCCCD00u, 0x7F800000u, 0x00000000u, 0x40400000u}},
+        {PICAJIT_PRECISION_F32, {0x3DCCCCCDu, 0x7149F2CAu, 0x0DA24260u, 0x40400000u}},
+    };
+    static const uint32_t engines[] = {PICAJIT_ENGINE_BEST,   PICAJIT_ENGINE_INTERP,
+                                       PICAJIT_ENGINE_JIT,    PICAJIT_ENGINE_SOA_JIT,
+                                       PICAJIT_ENGINE_VINTERP, PICAJIT_ENGINE_AUTO};
+    const float v0[4] = {0.1f, 1e30f, 1e-30f, 3.0f};
+    check(bits_of(v0[0]) == 0x3DCCCCCDu && bits_of(v0[1]) == 0x7149F2CAu &&
+              bits_of(v0[2]) == 0x0DA24260u,
+          "the inputs' f32 bits are as expected");
+    picajit_program program = break_program();
+    picajit_uniforms *uniforms = NULL;
+    CHECK_OK(picajit_uniforms_create(&uniforms), "zero uniforms");
+    int all_vertex = 1, all_batch = 1;
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        for (size_t e = 0; e < sizeof engines / sizeof engines[0]; e++) {
+            picajit_config config = {0};
+            config.engine = engines[e];
+            config.precision = modes[m].precision;
+            picajit_engine *engine = NULL;
+            CHECK_OK(picajit_engine_create(&program, &config, NULL, &engine),
+                     "upload mov o0, v0 with the engine and mode");
+            float vin[16][4] = {{0}}, vout[16][4];
+            memcpy(vin[0], v0, sizeof v0);
+            CHECK_OK(picajit_run_vertex(engine, uniforms, (const float(*)[4])vin, vout, NULL),
+                     "run one vertex");
+            enum { N = 9 };
+            float in[4 * N], out[4 * N];
+            for (int i = 0; i < N; i++) {
+                for (int c = 0; c < 4; c++) {
+                    in[c * N + i] = v0[c];
+                }
+            }
+            picajit_batch batch = v0_batch(N, in, out);
+            check(picajit_run_batch(engine, uniforms, &batch) == 0, "run a batch of 9");
+            for (int c = 0; c < 4; c++) {
+                if (bits_of(vout[0][c]) != modes[m].expected[c]) {
+                    printf("  mode %u engine %u: run_vertex o0[%d] = %#010x, expected %#010x\n",
+                           modes[m].precision, engines[e], c, bits_of(vout[0][c]),
+                           modes[m].expected[c]);
+                    all_vertex = 0;
+                }
+                for (int i = 0; i < N; i++) {
+                    if (bits_of(out[c * N + i]) != modes[m].expected[c]) {
+                        all_batch = 0;
+                    }
+                }
+            }
+            check(in[0] == 0.1f, "the caller's input planes are not written");
+            picajit_engine_free(engine);
+        }
+    }
+    check(all_vertex, "run_vertex: o0 = v0 converted by the mode, on every engine");
+    check(all_batch, "run_batch: o0 = v0 converted by the mode, on every engine and vertex");
     picajit_uniforms_free(uniforms);
 }
 
@@ -500,6 +588,7 @@ int main(int argc, char **argv) {
     check_sizes(argc, argv);
     lit_transform(argv[1]);
     break_outside_loop();
+    inputs_become_register_values();
     geometry();
     picajit_engine_free(NULL); /* freeing NULL is allowed */
     printf("smoke: %d checks, %d failed\n", checks, failures);

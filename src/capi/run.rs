@@ -12,6 +12,7 @@ use super::{
 use crate::exec::{
     BatchIo, EmitConfig, EmitSink, GeometryState, RegisterSet, SoaInputs, SoaOutputs,
 };
+use crate::float24::{Precision, convert_f32};
 use crate::program::{FlowRegisters, InputRegisters, ShaderKind, Vec4};
 
 /// `picajit_flow`: a0, aL and cmp at the end of an invocation.
@@ -214,9 +215,25 @@ fn check_disjoint(regions: &[(&'static str, usize, usize)]) -> Result<(), CapiEr
     Ok(())
 }
 
+/// The register values of the caller's input floats: the engine's precision mode's rounding and
+/// range rules for an f32 attribute (docs/execution-model.md §7, `float24::convert_f32`); F32
+/// mode keeps them exactly.
+fn input_registers(engine: &EngineHandle, inputs: &InputRegisters) -> InputRegisters {
+    let precision = engine.engine.config().precision;
+    inputs.map(|register| register.map(|value| convert_f32(value, precision)))
+}
+
+thread_local! {
+    /// A batch's input planes converted to register values, reused from call to call.
+    static CONVERTED_PLANES: std::cell::RefCell<Vec<f32>> = const {
+        std::cell::RefCell::new(Vec::new())
+    };
+}
+
 /// Runs one vertex-shader invocation: o0-o15 to `outputs` and, when `flow` is not NULL, the
-/// final a0/aL/cmp to `*flow`. Returns 0, or the execution status of a failed invocation (its
-/// outputs and flow then +0 and zero).
+/// final a0/aL/cmp to `*flow`. The inputs are f32 attributes: each becomes a register value by
+/// the engine's precision mode (docs/execution-model.md §7). Returns 0, or the execution status
+/// of a failed invocation (its outputs and flow then +0 and zero).
 ///
 /// # Safety
 ///
@@ -246,7 +263,8 @@ pub unsafe extern "C" fn picajit_run_vertex(
             Some(unsafe { ptr_mut(flow, "flow") }?)
         };
         require_stage(engine, ShaderKind::Vertex)?;
-        let outcome = engine.engine.run_vertex(&uniforms.0, inputs);
+        let inputs = input_registers(engine, inputs);
+        let outcome = engine.engine.run_vertex(&uniforms.0, &inputs);
         let (result, flow_registers) = match &outcome {
             Ok(result) => (result.outputs, result.flow),
             Err(_) => ([[0.0; 4]; 16], FlowRegisters::default()),
@@ -367,6 +385,19 @@ pub unsafe extern "C" fn picajit_run_batch(
         // (this function's contract).
         let errors_out = unsafe { slice_mut(batch.errors, batch.error_capacity, "batch->errors") }?;
 
+        // The inputs are f32 attributes: converted to register values (docs/execution-model.md
+        // §7) into a buffer kept for the next call, unless the mode keeps them as they are.
+        let precision = engine.engine.config().precision;
+        let mut converted =
+            (precision != Precision::F32).then(|| CONVERTED_PLANES.with(|planes| planes.take()));
+        let input_data = match &mut converted {
+            Some(planes) => {
+                planes.clear();
+                planes.extend(input_data.iter().map(|&x| convert_f32(x, precision)));
+                &planes[..]
+            }
+            None => input_data,
+        };
         let inputs = SoaInputs::new(
             input_data,
             RegisterSet(batch.input_mask),
@@ -383,6 +414,9 @@ pub unsafe extern "C" fn picajit_run_batch(
         let mut io = BatchIo::new(inputs, outputs, flow.as_deref_mut())?;
         let mut errors = Vec::new();
         engine.engine.run_batch(&uniforms.0, &mut io, &mut errors);
+        if let Some(planes) = converted {
+            CONVERTED_PLANES.with(|kept| kept.replace(planes));
+        }
         if let Some(flow) = flow {
             for (entry, registers) in flow_out.iter_mut().zip(flow) {
                 *entry = registers.into();
