@@ -6,6 +6,7 @@
 
 use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::engine::EngineKind;
+use picajit::float24::Precision;
 use picajit::gpu::builder::{Attribute, Element, GeometryProgram, Indices, SceneBuilder, Stage};
 use picajit::gpu::front::command::CommandWriter;
 use picajit::gpu::front::trace::{self, Trace, TraceError, TraceOp};
@@ -131,6 +132,37 @@ fn a_triangle_list_passes_positions_and_unnormalised_colours() {
     assert_eq!(gpu.stats.unfinalized_lists, 0);
     // Semantics the output map leaves out read 1.0.
     assert_eq!(triangles[0][0].attributes[semantic::TEXCOORD0], 1.0);
+}
+
+/// A float attribute enters the shader as an f32 attribute does (the spec's section 7, in
+/// docs/execution-model.md): by the precision mode's rounding and range rules. Passed through
+/// by `mov`, 0.1f (0x3DCCCCCD) comes out truncated to 16 mantissa bits in f24 (0x3DCCCC80),
+/// rounded to nearest even in f24-rne (0x3DCCCD00), unchanged in f32; 1e30 beyond float24's
+/// range is +inf and 1e-30 below its smallest normal +0 in the f24 modes. Every engine.
+#[test]
+fn float_attributes_enter_by_the_precision_mode() {
+    let position = [0.1, 1e30, 1e-30, 1.0];
+    let mut scene = pass_through_scene(&[(position, [0; 4]); 3]);
+    scene.draw_arrays(Topology::List, 0, 3);
+    let trace = scene.finish();
+    let f24 = [0x3DCC_CC80, 0x7F80_0000, 0, 0x3F80_0000];
+    let rne = [0x3DCC_CD00, 0x7F80_0000, 0, 0x3F80_0000];
+    let f32_bits = position.map(f32::to_bits);
+    for (precision, expected) in [
+        (Precision::F24Truncate, f24),
+        (Precision::F24Nearest, rne),
+        (Precision::F32, f32_bits),
+    ] {
+        for engine in EngineKind::ALL {
+            let config = GpuConfig {
+                precision,
+                ..config(engine, 1)
+            };
+            let (_, triangles) = replay_with(&trace, config).expect("the scene replays");
+            let position = triangles[0][0].position().map(f32::to_bits);
+            assert_eq!(position, expected, "{precision:?} on {engine:?}");
+        }
+    }
 }
 
 #[test]

@@ -293,7 +293,7 @@ fn shade(
 ) -> Result<Shaded, GpuError> {
     let (distinct, slot) = gpu.vertex_cache.distinct(vertices, indexed);
     let mut inputs = SoaBuffer::zeroed(loader.registers(), distinct.len());
-    loader.load(&gpu.memory, &distinct, &mut inputs)?;
+    loader.load(&gpu.memory, &distinct, &mut inputs, gpu.config.precision)?;
     charge(&mut gpu.times.vertex_load, started);
     let outputs = run_vertex_shader(gpu, setup, &inputs);
     Ok(Shaded { outputs, slot })

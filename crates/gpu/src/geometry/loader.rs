@@ -1,11 +1,13 @@
 //! The vertex loader (docs/gpu.md, "Vertex loading"): reads the attributes of vertices from
 //! the attribute arrays in memory, or takes fixed values, and places attribute n in the shader
 //! input register the vertex unit's permutation names. Values become floats without
-//! normalisation (an unsigned byte 255 is 255.0); missing components read (0, 0, 0, 1).
+//! normalisation (an unsigned byte 255 is 255.0), a float by the precision mode's rounding and
+//! range rules (float24 in the f24 modes); missing components read (0, 0, 0, 1).
 
 use std::fmt;
 
 use shader::exec::{RegisterSet, SoaBuffer};
+use shader::float24::{Precision, convert_f32};
 use shader::program::{DEFAULT_INPUT, InputRegisters, Vec4};
 
 use crate::framebuffer::memory::{MemoryError, PhysicalMemory};
@@ -55,12 +57,17 @@ impl ComponentType {
 
 /// Reads one component per index into `plane`: the component of type `kind` (little-endian)
 /// at byte `place(index)` of `bytes`. One loop per type, so the type is decided once per plane.
+/// An integer becomes its float exactly (every byte and short is a float24); a float enters
+/// as an f32 attribute does, by `precision`'s rounding and range rules
+/// (docs/execution-model.md §7, `float24::convert_f32`), as the hardware's loader converts it
+/// to float24.
 fn gather(
     plane: &mut [f32],
     bytes: &[u8],
     indices: &[u32],
     place: impl Fn(u32) -> usize,
     kind: ComponentType,
+    precision: Precision,
 ) {
     fn each<const N: usize>(
         plane: &mut [f32],
@@ -81,7 +88,9 @@ fn gather(
         ComponentType::Short => each(plane, bytes, indices, place, |b| {
             i16::from_le_bytes(b) as f32
         }),
-        ComponentType::Float => each(plane, bytes, indices, place, f32::from_le_bytes),
+        ComponentType::Float => each(plane, bytes, indices, place, |b| {
+            convert_f32(f32::from_le_bytes(b), precision)
+        }),
     }
 }
 
@@ -250,12 +259,13 @@ impl VertexLoader {
     }
 
     /// Loads the vertices `indices` into `out` (a buffer of [`Self::registers`] with as many
-    /// vertices as `indices`).
+    /// vertices as `indices`), float components converted by `precision` ([`gather`]).
     pub fn load(
         &self,
         memory: &PhysicalMemory,
         indices: &[u32],
         out: &mut SoaBuffer,
+        precision: Precision,
     ) -> Result<(), LoadError> {
         debug_assert_eq!(out.count(), indices.len());
         let registers = out.registers();
@@ -322,7 +332,7 @@ impl VertexLoader {
                         }
                         let at = offset + c * format.kind.size();
                         let place = |index: u32| (index - first) as usize * stride + at;
-                        gather(plane, bytes, indices, place, format.kind);
+                        gather(plane, bytes, indices, place, format.kind, precision);
                     }
                 }
                 AttributeSource::Fixed(value) => {
@@ -345,9 +355,10 @@ impl VertexLoader {
         &self,
         memory: &PhysicalMemory,
         index: u32,
+        precision: Precision,
     ) -> Result<InputRegisters, LoadError> {
         let mut buffer = SoaBuffer::zeroed(self.registers(), 1);
-        self.load(memory, &[index], &mut buffer)?;
+        self.load(memory, &[index], &mut buffer, precision)?;
         Ok(buffer.vertex(0))
     }
 }
