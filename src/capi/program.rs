@@ -1,8 +1,9 @@
 //! Uploading programs: the program cache, SHBIN blobs, engines and their layout.
 
+use std::collections::HashMap;
 use std::ffi::{CStr, CString, c_char};
 use std::num::NonZeroUsize;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use super::{
     CapiError, OK, engine_kind, free_handle, guard, guard_infallible, precision, ptr_mut, ptr_ref,
@@ -14,9 +15,49 @@ use crate::exec::{BatchLayout, DEFAULT_INSTRUCTION_BUDGET, ExecConfig, ShaderEng
 use crate::program::ShaderProgram;
 use crate::shbin::Shbin;
 
-/// `picajit_cache`: a bounded program cache, shared by every thread and engine that uses it.
+/// `picajit_cache`: a bounded program cache, shared by every thread and engine that uses it,
+/// and the batch layout of each program prepared through it, worked out once per prepared
+/// program: a hit then costs the cache's lookup, not a decode of the program.
 #[derive(Debug)]
-pub struct ProgramCacheHandle(pub Arc<ProgramCache>);
+pub struct ProgramCacheHandle {
+    /// The cache.
+    pub cache: Arc<ProgramCache>,
+    /// Each prepared program's layout, by the address of its engine. A `Weak` keeps its
+    /// engine's allocation, so no other engine takes that address while the entry is here.
+    layouts: Mutex<HashMap<usize, KnownLayout>>,
+}
+
+/// A prepared program's layout, and a weak reference to its engine (alive while the engine is).
+type KnownLayout = (Weak<dyn ShaderEngine>, BatchLayout);
+
+impl ProgramCacheHandle {
+    /// A handle on `cache`.
+    pub fn new(cache: Arc<ProgramCache>) -> ProgramCacheHandle {
+        ProgramCacheHandle {
+            cache,
+            layouts: Mutex::default(),
+        }
+    }
+
+    /// The batch layout of `engine`, a program prepared through this cache: remembered from
+    /// the first time, worked out ([`BatchLayout::of`]) then. Entries of engines no longer
+    /// held anywhere are dropped once there are twice as many entries as the cache holds.
+    fn layout_of(&self, engine: &Arc<dyn ShaderEngine>) -> BatchLayout {
+        let address = Arc::as_ptr(engine) as *const () as usize;
+        let mut layouts = self.layouts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((held, layout)) = layouts.get(&address)
+            && held.strong_count() > 0
+        {
+            return *layout;
+        }
+        let layout = BatchLayout::of(engine.program());
+        if layouts.len() >= 2 * self.cache.capacity().get() {
+            layouts.retain(|_, (held, _)| held.strong_count() > 0);
+        }
+        layouts.insert(address, (Arc::downgrade(engine), layout));
+        layout
+    }
+}
 
 /// `picajit_shbin`: a parsed SHBIN blob.
 #[derive(Debug)]
@@ -152,13 +193,15 @@ unsafe fn create_engine(
         *unsafe { ptr_ref(config, "config") }?
     };
     let (kind, config) = config_of(&config)?;
-    let layout = BatchLayout::of(&program);
-    let engine: Arc<dyn ShaderEngine> = if cache.is_null() {
-        Arc::from(prepare(kind, program, config)?)
+    let (engine, layout): (Arc<dyn ShaderEngine>, BatchLayout) = if cache.is_null() {
+        let layout = BatchLayout::of(&program);
+        (Arc::from(prepare(kind, program, config)?), layout)
     } else {
         // SAFETY: not null; a live cache handle by the caller's contract.
         let cache = unsafe { ptr_ref(cache, "cache") }?;
-        prepare_cached(&cache.0, kind, &program, config)?
+        let engine = prepare_cached(&cache.cache, kind, &program, config)?;
+        let layout = cache.layout_of(&engine);
+        (engine, layout)
     };
     // SAFETY: forwarded from this function's contract.
     unsafe { store_handle(out, "out", EngineHandle { engine, layout }) }
@@ -176,7 +219,7 @@ pub unsafe extern "C" fn picajit_cache_create(
 ) -> i32 {
     guard("picajit_cache_create", || {
         let capacity = NonZeroUsize::new(capacity).unwrap_or(DEFAULT_CAPACITY);
-        let cache = ProgramCacheHandle(Arc::new(ProgramCache::new(capacity)));
+        let cache = ProgramCacheHandle::new(Arc::new(ProgramCache::new(capacity)));
         // SAFETY: `out` is null or valid for a write (this function's contract).
         unsafe { store_handle(out, "out", cache) }
     })
@@ -208,7 +251,7 @@ pub unsafe extern "C" fn picajit_cache_get_stats(
         let cache = unsafe { ptr_ref(cache, "cache") }?;
         // SAFETY: null or valid for a write (this function's contract).
         let out = unsafe { ptr_mut(out, "out") }?;
-        let stats = cache.0.stats();
+        let stats = cache.cache.stats();
         *out = CacheStats {
             hits: stats.hits,
             misses: stats.misses,
@@ -233,7 +276,7 @@ pub unsafe extern "C" fn picajit_cache_clear(cache: *const ProgramCacheHandle) -
     guard("picajit_cache_clear", || {
         // SAFETY: null or a live handle (this function's contract).
         let cache = unsafe { ptr_ref(cache, "cache") }?;
-        cache.0.clear();
+        cache.cache.clear();
         Ok(OK)
     })
 }

@@ -84,3 +84,53 @@ fn status_names_cover_every_code() {
         assert_eq!(text.to_str().unwrap(), name);
     }
 }
+
+/// Engines prepared through a cache report their own program's layout, from the first upload,
+/// on hits, and after the cache was cleared and every engine freed (when a new engine may take
+/// a freed one's place): `mov o0, v0` reads v0, `mov o0, v3` reads v3.
+#[test]
+fn cached_engines_report_their_own_layout() {
+    let upload = |cache: *const ProgramCacheHandle, source: u32| -> (*mut EngineHandle, u16) {
+        let code = [0x4C00_0000 | source << 12, 0x8800_0000];
+        let opdescs = [0x36F];
+        let program = Program {
+            code: code.as_ptr(),
+            code_len: code.len(),
+            opdescs: opdescs.as_ptr(),
+            opdesc_len: opdescs.len(),
+            entry: 0,
+            stage: 0,
+            output_mask: 1,
+        };
+        let mut engine = std::ptr::null_mut();
+        let mut layout = Layout::default();
+        // SAFETY: valid pointers to live values; `cache` is a live handle.
+        unsafe {
+            assert_eq!(
+                picajit_engine_create(&program, std::ptr::null(), cache, &mut engine),
+                OK
+            );
+            assert_eq!(picajit_engine_layout(engine, &mut layout), OK);
+        }
+        (engine, layout.input_mask)
+    };
+    let mut cache = std::ptr::null_mut();
+    // SAFETY: `cache` is valid for a write.
+    assert_eq!(unsafe { picajit_cache_create(4, &mut cache) }, OK);
+    let mut engines = Vec::new();
+    for round in 0..3 {
+        for (source, mask) in [(0, 0x1), (3, 0x8), (0, 0x1), (3, 0x8)] {
+            let (engine, inputs) = upload(cache, source);
+            assert_eq!(inputs, mask, "round {round}, v{source}");
+            engines.push(engine);
+        }
+        for engine in engines.drain(..) {
+            // SAFETY: a live engine handle, freed once.
+            unsafe { picajit_engine_free(engine) };
+        }
+        // SAFETY: a live cache handle.
+        assert_eq!(unsafe { picajit_cache_clear(cache) }, OK);
+    }
+    // SAFETY: the live cache handle, freed once.
+    unsafe { picajit_cache_free(cache) };
+}

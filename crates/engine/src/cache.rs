@@ -6,8 +6,9 @@
 //! [`ProgramKey`] and hands out the engine prepared for an identical earlier request, or
 //! prepares (compiles) the program once and keeps it. It holds any engine kind's programs.
 //!
-//! * **Key**: xxh3-128 over the engine kind, all 4096 code words, all 128 operand descriptors,
-//!   the uploaded lengths of both, the entry point, the stage, the output mask, the precision,
+//! * **Key**: xxh3-128 over the engine kind, the 4096 code words and the 128 operand
+//!   descriptors (each up to its last non-zero word, with that count: the zeros after a
+//!   program's code are not hashed one by one), the uploaded lengths of both, the entry point, the stage, the output mask, the precision,
 //!   the instruction budget and [`KEY_FORMAT_VERSION`] (see [`ProgramKey::of`]). The compiler specialises on no uniform
 //!   value today; the key has a section reserved for such values.
 //! * **Collisions**: a found entry only counts as a hit when its program and settings equal the
@@ -56,7 +57,7 @@ use shader::program::{ShaderKind, ShaderProgram};
 /// The layout version of [`ProgramKey`]: raised whenever the key starts covering something new
 /// (a uniform value the compiler specialises on, a new setting), so that keys computed under
 /// different layouts never compare equal.
-pub const KEY_FORMAT_VERSION: u32 = 2;
+pub const KEY_FORMAT_VERSION: u32 = 3;
 
 /// How many compiled programs [`ProgramCache::default`] keeps.
 pub const DEFAULT_CAPACITY: NonZeroUsize = NonZeroUsize::new(128).expect("128 is not zero");
@@ -74,6 +75,7 @@ impl fmt::Display for ProgramKey {
 /// Words hashed per update: one call per KiB keeps the streaming hasher fast without allocating.
 const WORDS_PER_UPDATE: usize = 256;
 
+/// Hashes `words` as their little-endian bytes.
 fn hash_words(hasher: &mut Xxh3, words: &[u32]) {
     let mut bytes = [0u8; WORDS_PER_UPDATE * 4];
     for chunk in words.chunks(WORDS_PER_UPDATE) {
@@ -82,6 +84,40 @@ fn hash_words(hasher: &mut Xxh3, words: &[u32]) {
         }
         hasher.update(&bytes[..chunk.len() * 4]);
     }
+}
+
+/// `words` up to its last non-zero word: the rest is zeros, which the length of what is kept
+/// (hashed beside it) stands for. Programs are mostly the zeros after their code, so a key
+/// hashes the code, not 16 KiB.
+fn significant(words: &[u32]) -> &[u32] {
+    const BLOCK: usize = 16;
+    // Whole blocks first, each OR-ed at once (no early exit inside, so it vectorises).
+    let blocks = words.len() / BLOCK;
+    let tail_nonzero = words[blocks * BLOCK..].iter().any(|&w| w != 0);
+    let last_block = if tail_nonzero {
+        blocks
+    } else {
+        match words[..blocks * BLOCK]
+            .chunks_exact(BLOCK)
+            .rposition(|block| block.iter().fold(0, |any, &w| any | w) != 0)
+        {
+            Some(k) => k,
+            None => return &[],
+        }
+    };
+    let block_start = last_block * BLOCK;
+    let end = words[block_start..words.len().min(block_start + BLOCK)]
+        .iter()
+        .rposition(|&w| w != 0)
+        .map_or(block_start, |k| block_start + k + 1);
+    &words[..end]
+}
+
+/// Hashes the significant words of `words` ([`significant`]) and how many they are.
+fn hash_memory(hasher: &mut Xxh3, words: &[u32]) {
+    let kept = significant(words);
+    hasher.update(&(kept.len() as u64).to_le_bytes());
+    hash_words(hasher, kept);
 }
 
 /// A fixed tag per stage (not the enum's discriminant, which may be reordered).
@@ -136,8 +172,8 @@ impl ProgramKey {
         let mut hasher = Xxh3::new();
         hasher.update(&KEY_FORMAT_VERSION.to_le_bytes());
         hasher.update(&[engine_tag(kind)]);
-        hash_words(&mut hasher, &code[..]);
-        hash_words(&mut hasher, &opdescs[..]);
+        hash_memory(&mut hasher, &code[..]);
+        hash_memory(&mut hasher, &opdescs[..]);
         hasher.update(&(*code_len as u64).to_le_bytes());
         hasher.update(&(*opdesc_len as u64).to_le_bytes());
         hasher.update(&entry.to_le_bytes());
@@ -513,6 +549,32 @@ mod tests {
             1,
         )
         .unwrap()
+    }
+
+    /// `significant` keeps exactly the words up to the last non-zero one, as a plain scan from
+    /// the end says: on empty and all-zero memory, a non-zero word at each place of a block and
+    /// of a short tail, and at both ends.
+    #[test]
+    fn significant_words_end_at_the_last_non_zero_one() {
+        let naive = |words: &[u32]| words.iter().rposition(|&w| w != 0).map_or(0, |k| k + 1);
+        for len in [0, 1, 15, 16, 17, 37, 128, 4096] {
+            let zeros = vec![0u32; len];
+            assert!(significant(&zeros).is_empty(), "{len} zeros");
+            for place in (0..len).filter(|&k| k < 40 || k + 40 > len) {
+                for second in [None, Some(place / 2)] {
+                    let mut words = zeros.clone();
+                    words[place] = 0x8000_0000 >> (place % 32);
+                    if let Some(second) = second {
+                        words[second] = 7;
+                    }
+                    assert_eq!(
+                        significant(&words).len(),
+                        naive(&words),
+                        "length {len}, word {place}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
