@@ -252,26 +252,47 @@ PICAJIT_API int32_t picajit_uniforms_create(picajit_uniforms **out);
 PICAJIT_API void picajit_uniforms_free(picajit_uniforms *uniforms);
 PICAJIT_API int32_t picajit_uniforms_reset(picajit_uniforms *uniforms);
 /* c`index` (0-95) from four floats x, y, z, w, converted as the float32 upload mode converts
- * them under `precision` (PICAJIT_PRECISION_*: use the engine's). */
+ * them under `precision` (PICAJIT_PRECISION_*): the engine's. A run on an engine of another
+ * precision fails (PICAJIT_ERROR_BAD_ARGUMENT), and so does converting under a second mode
+ * before picajit_uniforms_reset; float24 words and constants are exact and fit every mode. */
 PICAJIT_API int32_t picajit_uniforms_set_float(picajit_uniforms *uniforms, uint32_t index,
                                                const float xyzw[4], uint32_t precision);
+/* c`first` to c`first + count - 1` (at most c95) from `count` vectors, as set_float sets one:
+ * a whole upload in one call. */
+PICAJIT_API int32_t picajit_uniforms_set_floats(picajit_uniforms *uniforms, uint32_t first,
+                                                size_t count, const float (*xyzw)[4],
+                                                uint32_t precision);
 /* c`index` from the three words of the float24 upload format, exactly:
  * word0 = w<<8 | z>>16, word1 = (z & 0xFFFF)<<16 | y>>8, word2 = (y & 0xFF)<<24 | x. */
 PICAJIT_API int32_t picajit_uniforms_set_float_f24_words(picajit_uniforms *uniforms,
                                                          uint32_t index,
                                                          const uint32_t words[3]);
+/* c`first` to c`first + count - 1` from `count` groups of three float24-format words (what the
+ * float-uniform FIFO received), exactly. */
+PICAJIT_API int32_t picajit_uniforms_set_floats_f24_words(picajit_uniforms *uniforms,
+                                                          uint32_t first, size_t count,
+                                                          const uint32_t (*words)[3]);
 /* c`index` from the four words of the float32 upload format, in FIFO order w, z, y, x (f32
  * bits), converted under `precision`. */
 PICAJIT_API int32_t picajit_uniforms_set_float_f32_words(picajit_uniforms *uniforms,
                                                          uint32_t index,
                                                          const uint32_t words[4],
                                                          uint32_t precision);
+/* c`first` to c`first + count - 1` from `count` groups of four float32-format words (w, z, y,
+ * x each), converted under `precision` as set_float converts. */
+PICAJIT_API int32_t picajit_uniforms_set_floats_f32_words(picajit_uniforms *uniforms,
+                                                          uint32_t first, size_t count,
+                                                          const uint32_t (*words)[4],
+                                                          uint32_t precision);
 /* The register value of c`index` (x, y, z, w). */
 PICAJIT_API int32_t picajit_uniforms_get_float(const picajit_uniforms *uniforms, uint32_t index,
                                                float out[4]);
 /* i`index` (0-3): x = iterations - 1, y = initial aL, z = aL increment, w unused. */
 PICAJIT_API int32_t picajit_uniforms_set_int(picajit_uniforms *uniforms, uint32_t index,
                                              const uint8_t xyzw[4]);
+/* i0-i3 at once, each as set_int sets one. */
+PICAJIT_API int32_t picajit_uniforms_set_ints(picajit_uniforms *uniforms,
+                                              const uint8_t ints[4][4]);
 /* b0-b15, bit n = bn. */
 PICAJIT_API int32_t picajit_uniforms_set_bools(picajit_uniforms *uniforms, uint16_t bools);
 PICAJIT_API int32_t picajit_uniforms_get_bools(const picajit_uniforms *uniforms, uint16_t *out);

@@ -496,6 +496,100 @@ static void inputs_become_register_values(void) {
     picajit_uniforms_free(uniforms);
 }
 
+/* ---- uniforms in bulk, and their precision ------------------------------------------------ */
+
+static int same_floats(const picajit_uniforms *a, const picajit_uniforms *b) {
+    for (uint32_t c = 0; c < 96; c++) {
+        float x[4], y[4];
+        if (picajit_uniforms_get_float(a, c, x) != PICAJIT_OK ||
+            picajit_uniforms_get_float(b, c, y) != PICAJIT_OK || memcmp(x, y, sizeof x) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The bulk setters set what as many single calls set; a range past c95 is refused; uniforms
+ * converted under one precision are refused by an engine of another and by a conversion under a
+ * second mode, until reset. */
+static void uniforms_in_bulk(void) {
+    float values[96][4];
+    uint32_t f24_words[96][3], f32_words[96][4];
+    for (int c = 0; c < 96; c++) {
+        for (int k = 0; k < 4; k++) {
+            values[c][k] = (float)(c * 4 + k) * 0.37f - 50.0f;
+            f32_words[c][k] = bits_of(values[c][3 - k]); /* FIFO order w, z, y, x */
+        }
+        f24_words[c][0] = 0x3F0000u + (uint32_t)c; /* w<<8 | z>>16: arbitrary words */
+        f24_words[c][1] = 0x12345678u ^ (uint32_t)c;
+        f24_words[c][2] = 0x9ABCDEF0u + (uint32_t)c * 77u;
+    }
+    picajit_uniforms *one = NULL, *bulk = NULL;
+    CHECK_OK(picajit_uniforms_create(&one), "uniforms set one at a time");
+    CHECK_OK(picajit_uniforms_create(&bulk), "uniforms set in bulk");
+    int singles_ok = 1;
+    for (uint32_t c = 0; c < 96; c++) {
+        singles_ok &= picajit_uniforms_set_float(one, c, values[c], PICAJIT_PRECISION_F24) ==
+                      PICAJIT_OK;
+    }
+    check(singles_ok, "96 single set_float calls");
+    CHECK_OK(picajit_uniforms_set_floats(bulk, 0, 96, (const float(*)[4])values,
+                                         PICAJIT_PRECISION_F24),
+             "one set_floats call for c0-c95");
+    check(same_floats(one, bulk), "set_floats sets what 96 set_float calls set");
+
+    for (uint32_t c = 10; c < 40; c++) {
+        singles_ok &= picajit_uniforms_set_float_f24_words(one, c, f24_words[c]) == PICAJIT_OK;
+        singles_ok &= picajit_uniforms_set_float_f32_words(one, c + 40, f32_words[c],
+                                                           PICAJIT_PRECISION_F24) == PICAJIT_OK;
+    }
+    CHECK_OK(picajit_uniforms_set_floats_f24_words(bulk, 10, 30,
+                                                   (const uint32_t(*)[3])&f24_words[10]),
+             "set_floats_f24_words for c10-c39");
+    CHECK_OK(picajit_uniforms_set_floats_f32_words(bulk, 50, 30,
+                                                   (const uint32_t(*)[4])&f32_words[10],
+                                                   PICAJIT_PRECISION_F24),
+             "set_floats_f32_words for c50-c79");
+    check(singles_ok && same_floats(one, bulk),
+          "the word formats in bulk set what single calls set");
+
+    check(picajit_uniforms_set_floats(bulk, 90, 7, (const float(*)[4])values,
+                                      PICAJIT_PRECISION_F24) == PICAJIT_ERROR_BAD_ARGUMENT &&
+              contains(picajit_last_error_message(), "c95"),
+          "a range past c95 is PICAJIT_ERROR_BAD_ARGUMENT");
+    CHECK_OK(picajit_uniforms_set_floats(bulk, 95, 0, NULL, PICAJIT_PRECISION_F24),
+             "an empty range with NULL does nothing");
+    const uint8_t ints[4][4] = {{3, 0, 1, 0}, {1, 2, 3, 4}, {0, 0, 0, 0}, {255, 255, 255, 255}};
+    CHECK_OK(picajit_uniforms_set_ints(bulk, ints), "set_ints sets i0-i3");
+    check(picajit_uniforms_set_ints(bulk, NULL) == PICAJIT_ERROR_NULL_POINTER,
+          "set_ints with NULL is PICAJIT_ERROR_NULL_POINTER");
+
+    /* Precision: c0 converted under f32, then run on an f24 engine. */
+    picajit_program program = break_program();
+    picajit_engine *f24 = NULL;
+    CHECK_OK(picajit_engine_create(&program, NULL, NULL, &f24), "an f24 engine");
+    picajit_uniforms *u = NULL;
+    CHECK_OK(picajit_uniforms_create(&u), "uniforms");
+    const float zero[4] = {0, 0, 0, 0};
+    CHECK_OK(picajit_uniforms_set_float(u, 0, zero, PICAJIT_PRECISION_F32), "c0 under f32");
+    float vin[16][4] = {{1, 2, 3, 4}}, vout[16][4];
+    check(picajit_run_vertex(f24, u, (const float(*)[4])vin, vout, NULL) ==
+                  PICAJIT_ERROR_BAD_ARGUMENT &&
+              contains(picajit_last_error_message(), "precision"),
+          "uniforms converted under f32 are refused by an f24 engine");
+    check(picajit_uniforms_set_float(u, 1, zero, PICAJIT_PRECISION_F24) ==
+              PICAJIT_ERROR_BAD_ARGUMENT,
+          "a conversion under a second mode is refused");
+    CHECK_OK(picajit_uniforms_reset(u), "reset");
+    CHECK_OK(picajit_uniforms_set_float(u, 1, zero, PICAJIT_PRECISION_F24), "c1 under f24");
+    CHECK_OK(picajit_run_vertex(f24, u, (const float(*)[4])vin, vout, NULL),
+             "after a reset, f24 uniforms run on the f24 engine");
+    picajit_engine_free(f24);
+    picajit_uniforms_free(u);
+    picajit_uniforms_free(one);
+    picajit_uniforms_free(bulk);
+}
+
 /* ---- a geometry shader with callbacks ----------------------------------------------------- */
 
 /* mov o0, v0; setemit 0; emit; mov o0, v1; setemit 1; emit; mov o0, v2; setemit 2, prim; emit;
@@ -589,6 +683,7 @@ int main(int argc, char **argv) {
     lit_transform(argv[1]);
     break_outside_loop();
     inputs_become_register_values();
+    uniforms_in_bulk();
     geometry();
     picajit_engine_free(NULL); /* freeing NULL is allowed */
     printf("smoke: %d checks, %d failed\n", checks, failures);

@@ -42,7 +42,8 @@ pub use uniforms::{
     picajit_uniforms_free, picajit_uniforms_get_bools, picajit_uniforms_get_float,
     picajit_uniforms_reset, picajit_uniforms_set_bools, picajit_uniforms_set_float,
     picajit_uniforms_set_float_f24_words, picajit_uniforms_set_float_f32_words,
-    picajit_uniforms_set_int,
+    picajit_uniforms_set_floats, picajit_uniforms_set_floats_f24_words,
+    picajit_uniforms_set_floats_f32_words, picajit_uniforms_set_int, picajit_uniforms_set_ints,
 };
 
 use crate::engine::{EngineError, EngineKind};

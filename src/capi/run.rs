@@ -264,7 +264,8 @@ pub unsafe extern "C" fn picajit_run_vertex(
         };
         require_stage(engine, ShaderKind::Vertex)?;
         let inputs = input_registers(engine, inputs);
-        let outcome = engine.engine.run_vertex(&uniforms.0, &inputs);
+        let uniforms = uniforms.for_engine(engine.engine.config().precision)?;
+        let outcome = engine.engine.run_vertex(uniforms, &inputs);
         let (result, flow_registers) = match &outcome {
             Ok(result) => (result.outputs, result.flow),
             Err(_) => ([[0.0; 4]; 16], FlowRegisters::default()),
@@ -302,6 +303,7 @@ pub unsafe extern "C" fn picajit_run_batch(
         // SAFETY: null or valid (this function's contract).
         let batch = *unsafe { ptr_ref(batch, "batch") }?;
         require_stage(engine, ShaderKind::Vertex)?;
+        let uniforms = uniforms.for_engine(engine.engine.config().precision)?;
         let count = batch.count;
         if count > i32::MAX as usize {
             return Err(CapiError::argument(
@@ -413,7 +415,7 @@ pub unsafe extern "C" fn picajit_run_batch(
         let mut flow = (!batch.flow.is_null()).then(|| vec![FlowRegisters::default(); count]);
         let mut io = BatchIo::new(inputs, outputs, flow.as_deref_mut())?;
         let mut errors = Vec::new();
-        engine.engine.run_batch(&uniforms.0, &mut io, &mut errors);
+        engine.engine.run_batch(uniforms, &mut io, &mut errors);
         if let Some(planes) = converted {
             CONVERTED_PLANES.with(|kept| kept.replace(planes));
         }
@@ -515,10 +517,11 @@ pub unsafe extern "C" fn picajit_run_geometry(
             *unsafe { ptr_ref(callbacks, "callbacks") }?
         };
         require_stage(engine, ShaderKind::Geometry)?;
+        let uniforms = uniforms.for_engine(engine.engine.config().precision)?;
         let mut sink = CallbackSink(callbacks);
         engine
             .engine
-            .run_geometry(&mut state.0, &uniforms.0, inputs, &mut sink)?;
+            .run_geometry(&mut state.0, uniforms, inputs, &mut sink)?;
         Ok(OK)
     })
 }

@@ -134,3 +134,27 @@ fn cached_engines_report_their_own_layout() {
     // SAFETY: the live cache handle, freed once.
     unsafe { picajit_cache_free(cache) };
 }
+
+/// `picajit_uniforms_set_ints` sets i0-i3 as four `picajit_uniforms_set_int` calls do.
+#[test]
+fn set_ints_sets_what_four_set_int_calls_set() {
+    let ints = [
+        [3, 0, 1, 0],
+        [1, 2, 3, 4],
+        [0, 0, 0, 0],
+        [255, 254, 253, 252],
+    ];
+    let mut one = UniformsHandle::default();
+    let mut all = UniformsHandle::default();
+    for (index, value) in ints.iter().enumerate() {
+        // SAFETY: live values, used by nothing else meanwhile.
+        assert_eq!(
+            unsafe { picajit_uniforms_set_int(&mut one, index as u32, value) },
+            OK
+        );
+    }
+    // SAFETY: as above.
+    assert_eq!(unsafe { picajit_uniforms_set_ints(&mut all, &ints) }, OK);
+    assert_eq!(all.uniforms.int, one.uniforms.int);
+    assert_eq!(all.uniforms.int, ints);
+}

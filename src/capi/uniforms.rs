@@ -2,16 +2,74 @@
 //! docs/execution-model.md §7.
 
 use super::{
-    CapiError, OK, free_handle, guard, guard_infallible, precision, ptr_mut, ptr_ref, store_handle,
+    CapiError, OK, free_handle, guard, guard_infallible, precision, ptr_mut, ptr_ref, slice_of,
+    store_handle,
 };
 use crate::float24::{Precision, convert_f32, unpack_uniform, unpack_uniform_f32};
 use crate::program::{ProgramError, Uniforms};
 
 use super::program::ShbinHandle;
 
-/// `picajit_uniforms`: the uniforms of one shader unit (c0-c95, i0-i3, b0-b15).
+/// `picajit_uniforms`: the uniforms of one shader unit (c0-c95, i0-i3, b0-b15), and the precision
+/// mode its f32 floats were converted under, which a run checks against its engine's.
 #[derive(Clone, Debug, Default)]
-pub struct UniformsHandle(pub Uniforms);
+pub struct UniformsHandle {
+    /// The values.
+    pub uniforms: Uniforms,
+    /// The mode of the f32 conversions since the last reset (`None`: none; exact float24
+    /// values fit every mode).
+    converted: Option<Precision>,
+}
+
+impl UniformsHandle {
+    /// The uniforms, for an engine running under `precision`: an error when f32 floats were
+    /// converted under another mode (they would hold values that engine's rules never make).
+    pub fn for_engine(&self, precision: Precision) -> Result<&Uniforms, CapiError> {
+        match self.converted {
+            Some(converted) if converted != precision => Err(CapiError::argument(
+                "uniforms",
+                format!(
+                    "their f32 floats were converted under precision {}, the engine runs {}: \
+                     set them with the engine's PICAJIT_PRECISION_* value",
+                    converted.name(),
+                    precision.name()
+                ),
+            )),
+            _ => Ok(&self.uniforms),
+        }
+    }
+
+    /// Notes an f32 conversion under `precision`; an error when earlier ones used another mode.
+    fn convert_under(&mut self, precision: Precision) -> Result<(), CapiError> {
+        match self.converted {
+            Some(converted) if converted != precision => Err(CapiError::argument(
+                "precision",
+                format!(
+                    "{} differs from {}, the mode earlier floats were converted under (reset \
+                     the uniforms to change modes)",
+                    precision.name(),
+                    converted.name()
+                ),
+            )),
+            _ => {
+                self.converted = Some(precision);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The float uniforms `first`, `first + 1`, ..., `count` of them: an error unless all are c0-c95.
+fn float_range(first: u32, count: usize) -> Result<std::ops::Range<usize>, CapiError> {
+    let first = float_index(first)?;
+    if count > 96 - first {
+        return Err(CapiError::argument(
+            "count",
+            format!("{count} uniforms from c{first} pass c95 (float uniforms are c0-c95)"),
+        ));
+    }
+    Ok(first..first + count)
+}
 
 fn float_index(index: u32) -> Result<usize, CapiError> {
     if index < 96 {
@@ -41,12 +99,12 @@ fn precision_of(value: u32) -> Result<Precision, CapiError> {
 unsafe fn with_uniforms(
     function: &'static str,
     uniforms: *mut UniformsHandle,
-    body: impl FnOnce(&mut Uniforms) -> Result<(), CapiError>,
+    body: impl FnOnce(&mut UniformsHandle) -> Result<(), CapiError>,
 ) -> i32 {
     guard(function, || {
         // SAFETY: null or a live, unshared handle (this function's contract).
         let uniforms = unsafe { ptr_mut(uniforms, "uniforms") }?;
-        body(&mut uniforms.0)?;
+        body(uniforms)?;
         Ok(OK)
     })
 }
@@ -87,14 +145,15 @@ pub unsafe extern "C" fn picajit_uniforms_reset(uniforms: *mut UniformsHandle) -
     // SAFETY: forwarded from this function's contract.
     unsafe {
         with_uniforms("picajit_uniforms_reset", uniforms, |u| {
-            *u = Uniforms::default();
+            *u = UniformsHandle::default();
             Ok(())
         })
     }
 }
 
 /// Sets float uniform c`index` from four f32 values (x, y, z, w), converted as the float32
-/// upload mode converts them under `precision` (docs/execution-model.md §7).
+/// upload mode converts them under `precision` (docs/execution-model.md §7): the engine's mode
+/// (a run with another fails).
 ///
 /// # Safety
 ///
@@ -111,13 +170,58 @@ pub unsafe extern "C" fn picajit_uniforms_set_float(
     unsafe {
         with_uniforms("picajit_uniforms_set_float", uniforms, |u| {
             let index = float_index(index)?;
-            let precision = precision_of(precision)?;
             // SAFETY: null or valid for four floats (this function's contract).
-            let value = ptr_ref(xyzw, "xyzw")?;
-            u.float[index] = value.map(|lane| convert_f32(lane, precision));
-            Ok(())
+            set_floats(
+                u,
+                index,
+                std::slice::from_ref(ptr_ref(xyzw, "xyzw")?),
+                precision,
+            )
         })
     }
+}
+
+/// Sets float uniforms c`first` to c`first + count - 1` from `count` vectors of four f32 values,
+/// as [`picajit_uniforms_set_float`] sets one: a whole upload in one call.
+///
+/// # Safety
+///
+/// `uniforms` is null or a live uniforms handle that no other call uses meanwhile; `xyzw` is
+/// valid for `count` vectors (NULL allowed when `count` is 0).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn picajit_uniforms_set_floats(
+    uniforms: *mut UniformsHandle,
+    first: u32,
+    count: usize,
+    xyzw: *const [f32; 4],
+    precision: u32,
+) -> i32 {
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        with_uniforms("picajit_uniforms_set_floats", uniforms, |u| {
+            let range = float_range(first, count)?;
+            // SAFETY: valid for `count` vectors (this function's contract).
+            set_floats(u, range.start, slice_of(xyzw, count, "xyzw")?, precision)
+        })
+    }
+}
+
+/// Sets c`first`... from `values`, converted under the PICAJIT_PRECISION_* value `precision`.
+fn set_floats(
+    u: &mut UniformsHandle,
+    first: usize,
+    values: &[[f32; 4]],
+    precision: u32,
+) -> Result<(), CapiError> {
+    let precision = precision_of(precision)?;
+    u.convert_under(precision)?;
+    for (target, value) in u.uniforms.float[first..first + values.len()]
+        .iter_mut()
+        .zip(values)
+    {
+        *target = value.map(|lane| convert_f32(lane, precision));
+    }
+    Ok(())
 }
 
 /// Sets float uniform c`index` from the three words of the float24 upload format (exactly:
@@ -139,7 +243,36 @@ pub unsafe extern "C" fn picajit_uniforms_set_float_f24_words(
             let index = float_index(index)?;
             // SAFETY: null or valid for three words (this function's contract).
             let words = ptr_ref(words, "words")?;
-            u.set_float_f24(index, unpack_uniform(*words));
+            u.uniforms.set_float_f24(index, unpack_uniform(*words));
+            Ok(())
+        })
+    }
+}
+
+/// Sets float uniforms c`first` to c`first + count - 1` from `count` groups of three words of the
+/// float24 upload format, as [`picajit_uniforms_set_float_f24_words`] sets one: the words an
+/// emulator's float-uniform FIFO received, in one call.
+///
+/// # Safety
+///
+/// `uniforms` is null or a live uniforms handle that no other call uses meanwhile; `words` is
+/// valid for `count` groups (NULL allowed when `count` is 0).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn picajit_uniforms_set_floats_f24_words(
+    uniforms: *mut UniformsHandle,
+    first: u32,
+    count: usize,
+    words: *const [u32; 3],
+) -> i32 {
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        with_uniforms("picajit_uniforms_set_floats_f24_words", uniforms, |u| {
+            let range = float_range(first, count)?;
+            // SAFETY: valid for `count` groups (this function's contract).
+            let groups = slice_of(words, count, "words")?;
+            for (index, group) in range.zip(groups) {
+                u.uniforms.set_float_f24(index, unpack_uniform(*group));
+            }
             Ok(())
         })
     }
@@ -163,13 +296,55 @@ pub unsafe extern "C" fn picajit_uniforms_set_float_f32_words(
     unsafe {
         with_uniforms("picajit_uniforms_set_float_f32_words", uniforms, |u| {
             let index = float_index(index)?;
-            let precision = precision_of(precision)?;
             // SAFETY: null or valid for four words (this function's contract).
-            let words = ptr_ref(words, "words")?;
-            u.float[index] = unpack_uniform_f32(*words, precision);
-            Ok(())
+            let words = std::slice::from_ref(ptr_ref(words, "words")?);
+            set_floats_f32_words(u, index, words, precision)
         })
     }
+}
+
+/// Sets float uniforms c`first` to c`first + count - 1` from `count` groups of four words of the
+/// float32 upload format, as [`picajit_uniforms_set_float_f32_words`] sets one.
+///
+/// # Safety
+///
+/// `uniforms` is null or a live uniforms handle that no other call uses meanwhile; `words` is
+/// valid for `count` groups (NULL allowed when `count` is 0).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn picajit_uniforms_set_floats_f32_words(
+    uniforms: *mut UniformsHandle,
+    first: u32,
+    count: usize,
+    words: *const [u32; 4],
+    precision: u32,
+) -> i32 {
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        with_uniforms("picajit_uniforms_set_floats_f32_words", uniforms, |u| {
+            let range = float_range(first, count)?;
+            // SAFETY: valid for `count` groups (this function's contract).
+            let groups = slice_of(words, count, "words")?;
+            set_floats_f32_words(u, range.start, groups, precision)
+        })
+    }
+}
+
+/// Sets c`first`... from float32-format word groups, converted under `precision`.
+fn set_floats_f32_words(
+    u: &mut UniformsHandle,
+    first: usize,
+    groups: &[[u32; 4]],
+    precision: u32,
+) -> Result<(), CapiError> {
+    let precision = precision_of(precision)?;
+    u.convert_under(precision)?;
+    for (target, group) in u.uniforms.float[first..first + groups.len()]
+        .iter_mut()
+        .zip(groups)
+    {
+        *target = unpack_uniform_f32(*group, precision);
+    }
+    Ok(())
 }
 
 /// Writes float uniform c`index` (the register value, x, y, z, w) to `out`.
@@ -189,7 +364,7 @@ pub unsafe extern "C" fn picajit_uniforms_get_float(
         let index = float_index(index)?;
         // SAFETY: null or valid for four floats (this function's contract).
         let out = unsafe { ptr_mut(out, "out") }?;
-        *out = uniforms.0.float[index];
+        *out = uniforms.uniforms.float[index];
         Ok(OK)
     })
 }
@@ -217,7 +392,28 @@ pub unsafe extern "C" fn picajit_uniforms_set_int(
                 ));
             }
             // SAFETY: null or valid for four bytes (this function's contract).
-            u.int[index as usize] = *ptr_ref(xyzw, "xyzw")?;
+            u.uniforms.int[index as usize] = *ptr_ref(xyzw, "xyzw")?;
+            Ok(())
+        })
+    }
+}
+
+/// Sets the four int uniforms i0-i3 at once, each as [`picajit_uniforms_set_int`] sets one.
+///
+/// # Safety
+///
+/// `uniforms` is null or a live uniforms handle that no other call uses meanwhile; `ints` is
+/// null or valid for four groups of four bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn picajit_uniforms_set_ints(
+    uniforms: *mut UniformsHandle,
+    ints: *const [[u8; 4]; 4],
+) -> i32 {
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        with_uniforms("picajit_uniforms_set_ints", uniforms, |u| {
+            // SAFETY: null or valid for sixteen bytes (this function's contract).
+            u.uniforms.int = *ptr_ref(ints, "ints")?;
             Ok(())
         })
     }
@@ -236,7 +432,7 @@ pub unsafe extern "C" fn picajit_uniforms_set_bools(
     // SAFETY: forwarded from this function's contract.
     unsafe {
         with_uniforms("picajit_uniforms_set_bools", uniforms, |u| {
-            u.bools = bools;
+            u.uniforms.bools = bools;
             Ok(())
         })
     }
@@ -257,7 +453,7 @@ pub unsafe extern "C" fn picajit_uniforms_get_bools(
         let uniforms = unsafe { ptr_ref(uniforms, "uniforms") }?;
         // SAFETY: null or valid for a write (this function's contract).
         let out = unsafe { ptr_mut(out, "out") }?;
-        *out = uniforms.0.bools;
+        *out = uniforms.uniforms.bools;
         Ok(OK)
     })
 }
@@ -287,7 +483,7 @@ pub unsafe extern "C" fn picajit_uniforms_apply_constants(
                     index: dvle as usize,
                     count: shbin.dvles.len(),
                 })?;
-            u.apply_constants(entry);
+            u.uniforms.apply_constants(entry);
             Ok(())
         })
     }
