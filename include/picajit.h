@@ -225,6 +225,12 @@ PICAJIT_API void picajit_shbin_free(picajit_shbin *shbin);
 PICAJIT_API int32_t picajit_shbin_dvle_count(const picajit_shbin *shbin, uint32_t *out);
 PICAJIT_API int32_t picajit_shbin_dvle_info(const picajit_shbin *shbin, uint32_t dvle,
                                             picajit_dvle_info *out);
+/* The blob's program memory, shared by its DVLEs: its code words and operand descriptors (the
+ * first word of each entry), owned by the handle and valid until it is freed. For an emulator
+ * that uploads words itself. Any out argument may be NULL. */
+PICAJIT_API int32_t picajit_shbin_program(const picajit_shbin *shbin, const uint32_t **code,
+                                          size_t *code_len, const uint32_t **opdescs,
+                                          size_t *opdesc_len);
 
 /* ---- Engines ----------------------------------------------------------------------------- */
 

@@ -352,6 +352,7 @@ fn check_smoke_run(binary: &Path) {
         "ok: no entry written past the capacity",
         "ok: run_vertex: o0 = v0 converted by the mode, on every engine",
         "ok: run_batch: o0 = v0 converted by the mode, on every engine and vertex",
+        "ok: the blob's words are the program its DVLE prepares (a cache hit, the same outputs)",
         "ok: set_floats sets what 96 set_float calls set",
         "ok: the word formats in bulk set what single calls set",
         "ok: uniforms converted under f32 are refused by an f24 engine",

@@ -259,6 +259,31 @@ static void lit_transform(const char *path) {
     check(vout[0][0] == 15.0f && vout[1][0] == 0.25f && vout[2][0] == 1.75f,
           "one vertex: o0.x = 2*7+1, o1.x = 0.25 (facing away), o2.x = 7/4");
 
+    /* The blob's program memory, uploaded as words: the same engine as from the SHBIN. */
+    const uint32_t *code = NULL, *opdescs = NULL;
+    size_t code_len = 0, opdesc_len = 0;
+    CHECK_OK(picajit_shbin_program(shbin, &code, &code_len, &opdescs, &opdesc_len),
+             "the blob's code words and descriptors");
+    picajit_program words = {0};
+    words.code = code;
+    words.code_len = code_len;
+    words.opdescs = opdescs;
+    words.opdesc_len = opdesc_len;
+    words.entry = info.entry;
+    words.stage = info.stage;
+    words.output_mask = info.output_mask;
+    picajit_engine *from_words = NULL;
+    CHECK_OK(picajit_engine_create(&words, &config, cache, &from_words),
+             "upload the blob's words through the cache");
+    CHECK_OK(picajit_cache_get_stats(cache, &stats), "cache statistics again");
+    float wout[16][4];
+    CHECK_OK(picajit_run_vertex(from_words, uniforms, (const float(*)[4])vin, wout, NULL),
+             "run the vertex on the uploaded words");
+    check(code_len > 0 && opdesc_len > 0 && stats.hits == 2 &&
+              memcmp(wout, vout, sizeof vout) == 0,
+          "the blob's words are the program its DVLE prepares (a cache hit, the same outputs)");
+    picajit_engine_free(from_words);
+
     /* Argument errors: a status and a message naming what is wrong, nothing written. */
     picajit_batch bad = batch;
     bad.output_stride = COUNT - 1;

@@ -30,7 +30,7 @@ pub use program::{
     picajit_cache_clear, picajit_cache_create, picajit_cache_free, picajit_cache_get_stats,
     picajit_engine_create, picajit_engine_create_from_shbin, picajit_engine_free,
     picajit_engine_layout, picajit_engine_name, picajit_shbin_dvle_count, picajit_shbin_dvle_info,
-    picajit_shbin_free, picajit_shbin_parse,
+    picajit_shbin_free, picajit_shbin_parse, picajit_shbin_program,
 };
 pub use run::{
     Batch, EmitCallbacks, Flow, GeometryStateHandle, PrimitiveCallback, VertexCallback,

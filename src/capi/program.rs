@@ -460,6 +460,45 @@ pub unsafe extern "C" fn picajit_shbin_dvle_count(shbin: *const ShbinHandle, out
     })
 }
 
+/// Writes where a parsed SHBIN blob's program memory is: its code words (`*code`, `*code_len`)
+/// and operand descriptors (the first word of each entry: `*opdescs`, `*opdesc_len`), shared
+/// by its DVLEs. The arrays belong to the handle and live until it is freed: an emulator that
+/// uploads words itself reads them from there. An out argument may be NULL (not written).
+///
+/// # Safety
+///
+/// `shbin` is null or a live SHBIN handle; each out argument is null or valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn picajit_shbin_program(
+    shbin: *const ShbinHandle,
+    code: *mut *const u32,
+    code_len: *mut usize,
+    opdescs: *mut *const u32,
+    opdesc_len: *mut usize,
+) -> i32 {
+    guard("picajit_shbin_program", || {
+        // SAFETY: null or a live handle (this function's contract).
+        let shbin = &unsafe { ptr_ref(shbin, "shbin") }?.0;
+        let place = |out: *mut *const u32, words: &[u32]| {
+            if !out.is_null() {
+                // SAFETY: not null; valid for a write (this function's contract).
+                unsafe { *out = words.as_ptr() };
+            }
+        };
+        let count = |out: *mut usize, len: usize| {
+            if !out.is_null() {
+                // SAFETY: not null; valid for a write (this function's contract).
+                unsafe { *out = len };
+            }
+        };
+        place(code, &shbin.code);
+        count(code_len, shbin.code.len());
+        place(opdescs, &shbin.opdescs);
+        count(opdesc_len, shbin.opdescs.len());
+        Ok(OK)
+    })
+}
+
 /// Writes the stage, entry point and output registers of DVLE `dvle` to `*out`.
 ///
 /// # Safety
