@@ -259,7 +259,7 @@ impl VertexLoader {
     }
 
     /// Loads the vertices `indices` into `out` (a buffer of [`Self::registers`] with as many
-    /// vertices as `indices`), float components converted by `precision` ([`gather`]).
+    /// vertices as `indices`), float components converted by `precision` (docs/execution-model.md §7).
     pub fn load(
         &self,
         memory: &PhysicalMemory,
