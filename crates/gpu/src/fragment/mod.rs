@@ -190,7 +190,7 @@ pub fn shade_plain<const COMBINE: bool>(
             if let Some(bound) = bound {
                 let [u, v] = fragment.coords[unit];
                 sources.textures[unit] = match samplers[unit] {
-                    Some(sample) => sample(bound, [u, v, 0.0]),
+                    Some(sample) => sample(bound, u, v),
                     None => bound.sample(0, u, v, 0.0),
                 };
             }
@@ -347,12 +347,11 @@ pub fn shade<N: Neighbours>(
         for (unit, bound) in config.textures.iter().enumerate() {
             if let Some(bound) = bound {
                 sources.textures[unit] = match samplers[unit] {
-                    // A unit with level 0 alone samples at its coordinates (`sample_unit`
-                    // without the level of detail, which it has not).
+                    // A 2D unit with level 0 alone samples at its (u, v) (`sample_unit`
+                    // without the projection and the level of detail, which it has not).
                     Some(sample) => {
-                        let [u, v, w] = texcoord_semantics(unit, config.texcoord2_from_1);
-                        let values = [attributes[u], attributes[v], attributes[w]];
-                        sample(bound, unit_coords(unit, values))
+                        let first = TEXCOORD_FIRST[texcoord_set(unit, config.texcoord2_from_1)];
+                        sample(bound, attributes[first], attributes[first + 1])
                     }
                     None => sample_unit(bound, unit, fragment, config.texcoord2_from_1),
                 };

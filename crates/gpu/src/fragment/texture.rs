@@ -905,11 +905,10 @@ impl BoundUnit {
     }
 }
 
-/// [`BoundUnit::sample`] at level 0 of a 2D texture or a cube map that needs no level of
-/// detail, compiled for the kind, one filter and one pair of wrap modes ([`flat_sampler`]), at
-/// the unit's interpolated coordinates (u, v, w) (a 2D texture reads u and v): what every
-/// fragment path samples such a unit with.
-pub type FlatSample = fn(&BoundUnit, [f32; 3]) -> Rgba8;
+/// [`BoundUnit::sample`] at level 0 of a 2D texture that needs no level of detail, compiled
+/// for one filter and one pair of wrap modes ([`flat_sampler`]): what the textured fragment
+/// path samples with.
+pub type FlatSample = fn(&BoundUnit, f32, f32) -> Rgba8;
 
 /// A wrap mode as a type, so that a sampler is compiled for it.
 trait WrapRule {
@@ -938,17 +937,8 @@ wrap_rule!(MirrorRule, Wrap::MirroredRepeat);
 /// The four texels of linear filtering are weighed row by row: (1 − wy) · ((1 − wx) · c₀₀ +
 /// wx · c₁₀) + wy · ((1 − wx) · c₀₁ + wx · c₁₁) is the same integer as the sum of each texel
 /// times its product of fractions, so the result is the same bits.
-fn flat<const CUBE: bool, const LINEAR: bool, S: WrapRule, T: WrapRule>(
-    unit: &BoundUnit,
-    coords: [f32; 3],
-) -> Rgba8 {
+fn flat<const LINEAR: bool, S: WrapRule, T: WrapRule>(unit: &BoundUnit, s: f32, t: f32) -> Rgba8 {
     let config = &unit.config;
-    // A cube map's face and (s, t) by its projection (`fragment::sample_unit`'s).
-    let (face, s, t) = if CUBE {
-        config.project(coords, None)
-    } else {
-        (0, coords[0], coords[1])
-    };
     if config.is_empty() || !s.is_finite() || !t.is_finite() {
         return if config.is_empty() {
             [0; 4]
@@ -956,8 +946,7 @@ fn flat<const CUBE: bool, const LINEAR: bool, S: WrapRule, T: WrapRule>(
             config.border
         };
     }
-    let faces = &unit.texture.faces;
-    let level = &faces[face.min(faces.len() - 1)][0];
+    let level = &unit.texture.faces[0][0];
     let (w, h) = (level.width as i32, level.height as i32);
     let (x, y) = (s * level.width as f32, t * level.height as f32);
     // Memory rows run from the top: t = 0 is the last row.
@@ -988,44 +977,37 @@ fn flat<const CUBE: bool, const LINEAR: bool, S: WrapRule, T: WrapRule>(
     [channel(0), channel(1), channel(2), channel(3)]
 }
 
-/// The sampler of a bound 2D unit or cube map that needs no level of detail ([`FlatSample`]);
-/// `None` for any other unit (shadow maps, projection, mipmaps), which the general sampling
-/// serves.
+/// The sampler of a bound 2D unit that needs no level of detail ([`FlatSample`]); `None` for
+/// any other unit, which [`BoundUnit::sample`] serves.
 pub fn flat_sampler(unit: &BoundUnit) -> Option<FlatSample> {
     let config = &unit.config;
-    let cube = match config.kind {
-        TextureKind::Texture2d => false,
-        TextureKind::CubeMap => true,
-        _ => return None,
-    };
-    if config.needs_lod() {
+    if config.kind != TextureKind::Texture2d || config.needs_lod() {
         return None;
     }
     macro_rules! for_t {
-        ($cube:expr, $linear:expr, $s:ty) => {
+        ($linear:expr, $s:ty) => {
             match config.wrap_t {
-                Wrap::ClampToEdge => flat::<$cube, $linear, $s, EdgeRule> as FlatSample,
-                Wrap::ClampToBorder => flat::<$cube, $linear, $s, BorderRule>,
-                Wrap::Repeat => flat::<$cube, $linear, $s, RepeatRule>,
-                Wrap::MirroredRepeat => flat::<$cube, $linear, $s, MirrorRule>,
+                Wrap::ClampToEdge => flat::<$linear, $s, EdgeRule> as FlatSample,
+                Wrap::ClampToBorder => flat::<$linear, $s, BorderRule>,
+                Wrap::Repeat => flat::<$linear, $s, RepeatRule>,
+                Wrap::MirroredRepeat => flat::<$linear, $s, MirrorRule>,
             }
         };
     }
     macro_rules! for_s {
-        ($cube:expr, $linear:expr) => {
+        ($linear:expr) => {
             match config.wrap_s {
-                Wrap::ClampToEdge => for_t!($cube, $linear, EdgeRule),
-                Wrap::ClampToBorder => for_t!($cube, $linear, BorderRule),
-                Wrap::Repeat => for_t!($cube, $linear, RepeatRule),
-                Wrap::MirroredRepeat => for_t!($cube, $linear, MirrorRule),
+                Wrap::ClampToEdge => for_t!($linear, EdgeRule),
+                Wrap::ClampToBorder => for_t!($linear, BorderRule),
+                Wrap::Repeat => for_t!($linear, RepeatRule),
+                Wrap::MirroredRepeat => for_t!($linear, MirrorRule),
             }
         };
     }
-    Some(match (cube, config.mag_linear) {
-        (false, false) => for_s!(false, false),
-        (false, true) => for_s!(false, true),
-        (true, false) => for_s!(true, false),
-        (true, true) => for_s!(true, true),
+    Some(if config.mag_linear {
+        for_s!(true)
+    } else {
+        for_s!(false)
     })
 }
 
