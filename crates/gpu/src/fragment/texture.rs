@@ -760,83 +760,121 @@ pub struct BoundUnit {
     pub texture: Arc<DecodedTexture>,
 }
 
+/// How a level's integer coordinates wrap: [`Wrap::apply`] for its columns and for its rows.
+/// The general sampler passes the unit's modes; a flat sampler ([`flat`]) the modes it was
+/// compiled for, so that the same texel lookup folds its wraps away.
+trait Wraps {
+    fn column(&self, s: i32, width: i32) -> Option<i32>;
+    fn row(&self, t: i32, height: i32) -> Option<i32>;
+}
+
+impl Wraps for UnitConfig {
+    #[inline(always)]
+    fn column(&self, s: i32, width: i32) -> Option<i32> {
+        self.wrap_s.apply(s, width)
+    }
+    #[inline(always)]
+    fn row(&self, t: i32, height: i32) -> Option<i32> {
+        self.wrap_t.apply(t, height)
+    }
+}
+
+/// The texel at integer coordinates (s, t) (t up) of a level, wrapped, or `border`.
+#[inline(always)]
+fn fetch(level: &Level, wraps: &impl Wraps, border: Rgba8, s: i32, t: i32) -> Rgba8 {
+    let (w, h) = (level.width as i32, level.height as i32);
+    match (wraps.column(s, w), wraps.row(t, h)) {
+        (Some(s), Some(t)) => {
+            // Memory rows run from the top: t = 0 is the last row.
+            level.texels[((h - 1 - t) * w + s) as usize]
+        }
+        _ => border,
+    }
+}
+
+/// The four texels around texel-space (x, y) of a level (texel centres at half-integers),
+/// wrapped or `border`, with their weights, the products of the fractions in 1/256ths
+/// ([`WEIGHT_ONE`]² in all). Each column and row is wrapped once for the two texels on it.
+#[inline(always)]
+fn quad(level: &Level, wraps: &impl Wraps, border: Rgba8, x: f32, y: f32) -> [(Rgba8, u32); 4] {
+    let (x, y) = (x - 0.5, y - 0.5);
+    let (x0, y0) = (floor_i32(x), floor_i32(y));
+    let (wx, wy) = (weight(x - x0 as f32), weight(y - y0 as f32));
+    let (w, h) = (level.width as i32, level.height as i32);
+    let columns = [wraps.column(x0, w), wraps.column(x0 + 1, w)];
+    // Memory rows run from the top: t = 0 is the last row.
+    let row = |t: i32| wraps.row(t, h).map(|t| (h - 1 - t) * w);
+    let rows = [row(y0), row(y0 + 1)];
+    let texel = |column: Option<i32>, row: Option<i32>| match (column, row) {
+        (Some(column), Some(row)) => level.texels[(row + column) as usize],
+        _ => border,
+    };
+    [
+        (
+            texel(columns[0], rows[0]),
+            (WEIGHT_ONE - wx) * (WEIGHT_ONE - wy),
+        ),
+        (texel(columns[1], rows[0]), wx * (WEIGHT_ONE - wy)),
+        (texel(columns[0], rows[1]), (WEIGHT_ONE - wx) * wy),
+        (texel(columns[1], rows[1]), wx * wy),
+    ]
+}
+
+/// One level sampled at (s, t), nearest or linear. Linear: the four texels around (x, y),
+/// weighted by the products of the fractions (in 1/256ths each) and rounded once.
+#[inline(always)]
+fn sample_level(
+    level: &Level,
+    wraps: &impl Wraps,
+    border: Rgba8,
+    (s, t): (f32, f32),
+    linear: bool,
+) -> Rgba8 {
+    let (x, y) = (s * level.width as f32, t * level.height as f32);
+    if !linear {
+        return fetch(level, wraps, border, floor_i32(x), floor_i32(y));
+    }
+    let mut sums = [WEIGHT_ONE * WEIGHT_ONE / 2; 4];
+    for (texel, w) in quad(level, wraps, border, x, y) {
+        for c in 0..4 {
+            sums[c] += texel[c] as u32 * w;
+        }
+    }
+    let one = WEIGHT_ONE * WEIGHT_ONE;
+    [
+        (sums[0] / one) as u8,
+        (sums[1] / one) as u8,
+        (sums[2] / one) as u8,
+        (sums[3] / one) as u8,
+    ]
+}
+
 impl BoundUnit {
-    /// The texel at integer coordinates (s, t) (t up) of a level, wrapped, or the border.
+    /// What a unit samples anywhere when it cannot sample at (s, t): transparent black for a
+    /// zero-sized texture, the border for coordinates that are not finite; `None` otherwise.
     #[inline(always)]
-    fn fetch(&self, level: &Level, s: i32, t: i32) -> Rgba8 {
+    fn unsampled(&self, s: f32, t: f32) -> Option<Rgba8> {
         let config = &self.config;
-        let (w, h) = (level.width as i32, level.height as i32);
-        match (config.wrap_s.apply(s, w), config.wrap_t.apply(t, h)) {
-            (Some(s), Some(t)) => {
-                // Memory rows run from the top: t = 0 is the last row.
-                level.texels[((h - 1 - t) * w + s) as usize]
-            }
-            _ => config.border,
+        if config.is_empty() {
+            Some([0; 4])
+        } else if !s.is_finite() || !t.is_finite() {
+            Some(config.border)
+        } else {
+            None
         }
     }
 
-    /// The four texels around texel-space (x, y) of a level (texel centres at half-integers),
-    /// wrapped or the border, with their weights, the products of the fractions in 1/256ths
-    /// ([`WEIGHT_ONE`]² in all). Each column and row is wrapped once for the two texels on it.
-    #[inline(always)]
-    fn quad(&self, level: &Level, x: f32, y: f32) -> [(Rgba8, u32); 4] {
-        let config = &self.config;
-        let (x, y) = (x - 0.5, y - 0.5);
-        let (x0, y0) = (floor_i32(x), floor_i32(y));
-        let (wx, wy) = (weight(x - x0 as f32), weight(y - y0 as f32));
-        let (w, h) = (level.width as i32, level.height as i32);
-        let columns = [config.wrap_s.apply(x0, w), config.wrap_s.apply(x0 + 1, w)];
-        // Memory rows run from the top: t = 0 is the last row.
-        let row = |t: i32| config.wrap_t.apply(t, h).map(|t| (h - 1 - t) * w);
-        let rows = [row(y0), row(y0 + 1)];
-        let texel = |column: Option<i32>, row: Option<i32>| match (column, row) {
-            (Some(column), Some(row)) => level.texels[(row + column) as usize],
-            _ => config.border,
-        };
-        [
-            (
-                texel(columns[0], rows[0]),
-                (WEIGHT_ONE - wx) * (WEIGHT_ONE - wy),
-            ),
-            (texel(columns[1], rows[0]), wx * (WEIGHT_ONE - wy)),
-            (texel(columns[0], rows[1]), (WEIGHT_ONE - wx) * wy),
-            (texel(columns[1], rows[1]), wx * wy),
-        ]
-    }
-
-    /// One level sampled at (s, t), nearest or linear.
+    /// One level sampled at (s, t) with the unit's wrap modes, nearest or linear.
     fn sample_level(&self, level: &Level, s: f32, t: f32, linear: bool) -> Rgba8 {
-        let (x, y) = (s * level.width as f32, t * level.height as f32);
-        if !linear {
-            return self.fetch(level, floor_i32(x), floor_i32(y));
-        }
-        // The four texels around (x, y), weighted by the products of the fractions (in
-        // 1/256ths each) and rounded once.
-        let mut sums = [WEIGHT_ONE * WEIGHT_ONE / 2; 4];
-        for (texel, w) in self.quad(level, x, y) {
-            for c in 0..4 {
-                sums[c] += texel[c] as u32 * w;
-            }
-        }
-        let one = WEIGHT_ONE * WEIGHT_ONE;
-        [
-            (sums[0] / one) as u8,
-            (sums[1] / one) as u8,
-            (sums[2] / one) as u8,
-            (sums[3] / one) as u8,
-        ]
+        sample_level(level, &self.config, self.config.border, (s, t), linear)
     }
 
     /// The texel colour at (s, t) of `face` with level of detail `lod` (log2 of texels per
     /// pixel at level 0, before the bias; 0 when the unit needs none).
     pub fn sample(&self, face: usize, s: f32, t: f32, lod: f32) -> Rgba8 {
         let config = &self.config;
-        if config.is_empty() || !s.is_finite() || !t.is_finite() {
-            return if config.is_empty() {
-                [0; 4]
-            } else {
-                config.border
-            };
+        if let Some(color) = self.unsampled(s, t) {
+            return color;
         }
         let levels = &self.texture.faces[face.min(self.texture.faces.len() - 1)];
         let lod = (lod + config.lod_bias).clamp(config.min_level as f32, config.max_level as f32);
@@ -883,12 +921,18 @@ impl BoundUnit {
         let (x, y) = (s * level.width as f32, t * level.height as f32);
         let value = if config.mag_linear {
             let mut sum = WEIGHT_ONE * WEIGHT_ONE / 2;
-            for (texel, w) in self.quad(level, x, y) {
+            for (texel, w) in quad(level, config, config.border, x, y) {
                 sum += lit(texel) * w;
             }
             (sum / (WEIGHT_ONE * WEIGHT_ONE)) as u8
         } else {
-            lit(self.fetch(level, floor_i32(x), floor_i32(y))) as u8
+            lit(fetch(
+                level,
+                config,
+                config.border,
+                floor_i32(x),
+                floor_i32(y),
+            )) as u8
         };
         [value; 4]
     }
@@ -932,49 +976,29 @@ wrap_rule!(BorderRule, Wrap::ClampToBorder);
 wrap_rule!(RepeatRule, Wrap::Repeat);
 wrap_rule!(MirrorRule, Wrap::MirroredRepeat);
 
+/// Columns wrapped by `S`, rows by `T`.
+struct Fixed<S, T>(std::marker::PhantomData<(S, T)>);
+
+impl<S: WrapRule, T: WrapRule> Wraps for Fixed<S, T> {
+    #[inline(always)]
+    fn column(&self, s: i32, width: i32) -> Option<i32> {
+        S::apply(s, width)
+    }
+    #[inline(always)]
+    fn row(&self, t: i32, height: i32) -> Option<i32> {
+        T::apply(t, height)
+    }
+}
+
 /// [`BoundUnit::sample`]`(0, s, t, 0.0)` of a 2D texture with level 0 alone: the same checks,
 /// then level 0 with the magnification filter (`LINEAR`), the wrap modes `S` and `T` fixed.
-/// The four texels of linear filtering are weighed row by row: (1 − wy) · ((1 − wx) · c₀₀ +
-/// wx · c₁₀) + wy · ((1 − wx) · c₀₁ + wx · c₁₁) is the same integer as the sum of each texel
-/// times its product of fractions, so the result is the same bits.
 fn flat<const LINEAR: bool, S: WrapRule, T: WrapRule>(unit: &BoundUnit, s: f32, t: f32) -> Rgba8 {
-    let config = &unit.config;
-    if config.is_empty() || !s.is_finite() || !t.is_finite() {
-        return if config.is_empty() {
-            [0; 4]
-        } else {
-            config.border
-        };
+    if let Some(color) = unit.unsampled(s, t) {
+        return color;
     }
+    let wraps = Fixed::<S, T>(std::marker::PhantomData);
     let level = &unit.texture.faces[0][0];
-    let (w, h) = (level.width as i32, level.height as i32);
-    let (x, y) = (s * level.width as f32, t * level.height as f32);
-    // Memory rows run from the top: t = 0 is the last row.
-    let row = |t: i32| T::apply(t, h).map(|t| (h - 1 - t) * w);
-    let texel = |column: Option<i32>, row: Option<i32>| match (column, row) {
-        (Some(column), Some(row)) => level.texels[(row + column) as usize],
-        _ => config.border,
-    };
-    if !LINEAR {
-        return texel(S::apply(floor_i32(x), w), row(floor_i32(y)));
-    }
-    let (x, y) = (x - 0.5, y - 0.5);
-    let (x0, y0) = (floor_i32(x), floor_i32(y));
-    let (wx, wy) = (weight(x - x0 as f32), weight(y - y0 as f32));
-    let columns = [S::apply(x0, w), S::apply(x0 + 1, w)];
-    let rows = [row(y0), row(y0 + 1)];
-    let pair = |row: Option<i32>| [texel(columns[0], row), texel(columns[1], row)];
-    let (lower, upper) = (pair(rows[0]), pair(rows[1]));
-    let mix_row = |[left, right]: [Rgba8; 2], c: usize| {
-        left[c] as u32 * (WEIGHT_ONE - wx) + right[c] as u32 * wx
-    };
-    let channel = |c: usize| {
-        let sum = mix_row(lower, c) * (WEIGHT_ONE - wy)
-            + mix_row(upper, c) * wy
-            + WEIGHT_ONE * WEIGHT_ONE / 2;
-        (sum / (WEIGHT_ONE * WEIGHT_ONE)) as u8
-    };
-    [channel(0), channel(1), channel(2), channel(3)]
+    sample_level(level, &wraps, unit.config.border, (s, t), LINEAR)
 }
 
 /// The sampler of a bound 2D unit that needs no level of detail ([`FlatSample`]); `None` for
