@@ -12,7 +12,7 @@ use super::{
 use crate::exec::{
     BatchIo, EmitConfig, EmitSink, GeometryState, RegisterSet, SoaInputs, SoaOutputs,
 };
-use crate::float24::{Precision, convert_f32, lanes};
+use crate::float24::{Precision, convert_f32};
 use crate::program::{FlowRegisters, InputRegisters, ShaderKind, Vec4};
 
 /// `picajit_flow`: a0, aL and cmp at the end of an invocation.
@@ -221,12 +221,9 @@ fn check_disjoint(regions: &[(&'static str, usize, usize)]) -> Result<(), CapiEr
 fn input_registers(engine: &EngineHandle, inputs: &InputRegisters) -> InputRegisters {
     let precision = engine.engine.config().precision;
     let mut registers = *inputs;
-    if precision != Precision::F32 {
-        // Only the registers the program can read: no result depends on the others. Four
-        // lanes at once, by the rule `convert_f32` applies to each.
-        for index in engine.layout.inputs.iter() {
-            registers[index] = lanes::round(&mut lanes::Exact, inputs[index], precision);
-        }
+    // Only the registers the program can read: no result depends on the others.
+    for index in engine.layout.inputs.iter() {
+        registers[index] = inputs[index].map(|value| convert_f32(value, precision));
     }
     registers
 }
