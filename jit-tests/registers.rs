@@ -334,3 +334,41 @@ fn dot_products_round_each_step_and_sum_pairwise() {
         .outputs[0][0];
     assert_eq!(got.to_bits(), 0);
 }
+
+#[test]
+fn the_jit_reads_inputs_where_the_caller_keeps_them_at_any_f32_alignment() {
+    // The compiled code reads the inputs and uniforms through pointers into the caller's
+    // memory (no copy), with the same load flags for both; an emulator's registers are aligned
+    // only as f32s are. Here every input register sits at an address that is not a multiple
+    // of 16, and the results equal the interpreter's and the same inputs' aligned.
+    let mut b = Builder::new();
+    b.ops("add r0, c2, v0; mul r1, c95, v15; dp4 o0, r0, v7; mad o1, r1, c0, v3; end");
+    let mut u = Uniforms::default();
+    for k in 0..96 {
+        u.float[k] = [k as f32 + 0.5, -(k as f32), 0.25, 2.0];
+    }
+    let aligned = inputs(&[
+        (0, [1.0, 2.0, 3.0, 4.0]),
+        (3, [-1.5, 0.5, 8.0, 1.0]),
+        (7, [0.125, -2.0, 16.0, 3.0]),
+        (15, [7.0, 6.0, 5.0, 4.0]),
+    ]);
+    let expected = run_vs(&b, Precision::F24Truncate, &u, &aligned).unwrap();
+    let mut storage = vec![0f32; 16 * 4 + 3];
+    let mut misaligned = 0;
+    for shift in 0..4 {
+        let slice = &mut storage[shift..shift + 64];
+        for (n, register) in aligned.iter().enumerate() {
+            slice[4 * n..4 * n + 4].copy_from_slice(register);
+        }
+        let (head, shifted, _) = unsafe { slice.align_to::<[[f32; 4]; 16]>() };
+        // A [[f32; 4]; 16] is 4-aligned, so the slice is one at offset 0 whatever its address.
+        assert!(head.is_empty());
+        let shifted = &shifted[0];
+        misaligned += usize::from(!(shifted.as_ptr() as usize).is_multiple_of(16));
+        let got = run_vs(&b, Precision::F24Truncate, &u, shifted).unwrap();
+        assert_eq!(got, expected, "shift {shift}");
+    }
+    // Four consecutive f32 offsets hold one multiple of 16 at most.
+    assert!(misaligned >= 3);
+}

@@ -216,16 +216,22 @@ fn check_disjoint(regions: &[(&'static str, usize, usize)]) -> Result<(), CapiEr
 }
 
 /// The register values of the caller's input floats: the engine's precision mode's rounding and
-/// range rules for an f32 attribute (docs/execution-model.md §7, `float24::convert_f32`); F32
-/// mode keeps them exactly.
-fn input_registers(engine: &EngineHandle, inputs: &InputRegisters) -> InputRegisters {
-    let precision = engine.engine.config().precision;
-    let mut registers = *inputs;
-    // Only the registers the program can read: no result depends on the others.
-    for index in engine.layout.inputs.iter() {
-        registers[index] = inputs[index].map(|value| convert_f32(value, precision));
+/// range rules for an f32 attribute (docs/execution-model.md §7, `float24::convert_f32`). Only
+/// the registers the program can read are converted (no result depends on the others), into
+/// `converted`; F32 mode keeps the floats exactly, so the caller's registers are used as they are.
+fn input_registers<'a>(
+    engine: &EngineHandle,
+    precision: Precision,
+    inputs: &'a InputRegisters,
+    converted: &'a mut InputRegisters,
+) -> &'a InputRegisters {
+    if precision == Precision::F32 {
+        return inputs;
     }
-    registers
+    for index in engine.layout.inputs.iter() {
+        converted[index] = inputs[index].map(|value| convert_f32(value, precision));
+    }
+    converted
 }
 
 thread_local! {
@@ -268,16 +274,14 @@ pub unsafe extern "C" fn picajit_run_vertex(
             Some(unsafe { ptr_mut(flow, "flow") }?)
         };
         require_stage(engine, ShaderKind::Vertex)?;
-        let inputs = input_registers(engine, inputs);
-        let uniforms = uniforms.for_engine(engine.engine.config().precision)?;
-        let outcome = engine.engine.run_vertex(uniforms, &inputs);
-        let (result, flow_registers) = match &outcome {
-            Ok(result) => (result.outputs, result.flow),
-            Err(_) => ([[0.0; 4]; 16], FlowRegisters::default()),
-        };
-        *outputs = result;
+        let precision = engine.engine.config().precision;
+        let uniforms = uniforms.for_engine(precision)?;
+        // The registers the program does not read are never looked at: left unset.
+        let mut converted = [[0.0; 4]; 16];
+        let inputs = input_registers(engine, precision, inputs, &mut converted);
+        let outcome = engine.engine.run_vertex_into(uniforms, inputs, outputs);
         if let Some(flow) = flow {
-            *flow = flow_registers.into();
+            *flow = outcome.clone().unwrap_or_default().into();
         }
         outcome?;
         Ok(OK)

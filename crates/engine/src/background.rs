@@ -16,7 +16,7 @@ use super::EngineError;
 use shader::exec::{
     BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
 };
-use shader::program::{InputRegisters, ShaderProgram, Uniforms};
+use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
 
 /// A compile to run.
 type Compile = Box<dyn FnOnce() -> Result<Box<dyn ShaderEngine>, EngineError> + Send>;
@@ -200,6 +200,15 @@ impl ShaderEngine for Background {
         inputs: &InputRegisters,
     ) -> Result<VertexResult, ExecError> {
         self.for_work(1).run_vertex(uniforms, inputs)
+    }
+
+    fn run_vertex_into(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        self.for_work(1).run_vertex_into(uniforms, inputs, outputs)
     }
 
     fn run_batch(

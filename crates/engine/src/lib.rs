@@ -286,6 +286,15 @@ impl ShaderEngine for Renamed {
     ) -> Result<shader::exec::VertexResult, shader::exec::ExecError> {
         self.inner.run_vertex(uniforms, inputs)
     }
+    fn run_vertex_into(
+        &self,
+        uniforms: &shader::program::Uniforms,
+        inputs: &shader::program::InputRegisters,
+        outputs: &mut [shader::program::Vec4; 16],
+    ) -> Result<shader::program::FlowRegisters, shader::exec::ExecError> {
+        self.inner.run_vertex_into(uniforms, inputs, outputs)
+    }
+
     fn run_batch(
         &self,
         uniforms: &shader::program::Uniforms,

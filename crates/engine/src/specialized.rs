@@ -22,7 +22,7 @@ use shader::exec::{
     BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel, ShaderEngine,
     VertexResult,
 };
-use shader::program::{InputRegisters, ShaderProgram, Uniforms};
+use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
 
 /// What a kernel is specialised on: the bool uniforms, the int uniforms and the float uniform
 /// components known to be zero or +1.0.
@@ -384,6 +384,15 @@ impl ShaderEngine for Specializing {
         inputs: &InputRegisters,
     ) -> Result<VertexResult, ExecError> {
         self.exact.run_vertex(uniforms, inputs)
+    }
+
+    fn run_vertex_into(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        self.exact.run_vertex_into(uniforms, inputs, outputs)
     }
 
     fn run_batch(

@@ -13,7 +13,7 @@ use shader::exec::{
     BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel, ShaderEngine,
     VertexResult,
 };
-use shader::program::{InputRegisters, ShaderProgram, Uniforms};
+use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
 
 /// A [`GroupKernel`] with an exact engine for what it declines.
 pub struct KernelEngine {
@@ -134,6 +134,15 @@ impl ShaderEngine for KernelEngine {
         inputs: &InputRegisters,
     ) -> Result<VertexResult, ExecError> {
         self.exact.run_vertex(uniforms, inputs)
+    }
+
+    fn run_vertex_into(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        self.exact.run_vertex_into(uniforms, inputs, outputs)
     }
 
     fn run_batch(

@@ -2,11 +2,14 @@
 //!
 //! The compiled function keeps the registers in SSA values while it runs; [`JitContext`] is
 //! where they come from and go to at the function's boundary (the geometry shader's persistent
-//! state, the vertex shader's results), where the read-only inputs and uniforms sit, and where
-//! the three control-flow stacks live. The float uniform table has 128 entries, 96-127 holding
-//! (1, 1, 1, 1), so a relatively addressed read is one masked load with no bounds check to get
-//! wrong; every stack access masks its slot index with the stack's depth - 1. The code therefore
-//! touches nothing outside the context, whatever the program.
+//! state, the vertex shader's results), where the pointers to the read-only inputs and uniforms
+//! are, and where the three control-flow stacks live. The inputs and the float uniforms are
+//! read where the caller keeps them, never copied: an emulator running one vertex at a time
+//! pays for neither a 1.5 KiB uniform copy nor an input copy per vertex. A relatively addressed
+//! uniform read clamps its slot to c95 and selects (1, 1, 1, 1) for slots 96-127, so it needs
+//! no bounds check to get wrong; every stack access masks its slot index with the stack's
+//! depth - 1. The code therefore touches nothing but the context and the 16 input and 96
+//! uniform registers its pointers name, whatever the program.
 //!
 //! The control-flow stacks are compiled code, not host calls: each is a ring of slots with a
 //! wrapping `top` counter (the newest entry is in slot `top & (depth - 1)`) and a length capped
@@ -19,7 +22,7 @@
 use shader::exec::{EmitConfig, EmitSink, GeometryState};
 use shader::float24::transcendental;
 use shader::flow::{CALL_DEPTH, IF_DEPTH, LOOP_DEPTH};
-use shader::program::{UNIFORM_INDEX_SLOTS, Vec4};
+use shader::program::{FLOAT_UNIFORMS, InputRegisters, Vec4};
 
 /// Status codes the compiled function returns.
 pub mod status {
@@ -76,10 +79,10 @@ pub struct JitContext {
     pub temp: [Vec4; 16],
     /// o0-o15 (for a geometry shader, the current output bank).
     pub output: [Vec4; 16],
-    /// v0-v15 (read only).
-    pub input: [Vec4; 16],
-    /// c0-c95, then 32 entries of (1, 1, 1, 1) for relative reads past c95 (read only).
-    pub uniform: [Vec4; UNIFORM_INDEX_SLOTS],
+    /// v0-v15 (read only; no alignment beyond an f32's is assumed).
+    pub input: *const InputRegisters,
+    /// c0-c95 (read only; no alignment beyond an f32's is assumed).
+    pub uniform: *const [Vec4; FLOAT_UNIFORMS],
     /// a0.x, a0.y.
     pub a0: [i32; 2],
     /// aL.
@@ -117,13 +120,14 @@ pub struct GeometryRun<'a> {
 }
 
 impl JitContext {
-    /// A context with zeroed registers and empty stacks, the ones past c95.
+    /// A context with zeroed registers and empty stacks; its input and uniform pointers are
+    /// null until the caller sets them.
     pub fn new() -> Box<JitContext> {
         Box::new(JitContext {
             temp: [[0.0; 4]; 16],
             output: [[0.0; 4]; 16],
-            input: [[0.0; 4]; 16],
-            uniform: [[1.0; 4]; UNIFORM_INDEX_SLOTS],
+            input: std::ptr::null(),
+            uniform: std::ptr::null(),
             a0: [0; 2],
             al: 0,
             cmp: [0; 2],

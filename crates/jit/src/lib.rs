@@ -143,7 +143,7 @@ use shader::exec::{
     BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
 };
 use shader::isa::{Instruction, PROGRAM_WORDS, decode_words};
-use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms};
+use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
 
 /// Why the JIT could not compile a program: an environment problem (an unsupported host, no
 /// executable memory) or a code-generator limit, never a property of the program, since every
@@ -259,11 +259,19 @@ fn define(
         .blocks()
         .map(|block| ctx.func.layout.block_insts(block).count())
         .sum::<usize>();
+    let dump = std::env::var_os(DUMP_VARIABLE).is_some();
+    if dump {
+        ctx.set_disasm(true);
+        eprintln!("{}", ctx.func.display());
+    }
     module
         .define_function(id, ctx)
         .map_err(|e| JitError::CodeGeneration {
             detail: format!("{e:?}"),
         })?;
+    if dump && let Some(text) = ctx.compiled_code().and_then(|c| c.vcode.clone()) {
+        eprintln!("{text}");
+    }
     stats.code_bytes += ctx
         .compiled_code()
         .map_or(0, |code| code.code_info().total_size as usize);
@@ -370,9 +378,23 @@ impl ChunkFunction<'_> {
             matched: b.declare_var(types::I32),
             pc: b.declare_var(types::I32),
         };
+        // The input and uniform pointers do not change during a run: loaded once here, in the
+        // block that dominates every other.
+        let pointer_at = |b: &mut FunctionBuilder, offset: usize| {
+            b.ins().load(
+                pointer,
+                lower::trusted().with_readonly(),
+                ctx_value,
+                offset as i32,
+            )
+        };
+        let inputs = pointer_at(&mut b, std::mem::offset_of!(JitContext, input));
+        let uniforms = pointer_at(&mut b, std::mem::offset_of!(JitContext, uniform));
         let mut lowering = lower::Lowering {
             b: &mut b,
             ctx: ctx_value,
+            inputs,
+            uniforms,
             program: self.program,
             decoded: self.decoded,
             precision: self.config.precision,
@@ -444,6 +466,9 @@ fn code_generator(what: &'static str, e: impl fmt::Display) -> JitError {
         detail: e.to_string(),
     }
 }
+
+/// Set (to anything) to print each compiled function's IR and machine code on stderr.
+pub const DUMP_VARIABLE: &str = "PICAJIT_DUMP_JIT";
 
 /// The environment variable that turns Cranelift's IR verifier on in a release build (CI's test
 /// run sets it; any value but `0`).
@@ -617,9 +642,10 @@ impl JitShader {
         }
     }
 
-    /// Loads the invocation's read-only values into `ctx`.
+    /// Points `ctx` at the invocation's read-only values (not copied: the compiled code reads
+    /// them where `uniforms` keeps them).
     fn set_uniforms(ctx: &mut JitContext, uniforms: &Uniforms, bools: u16) {
-        ctx.uniform[..96].copy_from_slice(&uniforms.float);
+        ctx.uniform = &uniforms.float;
         ctx.ints = uniforms.int;
         ctx.bools = bools as u32;
     }
@@ -638,9 +664,33 @@ impl JitShader {
         uniforms: &Uniforms,
         inputs: &InputRegisters,
     ) -> Result<VertexResult, ExecError> {
-        let mut ctx = JitContext::new();
-        Self::set_uniforms(&mut ctx, uniforms, uniforms.bools);
-        self.run_vertex_in(&mut ctx, inputs)
+        with_context(|ctx| {
+            Self::set_uniforms(ctx, uniforms, uniforms.bools);
+            self.run_vertex_in(ctx, inputs)
+        })
+    }
+
+    /// Runs one vertex-shader invocation from zeroed registers, writing o0-o15 to `outputs`
+    /// (all +0 when it fails) and returning the final flow registers: [`run_vertex`]
+    /// (Self::run_vertex) for a caller that keeps its own output registers.
+    pub fn run_vertex_into(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        with_context(|ctx| {
+            Self::set_uniforms(ctx, uniforms, uniforms.bools);
+            ctx.input = inputs;
+            ctx.reset_registers();
+            let outcome = self.execute(ctx);
+            *outputs = if outcome.is_ok() {
+                ctx.output
+            } else {
+                [[0.0; 4]; 16]
+            };
+            outcome.map(|()| Self::flow_registers(ctx))
+        })
     }
 
     /// [`run_vertex`](Self::run_vertex) in a context whose uniforms are set, reused across a
@@ -650,7 +700,7 @@ impl JitShader {
         ctx: &mut JitContext,
         inputs: &InputRegisters,
     ) -> Result<VertexResult, ExecError> {
-        ctx.input = *inputs;
+        ctx.input = inputs;
         ctx.reset_registers();
         self.execute(ctx)?;
         Ok(VertexResult {
@@ -668,44 +718,54 @@ impl JitShader {
         inputs: &InputRegisters,
         sink: &mut dyn EmitSink,
     ) -> Result<(), ExecError> {
-        // A context per thread, reused: a geometry shader runs one invocation at a time, and a
-        // fresh context costs more than a short invocation. A nested call (from a sink) finds
-        // none and makes its own.
-        let mut ctx = GEOMETRY_CONTEXT
-            .with(|cell| cell.take())
-            .unwrap_or_else(JitContext::new);
-        let bools = state.invocation_bools(uniforms.bools);
-        Self::set_uniforms(&mut ctx, uniforms, bools);
-        ctx.input = *inputs;
-        ctx.temp = state.registers.temp;
-        ctx.a0 = state.registers.flow.a0;
-        ctx.al = state.registers.flow.al;
-        ctx.cmp = state.registers.flow.cmp.map(u32::from);
-        ctx.output = state.banks[state.bank];
-        let other_bank = state.banks[state.bank ^ 1];
-        let mut run = GeometryRun {
-            state,
-            other_bank,
-            sink,
-        };
-        ctx.geometry = (&mut run as *mut GeometryRun).cast();
-        let outcome = self.execute(&mut ctx);
-        ctx.geometry = std::ptr::null_mut();
-        let state = run.state;
-        state.banks[state.bank] = ctx.output;
-        state.banks[state.bank ^ 1] = run.other_bank;
-        state.registers.temp = ctx.temp;
-        state.registers.flow = Self::flow_registers(&ctx);
-        state.invoked = true;
-        GEOMETRY_CONTEXT.with(|cell| cell.set(Some(ctx)));
-        outcome
+        with_context(|ctx| {
+            let bools = state.invocation_bools(uniforms.bools);
+            Self::set_uniforms(ctx, uniforms, bools);
+            ctx.input = inputs;
+            ctx.temp = state.registers.temp;
+            ctx.a0 = state.registers.flow.a0;
+            ctx.al = state.registers.flow.al;
+            ctx.cmp = state.registers.flow.cmp.map(u32::from);
+            ctx.output = state.banks[state.bank];
+            let other_bank = state.banks[state.bank ^ 1];
+            let mut run = GeometryRun {
+                state,
+                other_bank,
+                sink,
+            };
+            ctx.geometry = (&mut run as *mut GeometryRun).cast();
+            let outcome = self.execute(ctx);
+            ctx.geometry = std::ptr::null_mut();
+            let state = run.state;
+            state.banks[state.bank] = ctx.output;
+            state.banks[state.bank ^ 1] = run.other_bank;
+            state.registers.temp = ctx.temp;
+            state.registers.flow = Self::flow_registers(ctx);
+            state.invoked = true;
+            outcome
+        })
     }
 }
 
 thread_local! {
-    /// The context [`JitShader::run_geometry`] reuses on this thread.
-    static GEOMETRY_CONTEXT: std::cell::Cell<Option<Box<JitContext>>> =
-        const { std::cell::Cell::new(None) };
+    /// The context the compiled code runs in on this thread, reused: a fresh one costs more
+    /// than a short invocation.
+    static CONTEXT: std::cell::Cell<Option<Box<JitContext>>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` on this thread's context (a new one when a call on this thread, from an emission
+/// sink, holds it), then keeps the context for the next call. Its input and uniform pointers
+/// are cleared on the way out: they point into the caller's values, which live only through
+/// the call.
+fn with_context<R>(f: impl FnOnce(&mut JitContext) -> R) -> R {
+    let mut ctx = CONTEXT
+        .with(|cell| cell.take())
+        .unwrap_or_else(JitContext::new);
+    let result = f(&mut ctx);
+    ctx.input = std::ptr::null();
+    ctx.uniform = std::ptr::null();
+    CONTEXT.with(|cell| cell.set(Some(ctx)));
+    result
 }
 
 impl ShaderEngine for JitShader {
@@ -729,6 +789,15 @@ impl ShaderEngine for JitShader {
         JitShader::run_vertex(self, uniforms, inputs)
     }
 
+    fn run_vertex_into(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        JitShader::run_vertex_into(self, uniforms, inputs, outputs)
+    }
+
     fn run_geometry(
         &self,
         state: &mut GeometryState,
@@ -745,29 +814,24 @@ impl ShaderEngine for JitShader {
         inputs: &[InputRegisters],
         results: &mut Vec<Result<VertexResult, ExecError>>,
     ) {
-        let mut ctx = JitContext::new();
-        Self::set_uniforms(&mut ctx, uniforms, uniforms.bools);
-        results.extend(inputs.iter().map(|v| self.run_vertex_in(&mut ctx, v)));
+        with_context(|ctx| {
+            Self::set_uniforms(ctx, uniforms, uniforms.bools);
+            results.extend(inputs.iter().map(|v| self.run_vertex_in(ctx, v)));
+        })
     }
 
-    /// One context for the whole batch: the uniforms are set once, and each vertex only loads
-    /// its inputs and zeroes its registers.
+    /// One context for the whole batch: the uniforms are set once, and each vertex only points
+    /// at its inputs and zeroes its registers.
     fn run_batch(
         &self,
         uniforms: &Uniforms,
         io: &mut BatchIo<'_>,
         errors: &mut Vec<(usize, ExecError)>,
     ) {
-        let mut ctx = JitContext::new();
-        Self::set_uniforms(&mut ctx, uniforms, uniforms.bools);
-        io.run_per_vertex(errors, |inputs| {
-            ctx.input = *inputs;
-            ctx.reset_registers();
-            self.execute(&mut ctx).map(|()| VertexResult {
-                outputs: ctx.output,
-                flow: Self::flow_registers(&ctx),
-            })
-        });
+        with_context(|ctx| {
+            Self::set_uniforms(ctx, uniforms, uniforms.bools);
+            io.run_per_vertex(errors, |inputs| self.run_vertex_in(ctx, inputs));
+        })
     }
 }
 

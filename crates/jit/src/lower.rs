@@ -29,7 +29,7 @@ use shader::isa::{
     BinaryOperation, DstReg, Instruction, Operand, OperandDescriptor, Operation, RegisterFile,
     RelIndex, SimpleOp, UnaryOp,
 };
-use shader::program::{IndexOps, ShaderKind, ShaderProgram, relative_uniform_slot};
+use shader::program::{FLOAT_UNIFORMS, IndexOps, ShaderKind, ShaderProgram, relative_uniform_slot};
 
 const F32X4: Type = types::F32X4;
 const I32X4: Type = types::I32X4;
@@ -109,6 +109,10 @@ pub struct Lowering<'a, 'b> {
     pub b: &'a mut FunctionBuilder<'b>,
     /// The context pointer.
     pub ctx: Value,
+    /// The context's input pointer, loaded at the function's entry.
+    pub inputs: Value,
+    /// The context's uniform pointer, loaded at the function's entry.
+    pub uniforms: Value,
     /// The program.
     pub program: &'a ShaderProgram,
     /// Decoded program memory.
@@ -138,8 +142,11 @@ pub fn trusted() -> MemFlagsData {
 }
 
 /// Flags of a load from memory the compiled code never writes (inputs, uniforms).
-fn read_only() -> MemFlagsData {
-    MemFlagsData::trusted().with_readonly()
+/// Flags of a load from the caller's inputs and uniforms: never written by the compiled code,
+/// valid (the caller's contract), and aligned only as f32s are, so never folded into an
+/// instruction that needs 16-byte alignment.
+fn caller_memory() -> MemFlagsData {
+    MemFlagsData::new().with_notrap().with_readonly()
 }
 
 impl Lowering<'_, '_> {
@@ -179,12 +186,6 @@ impl Lowering<'_, '_> {
         self.b
             .ins()
             .store(trusted(), value, self.ctx, offset as i32);
-    }
-
-    fn load_read_only(&mut self, offset: usize) -> Value {
-        self.b
-            .ins()
-            .load(F32X4, read_only(), self.ctx, offset as i32)
     }
 
     // ------------------------------------------------------------------ register cache
@@ -293,7 +294,10 @@ impl Lowering<'_, '_> {
         let Operand { reg, rel, slot } = operand;
         let raw = match reg.file_index() {
             (RegisterFile::Input, n) => {
-                self.load_read_only(offset_of!(JitContext, input) + 16 * n as usize)
+                let inputs = self.inputs;
+                self.b
+                    .ins()
+                    .load(F32X4, caller_memory(), inputs, 16 * i32::from(n))
             }
             (RegisterFile::Temporary, n) => self.get(Reg::Temp(n)),
             (_, n) => self.read_uniform(n, rel),
@@ -307,21 +311,32 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// c[n + offset]: the slot is [`relative_uniform_slot`], emitted as code; the context's
-    /// table has 128 slots, 96-127 holding ones, so the load needs no bounds check.
+    /// c[n + offset]: the slot is [`relative_uniform_slot`], emitted as code; a slot past c95
+    /// reads (1, 1, 1, 1), so the load reads the slot clamped to c95 and the ones are selected
+    /// after it: no bounds check to get wrong.
     fn read_uniform(&mut self, n: u8, rel: RelIndex) -> Value {
-        let base = offset_of!(JitContext, uniform);
+        let uniforms = self.uniforms;
         let offset = match rel {
-            RelIndex::None => return self.load_read_only(base + 16 * n as usize),
+            RelIndex::None => {
+                return self
+                    .b
+                    .ins()
+                    .load(F32X4, caller_memory(), uniforms, 16 * i32::from(n));
+            }
             RelIndex::A0X => self.get(Reg::A0(0)),
             RelIndex::A0Y => self.get(Reg::A0(1)),
             RelIndex::AL => self.get(Reg::Al),
         };
         let slot = relative_uniform_slot(&mut IndexIr(self), n, offset);
-        let slot = self.b.ins().uextend(types::I64, slot);
-        let scaled = self.b.ins().ishl_imm_s(slot, 4);
-        let address = self.b.ins().iadd(self.ctx, scaled);
-        self.b.ins().load(F32X4, read_only(), address, base as i32)
+        let last = self.b.ins().iconst(types::I32, FLOAT_UNIFORMS as i64 - 1);
+        let clamped = self.b.ins().umin(slot, last);
+        let clamped = self.b.ins().uextend(types::I64, clamped);
+        let scaled = self.b.ins().ishl_imm_s(clamped, 4);
+        let address = self.b.ins().iadd(uniforms, scaled);
+        let value = self.b.ins().load(F32X4, caller_memory(), address, 0);
+        let past_end = self.b.ins().icmp(IntCC::UnsignedGreaterThan, slot, last);
+        let ones = self.f32x4_const([1.0; 4]);
+        self.b.ins().select(past_end, ones, value)
     }
 
     /// Writes the enabled lanes of `value`.

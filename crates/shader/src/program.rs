@@ -153,11 +153,14 @@ impl ShaderProgram {
     }
 }
 
+/// The float uniform registers c0-c95.
+pub const FLOAT_UNIFORMS: usize = 96;
+
 /// The uniforms of one shader unit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Uniforms {
     /// c0-c95.
-    pub float: [Vec4; 96],
+    pub float: [Vec4; FLOAT_UNIFORMS],
     /// i0-i3: x = iteration count − 1, y = initial aL, z = aL increment, w unused.
     pub int: [[u8; 4]; 4],
     /// b0-b15, bit n = bn.
@@ -167,7 +170,7 @@ pub struct Uniforms {
 impl Default for Uniforms {
     fn default() -> Uniforms {
         Uniforms {
-            float: [[0.0; 4]; 96],
+            float: [[0.0; 4]; FLOAT_UNIFORMS],
             int: [[0; 4]; 4],
             bools: 0,
         }

@@ -347,6 +347,28 @@ pub trait ShaderEngine: Send + Sync {
         inputs: &InputRegisters,
     ) -> Result<VertexResult, ExecError>;
 
+    /// Runs one vertex-shader invocation from zeroed registers, writing o0-o15 to `outputs`
+    /// (all +0 when it fails) and returning the final flow registers: [`ShaderEngine::run_vertex`]
+    /// for a caller that keeps its own output registers (an emulator running one vertex at a
+    /// time), with no result to copy on the way.
+    fn run_vertex_into(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        match self.run_vertex(uniforms, inputs) {
+            Ok(result) => {
+                *outputs = result.outputs;
+                Ok(result.flow)
+            }
+            Err(error) => {
+                *outputs = [[0.0; 4]; 16];
+                Err(error)
+            }
+        }
+    }
+
     /// Runs a batch of vertices, appending one result per input to `results`.
     fn run_vertices(
         &self,
