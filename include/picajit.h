@@ -70,6 +70,12 @@ extern "C" {
 #define PICAJIT_ENGINE_VINTERP 4u /* the vectorised interpreter: nothing to compile */
 #define PICAJIT_ENGINE_AUTO 5u    /* vinterp at once, the SoA JIT compiled in the background once hot */
 
+/* Where an engine's background compiles stand (picajit_engine_compile_status). */
+#define PICAJIT_COMPILE_READY 0u   /* everything compiled, or nothing to compile */
+#define PICAJIT_COMPILE_FAILED 1u  /* a compile failed: the engine runs without it, same bits */
+#define PICAJIT_COMPILE_COLD 2u    /* a compile waits for the program to be hot */
+#define PICAJIT_COMPILE_RUNNING 3u /* a compile is running on a background thread */
+
 /* Precision modes (docs/execution-model.md §2). */
 #define PICAJIT_PRECISION_F24 0u     /* truncate to 16 mantissa bits (the default) */
 #define PICAJIT_PRECISION_F24_RNE 1u /* round to nearest even at 16 mantissa bits */
@@ -174,6 +180,20 @@ typedef struct picajit_batch {
     size_t error_capacity;
 } picajit_batch;
 
+/* One batch in an emulator's own layout: each vertex its sixteen registers of four floats. Only
+ * the registers of the masks are read and written; a vertex's other outputs are left as they
+ * are. */
+typedef struct picajit_vertices {
+    size_t count;                 /* vertices, at most INT32_MAX */
+    const float (*inputs)[16][4]; /* count vertices' v0-v15 */
+    uint16_t input_mask;          /* registers read (bit n = vn): every one the program reads */
+    float (*outputs)[16][4];      /* count vertices' o0-o15 */
+    uint16_t output_mask;         /* registers written (bit n = on): only ones the program sends */
+    picajit_flow *flow;           /* NULL, or count entries: each vertex's final a0/aL/cmp */
+    picajit_vertex_error *errors; /* error_capacity entries (NULL when it is 0) */
+    size_t error_capacity;
+} picajit_vertices;
+
 /* Receives a vertex sent by EMIT: the SETEMIT state it used (vertex id 0-2, primitive and
  * winding flags, 0 or 1) and the emitting bank's o0-o15 (those of the output mask matter). */
 typedef void (*picajit_vertex_fn)(void *user, uint32_t vertex_id, uint32_t primitive,
@@ -250,6 +270,16 @@ PICAJIT_API void picajit_engine_free(picajit_engine *engine);
 PICAJIT_API int32_t picajit_engine_layout(const picajit_engine *engine, picajit_layout *out);
 /* The engine running the program ("interp", "jit"), static; "" for NULL. */
 PICAJIT_API const char *picajit_engine_name(const picajit_engine *engine);
+/* Where the engine's background compiles stand for calls with `uniforms` (the auto engine
+ * compiles a batch kernel per bool and int uniforms): PICAJIT_COMPILE_* in `*status`. When it
+ * is PICAJIT_COMPILE_FAILED, picajit_last_error_message() says why. */
+PICAJIT_API int32_t picajit_engine_compile_status(const picajit_engine *engine,
+                                                  const picajit_uniforms *uniforms,
+                                                  uint32_t *status);
+/* Starts what the engine left to compile for calls with `uniforms` (cold compiles too) and
+ * waits for it, so that the next call runs at full speed; returns at once when nothing is left. */
+PICAJIT_API int32_t picajit_engine_wait_compiled(const picajit_engine *engine,
+                                                 const picajit_uniforms *uniforms);
 
 /* ---- Uniforms (docs/execution-model.md §7) ----------------------------------------------- */
 
@@ -326,6 +356,12 @@ PICAJIT_API int32_t picajit_run_vertex(const picajit_engine *engine,
 PICAJIT_API int32_t picajit_run_batch(const picajit_engine *engine,
                                       const picajit_uniforms *uniforms,
                                       const picajit_batch *batch);
+/* The same in an emulator's own layout (picajit_vertices): each vertex's registers of
+ * input_mask are read and converted as picajit_run_vertex's are, its registers of output_mask
+ * written (+0 for a failed vertex), the others left as they are. Returns as picajit_run_batch. */
+PICAJIT_API int32_t picajit_run_vertices(const picajit_engine *engine,
+                                         const picajit_uniforms *uniforms,
+                                         const picajit_vertices *vertices);
 
 /* A fresh geometry-shader state: the start of a draw. */
 PICAJIT_API int32_t picajit_geometry_state_create(picajit_geometry_state **out);

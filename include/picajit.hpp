@@ -240,6 +240,16 @@ public:
     }
     /* "interp", "jit", "soa-jit", "vinterp", "auto". */
     const char *name() const noexcept { return picajit_engine_name(get()); }
+    /* Where the background compiles stand for calls with `values`: PICAJIT_COMPILE_*. */
+    std::uint32_t compile_status(const uniforms &values) const {
+        std::uint32_t status = 0;
+        detail::check(picajit_engine_compile_status(get(), values.get(), &status));
+        return status;
+    }
+    /* Compiles what is left for calls with `values` and waits for it. */
+    void wait_compiled(const uniforms &values) const {
+        detail::check(picajit_engine_wait_compiled(get(), values.get()));
+    }
 
     /* One vertex: o0-o15 to `outputs`; throws for a failed invocation too. */
     void run_vertex(const uniforms &values, const float (&inputs)[16][4], float (&outputs)[16][4],
@@ -250,6 +260,15 @@ public:
      * argument error. */
     std::int32_t run_batch(const uniforms &values, const picajit_batch &batch) const {
         const std::int32_t failed = picajit_run_batch(get(), values.get(), &batch);
+        if (failed < 0) {
+            throw error(failed, picajit_last_error_message());
+        }
+        return failed;
+    }
+    /* A batch in the emulator's layout: returns how many vertices failed; throws for an
+     * argument error. */
+    std::int32_t run_vertices(const uniforms &values, const picajit_vertices &vertices) const {
+        const std::int32_t failed = picajit_run_vertices(get(), values.get(), &vertices);
         if (failed < 0) {
             throw error(failed, picajit_last_error_message());
         }

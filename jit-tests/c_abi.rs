@@ -211,6 +211,21 @@ fn the_header_states_the_library_constants() {
             "PICAJIT_ENGINE_SOA_JIT",
             format!("{}u", capi::ENGINE_SOA_JIT),
         ),
+        (
+            "PICAJIT_ENGINE_VINTERP",
+            format!("{}u", capi::ENGINE_VINTERP),
+        ),
+        ("PICAJIT_ENGINE_AUTO", format!("{}u", capi::ENGINE_AUTO)),
+        ("PICAJIT_COMPILE_READY", format!("{}u", capi::COMPILE_READY)),
+        (
+            "PICAJIT_COMPILE_FAILED",
+            format!("{}u", capi::COMPILE_FAILED),
+        ),
+        ("PICAJIT_COMPILE_COLD", format!("{}u", capi::COMPILE_COLD)),
+        (
+            "PICAJIT_COMPILE_RUNNING",
+            format!("{}u", capi::COMPILE_RUNNING),
+        ),
     ];
     for (name, value) in constants {
         let line = format!("#define {name} {value}");
@@ -270,6 +285,7 @@ fn struct_sizes() -> Vec<String> {
         ("flow", size_of::<capi::Flow>()),
         ("vertex_error", size_of::<capi::VertexError>()),
         ("batch", size_of::<capi::Batch>()),
+        ("vertices", size_of::<capi::Vertices>()),
         ("emit_callbacks", size_of::<capi::EmitCallbacks>()),
     ]
     .iter()
@@ -360,6 +376,12 @@ fn check_smoke_run(binary: &Path) {
         "ok: 8 vertices and 4 triangles in all",
         "ok: triangle 2 is (v0, v3, v2), winding inverted",
         "ok: sizeof(picajit_batch) is",
+        "ok: sizeof(picajit_vertices) is",
+        "ok: o0 and o2 equal the planes' bit for bit",
+        "ok: registers outside the output mask (o1, o3-o15) keep what they held",
+        "ok: vertices without v3, which the program reads, are refused naming v3",
+        "ok: a program run little is not compiled yet (cold)",
+        "ok: after waiting, everything is compiled (ready)",
         "smoke: ",
     ] {
         assert!(

@@ -53,6 +53,7 @@ static void check_sizes(int argc, char **argv) {
         {"flow", sizeof(picajit_flow)},
         {"vertex_error", sizeof(picajit_vertex_error)},
         {"batch", sizeof(picajit_batch)},
+        {"vertices", sizeof(picajit_vertices)},
         {"emit_callbacks", sizeof(picajit_emit_callbacks)},
     };
     int seen = 0;
@@ -248,6 +249,67 @@ static void lit_transform(const char *path) {
     check(strcmp(picajit_engine_name(interp), "interp") == 0, "the interpreter's name");
     free(reference);
     picajit_engine_free(interp);
+
+    /* The same batch in the emulator's layout: each vertex its 16 registers, masks saying which
+     * are read and written. Registers outside the output mask keep what they held. */
+    float(*vertex_in)[16][4] = malloc(sizeof *vertex_in * COUNT);
+    float(*vertex_out)[16][4] = malloc(sizeof *vertex_out * COUNT);
+    for (int i = 0; i < COUNT; i++)
+        for (int r = 0; r < 16; r++)
+            for (int c = 0; c < 4; c++) {
+                vertex_in[i][r][c] = r < 4 ? input_value(4 * r + c, i) : NAN;
+                vertex_out[i][r][c] = -7.0f;
+            }
+    picajit_vertex_error vertex_errors[2];
+    picajit_vertices vertices = {0};
+    vertices.count = COUNT;
+    vertices.inputs = (const float(*)[16][4])vertex_in;
+    vertices.input_mask = layout.input_mask;
+    vertices.outputs = vertex_out;
+    vertices.output_mask = 0x0005; /* o0 and o2 */
+    vertices.errors = vertex_errors;
+    vertices.error_capacity = 2;
+    check(picajit_run_vertices(engine, uniforms, &vertices) == 0,
+          "run 300 vertices in the emulator's layout: none failed");
+    int vertex_wrong = 0, vertex_kept = 1;
+    for (int i = 0; i < COUNT; i++)
+        for (int r = 0; r < 16; r++)
+            for (int c = 0; c < 4; c++) {
+                float got = vertex_out[i][r][c];
+                if (r == 0 || r == 2) {
+                    if (memcmp(&got, &outputs[(4 * (r == 2 ? 2 : 0) + c) * STRIDE + i],
+                               sizeof got) != 0 && vertex_wrong++ < 5)
+                        printf("  vertex %d o%d[%d]: %g\n", i, r, c, got);
+                } else if (got != -7.0f) {
+                    vertex_kept = 0;
+                }
+            }
+    check(vertex_wrong == 0, "o0 and o2 equal the planes' bit for bit");
+    check(vertex_kept, "registers outside the output mask (o1, o3-o15) keep what they held");
+    picajit_vertices bad_vertices = vertices;
+    bad_vertices.input_mask = 0x0007; /* no v3 */
+    check(picajit_run_vertices(engine, uniforms, &bad_vertices) == PICAJIT_ERROR_BAD_ARGUMENT &&
+              contains(picajit_last_error_message(), "vertices->input_mask") &&
+              contains(picajit_last_error_message(), "v3"),
+          "vertices without v3, which the program reads, are refused naming v3");
+    bad_vertices = vertices;
+    bad_vertices.outputs = (float(*)[16][4])vertex_in + 1;
+    check(picajit_run_vertices(engine, uniforms, &bad_vertices) == PICAJIT_ERROR_BAD_ARGUMENT &&
+              contains(picajit_last_error_message(), "overlaps"),
+          "overlapping input and output vertices are refused");
+    free(vertex_in);
+    free(vertex_out);
+
+    /* Background compiles: the best engine (auto) has run 600 vertices, far from hot; waiting
+     * compiles what is left, and the engine is then ready. */
+    uint32_t compile = 99;
+    CHECK_OK(picajit_engine_compile_status(engine, uniforms, &compile), "ask about compiles");
+    check(compile == PICAJIT_COMPILE_COLD, "a program run little is not compiled yet (cold)");
+    CHECK_OK(picajit_engine_wait_compiled(engine, uniforms), "wait for the compiles");
+    CHECK_OK(picajit_engine_compile_status(engine, uniforms, &compile), "ask again");
+    check(compile == PICAJIT_COMPILE_READY, "after waiting, everything is compiled (ready)");
+    check(picajit_engine_compile_status(engine, uniforms, NULL) == PICAJIT_ERROR_NULL_POINTER,
+          "a NULL status is PICAJIT_ERROR_NULL_POINTER");
 
     /* One vertex. */
     float vin[16][4], vout[16][4];

@@ -120,6 +120,27 @@ static void vertices() {
         check(e.status() == PICAJIT_ERROR_BAD_ARGUMENT, "a bad batch throws BAD_ARGUMENT");
     }
 
+    /* The same vertices in the emulator's layout, only o0 written. */
+    float vin[N][16][4] = {}, vout[N][16][4] = {};
+    for (int i = 0; i < N; i++) {
+        for (int c = 0; c < 4; c++) vin[i][0][c] = planes[c * N + i];
+        vout[i][1][0] = 9.0f;
+    }
+    picajit_vertices vertices{};
+    vertices.count = N;
+    vertices.inputs = vin;
+    vertices.input_mask = 0x1;
+    vertices.outputs = vout;
+    vertices.output_mask = 0x1;
+    vertices.errors = errors;
+    vertices.error_capacity = N;
+    check(engine.run_vertices(uniforms, vertices) == 2 && vout[5][0][0] == 3.0f &&
+              vout[5][1][0] == 9.0f,
+          "run_vertices returns the failed vertices (2), writes o0 and leaves o1");
+    engine.wait_compiled(uniforms);
+    check(engine.compile_status(uniforms) == PICAJIT_COMPILE_READY,
+          "after wait_compiled the engine is ready");
+
     picajit::engine moved = std::move(engine);
     check(moved.get() != nullptr && engine.get() == nullptr && std::strlen(moved.name()) > 0,
           "an engine moves: the new owner holds it, the old one nothing");

@@ -28,14 +28,16 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 pub use program::{
     CacheStats, Config, DvleInfo, EngineHandle, Layout, Program, ProgramCacheHandle, ShbinHandle,
     picajit_cache_clear, picajit_cache_create, picajit_cache_free, picajit_cache_get_stats,
-    picajit_engine_create, picajit_engine_create_from_shbin, picajit_engine_free,
-    picajit_engine_layout, picajit_engine_name, picajit_shbin_dvle_count, picajit_shbin_dvle_info,
-    picajit_shbin_free, picajit_shbin_parse, picajit_shbin_program,
+    picajit_engine_compile_status, picajit_engine_create, picajit_engine_create_from_shbin,
+    picajit_engine_free, picajit_engine_layout, picajit_engine_name, picajit_engine_wait_compiled,
+    picajit_shbin_dvle_count, picajit_shbin_dvle_info, picajit_shbin_free, picajit_shbin_parse,
+    picajit_shbin_program,
 };
 pub use run::{
     Batch, EmitCallbacks, Flow, GeometryStateHandle, PrimitiveCallback, VertexCallback,
-    VertexError, picajit_geometry_state_create, picajit_geometry_state_free,
+    VertexError, Vertices, picajit_geometry_state_create, picajit_geometry_state_free,
     picajit_geometry_state_reset, picajit_run_batch, picajit_run_geometry, picajit_run_vertex,
+    picajit_run_vertices,
 };
 pub use uniforms::{
     UniformsHandle, picajit_uniforms_apply_constants, picajit_uniforms_create,
@@ -94,6 +96,16 @@ pub const ENGINE_VINTERP: u32 = 4;
 /// `PICAJIT_ENGINE_AUTO`: the vectorised interpreter at once, the structure-of-arrays JIT
 /// compiled in the background once the program is hot (docs/batches.md).
 pub const ENGINE_AUTO: u32 = 5;
+
+/// `PICAJIT_COMPILE_READY`: everything is compiled, or the engine compiles nothing.
+pub const COMPILE_READY: u32 = 0;
+/// `PICAJIT_COMPILE_FAILED`: a compile failed or was refused; the engine runs on its
+/// zero-compile engine for good (same bits).
+pub const COMPILE_FAILED: u32 = 1;
+/// `PICAJIT_COMPILE_COLD`: a compile waits for the program to be hot (or for its first use).
+pub const COMPILE_COLD: u32 = 2;
+/// `PICAJIT_COMPILE_RUNNING`: a compile is running on a background thread.
+pub const COMPILE_RUNNING: u32 = 3;
 
 /// The engine kind a C engine constant names; new engines get new numbers here and in the
 /// header, and [`ENGINE_BEST`] follows the library's default engine.

@@ -13,7 +13,7 @@ use crate::exec::{
     BatchIo, EmitConfig, EmitSink, GeometryState, RegisterSet, SoaInputs, SoaOutputs,
 };
 use crate::float24::{Precision, convert_f32};
-use crate::program::{FlowRegisters, InputRegisters, ShaderKind, Vec4};
+use crate::program::{FlowRegisters, InputRegisters, ShaderKind, Uniforms, Vec4};
 
 /// `picajit_flow`: a0, aL and cmp at the end of an invocation.
 #[repr(C)]
@@ -74,6 +74,31 @@ pub struct Batch {
     pub output_mask: u16,
     /// The distance between output planes, in floats (at least `count`).
     pub output_stride: usize,
+    /// NULL, or `count` entries for each vertex's final a0/aL/cmp.
+    pub flow: *mut Flow,
+    /// Room for `error_capacity` failed vertices (NULL allowed when the capacity is 0).
+    pub errors: *mut VertexError,
+    /// How many entries `errors` has.
+    pub error_capacity: usize,
+}
+
+/// `picajit_vertices`: one batch in an emulator's own layout (docs/c-abi.md): each vertex its
+/// sixteen registers of four floats, in and out, with masks so that only the registers used are
+/// copied.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Vertices {
+    /// The number of vertices (at most `INT32_MAX`).
+    pub count: usize,
+    /// `count` vertices' v0-v15.
+    pub inputs: *const InputRegisters,
+    /// The input registers read (bit n = vn); must include every register the program reads.
+    pub input_mask: u16,
+    /// `count` vertices' o0-o15.
+    pub outputs: *mut [Vec4; 16],
+    /// The output registers written (bit n = on; only registers the program sends on); the
+    /// others are left as they are.
+    pub output_mask: u16,
     /// NULL, or `count` entries for each vertex's final a0/aL/cmp.
     pub flow: *mut Flow,
     /// Room for `error_capacity` failed vertices (NULL allowed when the capacity is 0).
@@ -234,11 +259,17 @@ fn input_registers<'a>(
     converted
 }
 
+/// A batch call's planes, kept for the next call on the thread.
+#[derive(Default)]
+struct Planes {
+    /// The input planes as register values.
+    inputs: Vec<f32>,
+    /// The output planes of a call in the vertex layout.
+    outputs: Vec<f32>,
+}
+
 thread_local! {
-    /// A batch's input planes converted to register values, reused from call to call.
-    static CONVERTED_PLANES: std::cell::RefCell<Vec<f32>> = const {
-        std::cell::RefCell::new(Vec::new())
-    };
+    static PLANES: std::cell::RefCell<Planes> = std::cell::RefCell::default();
 }
 
 /// Runs one vertex-shader invocation: o0-o15 to `outputs` and, when `flow` is not NULL, the
@@ -311,42 +342,9 @@ pub unsafe extern "C" fn picajit_run_batch(
         let uniforms = unsafe { ptr_ref(uniforms, "uniforms") }?;
         // SAFETY: null or valid (this function's contract).
         let batch = *unsafe { ptr_ref(batch, "batch") }?;
-        require_stage(engine, ShaderKind::Vertex)?;
-        let uniforms = uniforms.for_engine(engine.engine.config().precision)?;
         let count = batch.count;
-        if count > i32::MAX as usize {
-            return Err(CapiError::argument(
-                "batch->count",
-                format!("{count} vertices: a batch has at most INT32_MAX"),
-            ));
-        }
-        let layout = engine.layout;
-        let missing = layout.inputs.0 & !batch.input_mask;
-        if missing != 0 {
-            return Err(CapiError::argument(
-                "batch->input_mask",
-                format!(
-                    "{:#06x} lacks {} that the program reads (give planes for every register of \
-                     the layout's input mask {:#06x}; (0, 0, 0, 1) is the value of an unset input)",
-                    batch.input_mask,
-                    register_list('v', missing),
-                    layout.inputs.0
-                ),
-            ));
-        }
-        let extra = batch.output_mask & !layout.outputs.0;
-        if extra != 0 {
-            return Err(CapiError::argument(
-                "batch->output_mask",
-                format!(
-                    "{:#06x} asks for {} that the program does not send on (its output mask is \
-                     {:#06x})",
-                    batch.output_mask,
-                    register_list('o', extra),
-                    layout.outputs.0
-                ),
-            ));
-        }
+        let names = ["batch->count", "batch->input_mask", "batch->output_mask"];
+        check_batch(engine, count, batch.input_mask, batch.output_mask, names)?;
         let input_len = planes_len(
             batch.input_mask,
             count,
@@ -384,6 +382,7 @@ pub unsafe extern "C" fn picajit_run_batch(
                     .saturating_mul(size_of::<VertexError>()),
             ),
         ])?;
+        let uniforms = uniforms.for_engine(engine.engine.config().precision)?;
         // SAFETY: valid for `input_len` floats (this function's contract: the extent the mask,
         // stride and count give), not written by anyone during the call.
         let input_data = unsafe { slice_of(batch.inputs, input_len, "batch->inputs") }?;
@@ -399,51 +398,212 @@ pub unsafe extern "C" fn picajit_run_batch(
         // The inputs are f32 attributes: converted to register values (docs/execution-model.md
         // §7) into a buffer kept for the next call, unless the mode keeps them as they are.
         let precision = engine.engine.config().precision;
-        let mut converted =
-            (precision != Precision::F32).then(|| CONVERTED_PLANES.with(|planes| planes.take()));
-        let input_data = match &mut converted {
-            Some(planes) => {
-                planes.clear();
-                planes.extend(input_data.iter().map(|&x| convert_f32(x, precision)));
-                &planes[..]
-            }
-            None => input_data,
-        };
-        let inputs = SoaInputs::new(
-            input_data,
-            RegisterSet(batch.input_mask),
-            count,
-            batch.input_stride,
-        )?;
-        let outputs = SoaOutputs::new(
-            output_data,
-            RegisterSet(batch.output_mask),
-            count,
-            batch.output_stride,
-        )?;
-        let mut flow = (!batch.flow.is_null()).then(|| vec![FlowRegisters::default(); count]);
-        let mut io = BatchIo::new(inputs, outputs, flow.as_deref_mut())?;
-        let mut errors = Vec::new();
-        engine.engine.run_batch(uniforms, &mut io, &mut errors);
-        if let Some(planes) = converted {
-            CONVERTED_PLANES.with(|kept| kept.replace(planes));
-        }
-        if let Some(flow) = flow {
-            for (entry, registers) in flow_out.iter_mut().zip(flow) {
-                *entry = registers.into();
-            }
-        }
-        for (entry, (vertex, error)) in errors_out.iter_mut().zip(&errors) {
-            let (code, pc) = exec_status(error);
-            *entry = VertexError {
-                vertex: *vertex as u32,
-                code,
-                pc,
-                reserved: 0,
+        PLANES.with_borrow_mut(|planes| {
+            let input_data = if precision == Precision::F32 {
+                input_data
+            } else {
+                planes.inputs.clear();
+                planes
+                    .inputs
+                    .extend(input_data.iter().map(|&x| convert_f32(x, precision)));
+                &planes.inputs[..]
             };
-        }
-        Ok(errors.len() as i32)
+            let inputs = SoaInputs::new(
+                input_data,
+                RegisterSet(batch.input_mask),
+                count,
+                batch.input_stride,
+            )?;
+            let outputs = SoaOutputs::new(
+                output_data,
+                RegisterSet(batch.output_mask),
+                count,
+                batch.output_stride,
+            )?;
+            run_planes(engine, uniforms, inputs, outputs, flow_out, errors_out)
+        })
     })
+}
+
+/// Runs a batch in an emulator's own layout (see [`Vertices`]): each vertex's registers of
+/// `input_mask` are read (converted as [`picajit_run_vertex`] converts them) and its registers
+/// of `output_mask` written, the others left as they are. Returns the number of failed vertices
+/// (0 or more; the first `error_capacity` of them are described in `errors`, in vertex order; a
+/// failed vertex's masked outputs are +0), or a negative status when the arguments are wrong
+/// (then nothing is written).
+///
+/// # Safety
+///
+/// `engine` and `uniforms` are null or live handles; `vertices` is null or valid, and its
+/// buffers are valid for `count` vertices (`flow` for `count` entries, `errors` for
+/// `error_capacity`), do not overlap, and are not used by anything else during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn picajit_run_vertices(
+    engine: *const EngineHandle,
+    uniforms: *const UniformsHandle,
+    vertices: *const Vertices,
+) -> i32 {
+    guard("picajit_run_vertices", || {
+        // SAFETY: null or a live handle (this function's contract).
+        let engine = unsafe { ptr_ref(engine, "engine") }?;
+        // SAFETY: null or a live handle (this function's contract).
+        let uniforms = unsafe { ptr_ref(uniforms, "uniforms") }?;
+        // SAFETY: null or valid (this function's contract).
+        let batch = *unsafe { ptr_ref(vertices, "vertices") }?;
+        let count = batch.count;
+        let names = [
+            "vertices->count",
+            "vertices->input_mask",
+            "vertices->output_mask",
+        ];
+        check_batch(engine, count, batch.input_mask, batch.output_mask, names)?;
+        let flow_len = if batch.flow.is_null() { 0 } else { count };
+        let registers = size_of::<InputRegisters>();
+        check_disjoint(&[
+            (
+                "vertices->inputs",
+                batch.inputs as usize,
+                count.saturating_mul(registers),
+            ),
+            (
+                "vertices->outputs",
+                batch.outputs as usize,
+                count.saturating_mul(registers),
+            ),
+            (
+                "vertices->flow",
+                batch.flow as usize,
+                flow_len.saturating_mul(size_of::<Flow>()),
+            ),
+            (
+                "vertices->errors",
+                batch.errors as usize,
+                batch
+                    .error_capacity
+                    .saturating_mul(size_of::<VertexError>()),
+            ),
+        ])?;
+        let uniforms = uniforms.for_engine(engine.engine.config().precision)?;
+        // SAFETY: valid for `count` vertices, not written by anyone during the call (this
+        // function's contract).
+        let input_vertices = unsafe { slice_of(batch.inputs, count, "vertices->inputs") }?;
+        // SAFETY: valid for `count` vertices, disjoint from the other buffers (checked) and
+        // used by nothing else (this function's contract).
+        let output_vertices = unsafe { slice_mut(batch.outputs, count, "vertices->outputs") }?;
+        // SAFETY: null, or valid for `count` entries and unshared (this function's contract).
+        let flow_out = unsafe { slice_mut(batch.flow, flow_len, "vertices->flow") }?;
+        // SAFETY: null with capacity 0, or valid for `error_capacity` entries and unshared
+        // (this function's contract).
+        let errors_out =
+            unsafe { slice_mut(batch.errors, batch.error_capacity, "vertices->errors") }?;
+
+        let precision = engine.engine.config().precision;
+        let input_set = RegisterSet(batch.input_mask);
+        let output_set = RegisterSet(batch.output_mask);
+        PLANES.with_borrow_mut(|planes| {
+            // The masked registers, converted (docs/execution-model.md §7), as planes.
+            planes.inputs.clear();
+            planes.inputs.resize(input_set.planes() * count, 0.0);
+            for (slot, n) in input_set.iter().enumerate() {
+                for c in 0..4 {
+                    let plane = &mut planes.inputs[(4 * slot + c) * count..][..count];
+                    for (value, vertex) in plane.iter_mut().zip(input_vertices) {
+                        *value = convert_f32(vertex[n][c], precision);
+                    }
+                }
+            }
+            planes.outputs.clear();
+            planes.outputs.resize(output_set.planes() * count, 0.0);
+            let inputs = SoaInputs::new(&planes.inputs, input_set, count, count)?;
+            let outputs = SoaOutputs::new(&mut planes.outputs, output_set, count, count)?;
+            let failed = run_planes(engine, uniforms, inputs, outputs, flow_out, errors_out)?;
+            for (slot, n) in output_set.iter().enumerate() {
+                for c in 0..4 {
+                    let plane = &planes.outputs[(4 * slot + c) * count..][..count];
+                    for (vertex, &value) in output_vertices.iter_mut().zip(plane) {
+                        vertex[n][c] = value;
+                    }
+                }
+            }
+            Ok(failed)
+        })
+    })
+}
+
+/// The checks every batch call makes on its count and masks against the program's layout;
+/// `names` are the arguments' names (count, input mask, output mask) for the messages.
+fn check_batch(
+    engine: &EngineHandle,
+    count: usize,
+    input_mask: u16,
+    output_mask: u16,
+    names: [&'static str; 3],
+) -> Result<(), CapiError> {
+    require_stage(engine, ShaderKind::Vertex)?;
+    if count > i32::MAX as usize {
+        return Err(CapiError::argument(
+            names[0],
+            format!("{count} vertices: a batch has at most INT32_MAX"),
+        ));
+    }
+    let layout = engine.layout;
+    let missing = layout.inputs.0 & !input_mask;
+    if missing != 0 {
+        return Err(CapiError::argument(
+            names[1],
+            format!(
+                "{input_mask:#06x} lacks {} that the program reads (give every register of the \
+                 layout's input mask {:#06x}; (0, 0, 0, 1) is the value of an unset input)",
+                register_list('v', missing),
+                layout.inputs.0
+            ),
+        ));
+    }
+    let extra = output_mask & !layout.outputs.0;
+    if extra != 0 {
+        return Err(CapiError::argument(
+            names[2],
+            format!(
+                "{output_mask:#06x} asks for {} that the program does not send on (its output \
+                 mask is {:#06x})",
+                register_list('o', extra),
+                layout.outputs.0
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs a checked batch on its planes: outputs to `outputs`, the flow registers to `flow_out`
+/// (empty: not wanted) and the first failures to `errors_out`; the number of failed vertices.
+fn run_planes(
+    engine: &EngineHandle,
+    uniforms: &Uniforms,
+    inputs: SoaInputs<'_>,
+    outputs: SoaOutputs<'_>,
+    flow_out: &mut [Flow],
+    errors_out: &mut [VertexError],
+) -> Result<i32, CapiError> {
+    let count = inputs.count();
+    let mut flow = (!flow_out.is_empty()).then(|| vec![FlowRegisters::default(); count]);
+    let mut io = BatchIo::new(inputs, outputs, flow.as_deref_mut())?;
+    let mut errors = Vec::new();
+    engine.engine.run_batch(uniforms, &mut io, &mut errors);
+    if let Some(flow) = flow {
+        for (entry, registers) in flow_out.iter_mut().zip(flow) {
+            *entry = registers.into();
+        }
+    }
+    for (entry, (vertex, error)) in errors_out.iter_mut().zip(&errors) {
+        let (code, pc) = exec_status(error);
+        *entry = VertexError {
+            vertex: *vertex as u32,
+            code,
+            pc,
+            reserved: 0,
+        };
+    }
+    Ok(errors.len() as i32)
 }
 
 /// Creates a fresh geometry-shader state (the start of a draw) in `*out`.

@@ -14,7 +14,8 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use super::EngineError;
 use shader::exec::{
-    BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
+    BatchIo, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine,
+    VertexResult,
 };
 use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
 
@@ -224,6 +225,16 @@ impl ShaderEngine for Background {
     fn warm_up(&self, uniforms: &Uniforms) {
         self.wait();
         self.current().warm_up(uniforms);
+    }
+
+    fn compile_status(&self, uniforms: &Uniforms) -> CompileStatus {
+        let own = match &*self.shared.slot.lock().unwrap_or_else(|e| e.into_inner()) {
+            Slot::Cold(_) => CompileStatus::Cold,
+            Slot::Compiling => CompileStatus::Compiling,
+            Slot::Ready(_) => CompileStatus::Ready,
+            Slot::Failed(why) => CompileStatus::Failed(why.clone()),
+        };
+        own.and(self.current().compile_status(uniforms))
     }
 
     fn run_geometry(

@@ -306,6 +306,9 @@ impl ShaderEngine for Renamed {
     fn warm_up(&self, uniforms: &shader::program::Uniforms) {
         self.inner.warm_up(uniforms)
     }
+    fn compile_status(&self, uniforms: &shader::program::Uniforms) -> shader::exec::CompileStatus {
+        self.inner.compile_status(uniforms)
+    }
     fn run_geometry(
         &self,
         state: &mut shader::exec::GeometryState,

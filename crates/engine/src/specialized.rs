@@ -19,8 +19,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use super::tiered::AdaptiveKernel;
 use jit::{ConstantLanes, UniformComponents};
 use shader::exec::{
-    BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel, ShaderEngine,
-    VertexResult,
+    BatchIo, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel,
+    ShaderEngine, VertexResult,
 };
 use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
 
@@ -413,6 +413,18 @@ impl ShaderEngine for Specializing {
         self.ensure_compiled(uniforms);
         self.exact.warm_up(uniforms);
         self.meanwhile.warm_up(uniforms);
+    }
+
+    fn compile_status(&self, uniforms: &Uniforms) -> CompileStatus {
+        let kernel = match self.variant_state(uniforms) {
+            VariantState::Missing => CompileStatus::Cold,
+            VariantState::Compiling => CompileStatus::Compiling,
+            VariantState::Ready => CompileStatus::Ready,
+            VariantState::Refused(reason) => CompileStatus::Failed(reason),
+        };
+        kernel
+            .and(self.exact.compile_status(uniforms))
+            .and(self.meanwhile.compile_status(uniforms))
     }
 
     fn run_geometry(

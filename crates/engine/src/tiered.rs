@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use shader::exec::{
-    BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel, ShaderEngine,
-    VertexResult,
+    BatchIo, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel,
+    ShaderEngine, VertexResult,
 };
 use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
 
@@ -152,6 +152,14 @@ impl ShaderEngine for KernelEngine {
         errors: &mut Vec<(usize, ExecError)>,
     ) {
         self.kernel.run(&*self.exact, uniforms, io, errors);
+    }
+
+    fn warm_up(&self, uniforms: &Uniforms) {
+        self.exact.warm_up(uniforms)
+    }
+
+    fn compile_status(&self, uniforms: &Uniforms) -> CompileStatus {
+        self.exact.compile_status(uniforms)
     }
 
     fn run_geometry(

@@ -328,6 +328,46 @@ impl GeometryState {
     }
 }
 
+/// Where the compiles an engine leaves for later stand, for batches run with given uniforms
+/// ([`ShaderEngine::compile_status`]). Cold and compiling are unsettled: calls run meanwhile, on
+/// an engine that needs no compile, with the same bits. Ready and failed are settled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CompileStatus {
+    /// Everything is compiled, or the engine compiles nothing: calls run at full speed.
+    Ready,
+    /// A compile failed or was refused (the reason): the engine runs on its zero-compile engine
+    /// for good, with the same bits.
+    Failed(String),
+    /// A compile waits for the program to be hot (or, for an engine that compiles when first
+    /// used, for that use).
+    Cold,
+    /// A compile is running on a background thread.
+    Compiling,
+}
+
+impl CompileStatus {
+    /// The status of an engine made of two parts: the less settled one (compiling, then cold,
+    /// then failed, then ready).
+    pub fn and(self, other: CompileStatus) -> CompileStatus {
+        let rank = |status: &CompileStatus| match status {
+            CompileStatus::Ready => 0,
+            CompileStatus::Failed(_) => 1,
+            CompileStatus::Cold => 2,
+            CompileStatus::Compiling => 3,
+        };
+        if rank(&other) > rank(&self) {
+            other
+        } else {
+            self
+        }
+    }
+
+    /// Whether no compile is still to come or running.
+    pub fn is_settled(&self) -> bool {
+        matches!(self, CompileStatus::Ready | CompileStatus::Failed(_))
+    }
+}
+
 /// A program prepared by one engine: what an emulator embeds, and what `picajit run`, the
 /// differential tester and the benchmarks talk to.
 pub trait ShaderEngine: Send + Sync {
@@ -398,6 +438,13 @@ pub trait ShaderEngine: Send + Sync {
     /// next batch runs at full speed. Engines with nothing left to do return at once.
     fn warm_up(&self, uniforms: &Uniforms) {
         let _ = uniforms;
+    }
+
+    /// Where the compiles the engine leaves for later stand for calls with `uniforms`: what
+    /// [`ShaderEngine::warm_up`] settles. Engines that compile nothing later are ready.
+    fn compile_status(&self, uniforms: &Uniforms) -> CompileStatus {
+        let _ = uniforms;
+        CompileStatus::Ready
     }
 
     /// Runs one geometry-shader invocation on the persistent `state`, sending every emitted
