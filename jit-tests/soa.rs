@@ -12,7 +12,7 @@ use picajit::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel, SoaBuffer};
 use picajit::float24::Precision;
 use picajit::interp::Interpreter;
 use picajit::jit::{ConstantLanes, SoaArithmetic, SoaCompileError, SoaJit};
-use picajit::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms};
+use picajit::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
 
 mod common;
 
@@ -908,5 +908,36 @@ fn constant_lanes_skip_work_and_stay_exact() {
             &vertices,
         );
         assert_eq!(declined, 0, "{precision:?}");
+    }
+}
+
+/// A kernel keeps the uniform table of its last batch and reuses it only when the next batch's
+/// float uniforms have the same bits: batches whose uniforms differ in one component, or only in
+/// the sign of a zero (equal as floats, not as bits), each get their own table, and every output
+/// equals the interpreter's.
+#[test]
+fn batches_with_new_uniforms_get_a_new_uniform_table() {
+    let (program, mut uniforms) = assembled(
+        "table.v.pica",
+        ".fvec a\n.fvec b\n.in p v0\n.out o0 position\n.out o1 color\n.proc main\n    \
+         mov o0, a\n    mul o1, b, p\n    end\n.end\n",
+    );
+    let vertices = ordinary(8, 3);
+    let config = config(Precision::F32);
+    let kernel = SoaJit::compile(&program, config, uniforms.bools, uniforms.int).unwrap();
+    let values: [Vec4; 4] = [
+        [0.0, 1.0, 2.0, 3.0],
+        [0.0, 1.0, 2.0, 3.5],
+        [-0.0, 1.0, 2.0, 3.5],
+        [0.0, 1.0, 2.0, 3.5],
+    ];
+    for (round, value) in values.iter().enumerate() {
+        uniforms.float[0] = *value;
+        uniforms.float[1] = *value;
+        let what = format!("batch {round}");
+        assert_eq!(
+            check_kernel(&what, &kernel, &program, config, &uniforms, &vertices),
+            0
+        );
     }
 }

@@ -671,8 +671,8 @@ impl JitShader {
     }
 
     /// Runs one vertex-shader invocation from zeroed registers, writing o0-o15 to `outputs`
-    /// (all +0 when it fails) and returning the final flow registers: [`run_vertex`]
-    /// (Self::run_vertex) for a caller that keeps its own output registers.
+    /// (all +0 when it fails) and returning the final flow registers:
+    /// [`run_vertex`](Self::run_vertex) for a caller that keeps its own output registers.
     pub fn run_vertex_into(
         &self,
         uniforms: &Uniforms,

@@ -37,7 +37,9 @@ pub use constants::{ConstantLanes, UniformComponents};
 use shader::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel};
 use shader::float24::{Precision, lanes};
 use shader::isa::{Instruction, decode_words};
-use shader::program::{FlowRegisters, ShaderProgram, UNIFORM_INDEX_SLOTS, Uniforms};
+use shader::program::{
+    FLOAT_UNIFORMS, FlowRegisters, ShaderProgram, UNIFORM_INDEX_SLOTS, Uniforms, Vec4,
+};
 
 /// Vertices per group: one f32x4 holds a register component of four vertices.
 pub const GROUP: usize = 4;
@@ -217,7 +219,14 @@ pub struct SoaJit {
     /// How batches run ([`RUN_HERE`], [`SORT_UNUSUAL`], [`RUN_FALLBACK`]): a batch that flags
     /// many groups moves it on, for good.
     policy: std::sync::atomic::AtomicU8,
+    /// The uniform table of the last batch, with the float uniforms it was made from: the
+    /// batches of a draw share their uniforms, and making the table costs more than a small
+    /// batch's vertices (docs/batches.md, "Small batches").
+    last_table: std::sync::Mutex<Option<KeptTable>>,
 }
+
+/// A uniform table and the float uniforms it was made from.
+type KeptTable = (Box<[Vec4; FLOAT_UNIFORMS]>, std::sync::Arc<UniformTable>);
 
 /// Batch policy: every group runs here first; the groups it flags run again on the more exact
 /// kernels.
@@ -425,6 +434,7 @@ impl SoaJit {
             module: Some(module),
             fallback: std::sync::OnceLock::new(),
             policy: std::sync::atomic::AtomicU8::new(RUN_HERE),
+            last_table: std::sync::Mutex::new(None),
         })
     }
 
@@ -749,6 +759,25 @@ impl SoaJit {
         );
     }
 
+    /// The uniform table of `uniforms`: the last batch's when its float uniforms have the same
+    /// bits, made anew otherwise.
+    fn table_for(&self, uniforms: &Uniforms) -> std::sync::Arc<UniformTable> {
+        /// The bits of the float uniforms ([[f32; 4]; 96] has no padding).
+        fn bits(floats: &[Vec4; FLOAT_UNIFORMS]) -> &[u8] {
+            // SAFETY: the array is plain f32s, no padding; any byte of it may be read.
+            unsafe { std::slice::from_raw_parts(floats.as_ptr().cast(), size_of_val(floats)) }
+        }
+        let mut last = self.last_table.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((floats, table)) = &*last
+            && bits(floats) == bits(&uniforms.float)
+        {
+            return table.clone();
+        }
+        let table = std::sync::Arc::new(*UniformTable::new(uniforms, self.config.precision));
+        *last = Some((Box::new(uniforms.float), table.clone()));
+        table
+    }
+
     /// Runs every group of `io` on this kernel (flagged ones again on the more exact kernels).
     /// Returns whether it flagged many of them ([`PREFER_FALLBACK_RATIO`]).
     fn run_here(
@@ -773,7 +802,7 @@ impl SoaJit {
             declined.extend(0..count);
             return false;
         }
-        let table = UniformTable::new(uniforms, self.config.precision);
+        let table = self.table_for(uniforms);
         // Inputs in the layout the code was compiled for.
         let repacked;
         let (in_data, in_stride): (&[f32], usize) = if io.inputs.registers() == self.layout.inputs {
