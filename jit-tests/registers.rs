@@ -372,3 +372,47 @@ fn the_jit_reads_inputs_where_the_caller_keeps_them_at_any_f32_alignment() {
     // Four consecutive f32 offsets hold one multiple of 16 at most.
     assert!(misaligned >= 3);
 }
+
+#[test]
+fn dot_product_groups_give_each_lane_its_own_instructions_result() {
+    // Consecutive DP3/DP4/DPH into disjoint lanes of one register are computed together by the
+    // JIT (docs/architecture.md, "Dot-product groups"); each lane must still be its own instruction's
+    // result. v0 = (1, 0, 1, 1) and the rows below make each lane show one rule:
+    // c4: the pairwise float24 sum (see dot_products_round_each_step_and_sum_pairwise):
+    //     2^20 + 0 and -2^20 + 1 -> 8 truncating, 0 rounding to nearest (-(2^20 - 1) rounds to
+    //     -2^20 at 17 significant bits), 1 in F32 mode ((((0 + 2^20) + 0) - 2^20) + 1);
+    // c5: inf·0 = 0, so 1 + 0 + 2 + 0 = 3; c6: a NaN row, the canonical NaN; c7: -0·1 sums to
+    //     +0 (no negative zero in the float24 modes, 0 + (-0) = +0 in F32 mode).
+    let big = 2f32.powi(20);
+    let u = uniforms(&[
+        (4, [big, 1.0, -big, 1.0]),
+        (5, [1.0, f32::INFINITY, 2.0, 0.0]),
+        (6, [f32::NAN, 1.0, 1.0, 1.0]),
+        (7, [-0.0, 0.0, 0.0, 0.0]),
+        (8, [10.0, 20.0, 30.0, 40.0]),
+    ]);
+    let v = inputs(&[(0, [1.0, 0.0, 1.0, 1.0])]);
+    let mut b = Builder::new();
+    b.ops(
+        "dp4 r0.x, c4, v0; dp4 r0.y, c5, v0; dp4 r0.z, c6, v0; dp4 r0.w, c7, v0; \
+         mov r1, c8; dp3 r1.xz, c5, v0; dp3 r1.y, c6, v0; \
+         dph r2.y, c7, v0; dph r2.x, c4, v0; \
+         dp4 r3.x, c4, v0; dp4 r3.y, c5, r3; \
+         mov o0, r0; mov o1, r1; mov o2, r2; mov o3, r3; end",
+    );
+    let nan = f32::from_bits(CANONICAL_NAN_BITS);
+    for (p, pairwise) in [
+        (Precision::F24Truncate, 8.0),
+        (Precision::F24Nearest, 0.0),
+        (Precision::F32, 1.0),
+    ] {
+        let r = run_vs(&b, p, &u, &v).unwrap();
+        assert_bits(r.outputs[0], [pairwise, 3.0, nan, 0.0]);
+        // DP3 ignores w: 1 + inf·0 + 2 = 3 in x and z; y the NaN; w keeps c8.w.
+        assert_bits(r.outputs[1], [3.0, nan, 3.0, 40.0]);
+        // DPH reads SRC1.w as 1: c7 gives 0 + 0 + 0 + 1 = 1, c4 the pairwise sum again.
+        assert_bits(r.outputs[2], [pairwise, 1.0, 0.0, 0.0]);
+        // r3.y reads the r3.x just written: (x, 0, 0, 0)·c5 = x.
+        assert_bits(r.outputs[3], [pairwise, pairwise, 0.0, 0.0]);
+    }
+}

@@ -12,7 +12,8 @@
  *   vertices16   picajit_run_vertices on batches of 16 vertices in that layout, masks from the
  *                program's layout;
  *   vertices     picajit_run_vertices on all VERTICES at once.
- * The last line printed is JSON with the ns per vertex of each. */
+ * The last line printed is JSON with the ns per vertex of each. ABI_BENCH_LOOPS (a comma list of
+ * those names) runs only some of them, for a profile of one; the others print 0. */
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include <stdio.h>
@@ -49,6 +50,20 @@ static uint8_t *read_file(const char *path, size_t *len) {
 /* INPUT.bin, little-endian: u32 float overrides, then each (u32 index, f32 x, y, z, w);
  * u32 int overrides, then each (u32 index, u8 x, y, z, w); u32 bools set, u32 bool values;
  * u32 vertices, then each vertex's 16 registers of 4 f32 (unset registers (0, 0, 0, 1)). */
+/* Whether the comma list `loops` (NULL: every loop) names `name`. */
+static int wants(const char *loops, const char *name) {
+    if (!loops) return 1;
+    size_t len = strlen(name);
+    for (const char *at = loops; *at;) {
+        const char *end = strchr(at, ',');
+        size_t item = end ? (size_t)(end - at) : strlen(at);
+        if (item == len && memcmp(at, name, len) == 0) return 1;
+        if (!end) break;
+        at = end + 1;
+    }
+    return 0;
+}
+
 typedef struct {
     const uint8_t *at, *end;
 } reader;
@@ -152,14 +167,17 @@ int main(int argc, char **argv) {
     picajit_vertices batch = {0};
     batch.input_mask = layout.input_mask;
     batch.output_mask = layout.output_mask;
+    const char *loops = getenv("ABI_BENCH_LOOPS");
+    int run_single = wants(loops, "run_vertex"), run_16 = wants(loops, "vertices16"),
+        run_all = wants(loops, "vertices");
     for (int round = 0; round < repeat; round++) {
         double t0 = now_ns();
-        for (size_t i = 0; i < vertices_total; i++)
+        for (size_t i = 0; run_single && i < vertices_total; i++)
             failures += picajit_run_vertex(engine, uniforms, (const float(*)[4])in[i], out[i],
                                            NULL) != 0;
         double t1 = now_ns();
         batch.count = 16;
-        for (size_t i = 0; i < vertices_total; i += 16) {
+        for (size_t i = 0; run_16 && i < vertices_total; i += 16) {
             batch.inputs = (const float(*)[16][4])in + i;
             batch.outputs = out + i;
             int32_t failed = picajit_run_vertices(engine, uniforms, &batch);
@@ -170,7 +188,7 @@ int main(int argc, char **argv) {
         batch.count = vertices_total;
         batch.inputs = (const float(*)[16][4])in;
         batch.outputs = out;
-        int32_t failed = picajit_run_vertices(engine, uniforms, &batch);
+        int32_t failed = run_all ? picajit_run_vertices(engine, uniforms, &batch) : 0;
         if (failed < 0) die("run the vertices");
         failures += (uint32_t)failed;
         double t3 = now_ns();

@@ -16,7 +16,8 @@ use crate::engine::{prepare, prepare_cached};
 use crate::exec::{
     BatchLayout, CompileStatus, DEFAULT_INSTRUCTION_BUDGET, ExecConfig, ShaderEngine,
 };
-use crate::program::ShaderProgram;
+use crate::float24::Precision;
+use crate::program::{ShaderKind, ShaderProgram};
 use crate::shbin::Shbin;
 
 /// `picajit_cache`: a bounded program cache, shared by every thread and engine that uses it,
@@ -73,6 +74,21 @@ pub struct EngineHandle {
     pub engine: Arc<dyn ShaderEngine>,
     /// Which registers a batch of it carries.
     pub layout: BatchLayout,
+    /// The program's stage and the engine's precision, asked once: a run call checks both.
+    pub stage: ShaderKind,
+    /// See `stage`.
+    pub precision: Precision,
+}
+
+impl EngineHandle {
+    fn new(engine: Arc<dyn ShaderEngine>, layout: BatchLayout) -> EngineHandle {
+        EngineHandle {
+            stage: engine.program().stage,
+            precision: engine.config().precision,
+            engine,
+            layout,
+        }
+    }
 }
 
 /// `picajit_program`: program memory to upload.
@@ -208,7 +224,7 @@ unsafe fn create_engine(
         (engine, layout)
     };
     // SAFETY: forwarded from this function's contract.
-    unsafe { store_handle(out, "out", EngineHandle { engine, layout }) }
+    unsafe { store_handle(out, "out", EngineHandle::new(engine, layout)) }
 }
 
 /// Creates a program cache holding at most `capacity` programs (0: the default, 128) in `*out`.
@@ -399,7 +415,7 @@ pub unsafe extern "C" fn picajit_engine_compile_status(
         let uniforms = unsafe { ptr_ref(uniforms, "uniforms") }?;
         // SAFETY: null or valid for a write (this function's contract).
         let status = unsafe { ptr_mut(status, "status") }?;
-        let uniforms = uniforms.for_engine(engine.engine.config().precision)?;
+        let uniforms = uniforms.for_engine(engine.precision)?;
         *status = match engine.engine.compile_status(uniforms) {
             CompileStatus::Ready => COMPILE_READY,
             CompileStatus::Failed(reason) => {
@@ -432,7 +448,7 @@ pub unsafe extern "C" fn picajit_engine_wait_compiled(
         let engine = unsafe { ptr_ref(engine, "engine") }?;
         // SAFETY: null or a live handle (this function's contract).
         let uniforms = unsafe { ptr_ref(uniforms, "uniforms") }?;
-        let uniforms = uniforms.for_engine(engine.engine.config().precision)?;
+        let uniforms = uniforms.for_engine(engine.precision)?;
         engine.engine.warm_up(uniforms);
         Ok(OK)
     })

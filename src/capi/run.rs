@@ -169,7 +169,7 @@ impl EmitSink for CallbackSink {
 }
 
 fn require_stage(engine: &EngineHandle, stage: ShaderKind) -> Result<(), CapiError> {
-    let actual = engine.engine.program().stage;
+    let actual = engine.stage;
     if actual == stage {
         return Ok(());
     }
@@ -240,21 +240,18 @@ fn check_disjoint(regions: &[(&'static str, usize, usize)]) -> Result<(), CapiEr
     Ok(())
 }
 
-/// The register values of the caller's input floats: the engine's precision mode's rounding and
-/// range rules for an f32 attribute (docs/execution-model.md §7, `float24::convert_f32`). Only
-/// the registers the program can read are converted (no result depends on the others), into
-/// `converted`; F32 mode keeps the floats exactly, so the caller's registers are used as they are.
+/// The register values of the caller's input floats under a rounding precision mode (F32 mode
+/// keeps the floats exactly, so its callers use the caller's registers as they are): the mode's
+/// rounding and range rules for an f32 attribute (docs/execution-model.md §7,
+/// `float24::convert_f32`). Only the registers the program can read are converted (no result
+/// depends on the others), into `converted`.
 fn input_registers<'a>(
     engine: &EngineHandle,
-    precision: Precision,
-    inputs: &'a InputRegisters,
+    inputs: &InputRegisters,
     converted: &'a mut InputRegisters,
 ) -> &'a InputRegisters {
-    if precision == Precision::F32 {
-        return inputs;
-    }
     for index in engine.layout.inputs.iter() {
-        converted[index] = inputs[index].map(|value| convert_f32(value, precision));
+        converted[index] = inputs[index].map(|value| convert_f32(value, engine.precision));
     }
     converted
 }
@@ -305,12 +302,15 @@ pub unsafe extern "C" fn picajit_run_vertex(
             Some(unsafe { ptr_mut(flow, "flow") }?)
         };
         require_stage(engine, ShaderKind::Vertex)?;
-        let precision = engine.engine.config().precision;
-        let uniforms = uniforms.for_engine(precision)?;
-        // The registers the program does not read are never looked at: left unset.
-        let mut converted = [[0.0; 4]; 16];
-        let inputs = input_registers(engine, precision, inputs, &mut converted);
-        let outcome = engine.engine.run_vertex_into(uniforms, inputs, outputs);
+        let uniforms = uniforms.for_engine(engine.precision)?;
+        let outcome = if engine.precision == Precision::F32 {
+            engine.engine.run_vertex_into(uniforms, inputs, outputs)
+        } else {
+            // The registers the program does not read are never looked at: left unset.
+            let mut converted = [[0.0; 4]; 16];
+            let inputs = input_registers(engine, inputs, &mut converted);
+            engine.engine.run_vertex_into(uniforms, inputs, outputs)
+        };
         if let Some(flow) = flow {
             *flow = outcome.clone().unwrap_or_default().into();
         }
@@ -382,7 +382,7 @@ pub unsafe extern "C" fn picajit_run_batch(
                     .saturating_mul(size_of::<VertexError>()),
             ),
         ])?;
-        let uniforms = uniforms.for_engine(engine.engine.config().precision)?;
+        let uniforms = uniforms.for_engine(engine.precision)?;
         // SAFETY: valid for `input_len` floats (this function's contract: the extent the mask,
         // stride and count give), not written by anyone during the call.
         let input_data = unsafe { slice_of(batch.inputs, input_len, "batch->inputs") }?;
@@ -397,7 +397,7 @@ pub unsafe extern "C" fn picajit_run_batch(
 
         // The inputs are f32 attributes: converted to register values (docs/execution-model.md
         // §7) into a buffer kept for the next call, unless the mode keeps them as they are.
-        let precision = engine.engine.config().precision;
+        let precision = engine.precision;
         PLANES.with_borrow_mut(|planes| {
             let input_data = if precision == Precision::F32 {
                 input_data
@@ -483,7 +483,7 @@ pub unsafe extern "C" fn picajit_run_vertices(
                     .saturating_mul(size_of::<VertexError>()),
             ),
         ])?;
-        let uniforms = uniforms.for_engine(engine.engine.config().precision)?;
+        let uniforms = uniforms.for_engine(engine.precision)?;
         // SAFETY: valid for `count` vertices, not written by anyone during the call (this
         // function's contract).
         let input_vertices = unsafe { slice_of(batch.inputs, count, "vertices->inputs") }?;
@@ -497,7 +497,7 @@ pub unsafe extern "C" fn picajit_run_vertices(
         let errors_out =
             unsafe { slice_mut(batch.errors, batch.error_capacity, "vertices->errors") }?;
 
-        let precision = engine.engine.config().precision;
+        let precision = engine.precision;
         let input_set = RegisterSet(batch.input_mask);
         let output_set = RegisterSet(batch.output_mask);
         PLANES.with_borrow_mut(|planes| {
@@ -686,7 +686,7 @@ pub unsafe extern "C" fn picajit_run_geometry(
             *unsafe { ptr_ref(callbacks, "callbacks") }?
         };
         require_stage(engine, ShaderKind::Geometry)?;
-        let uniforms = uniforms.for_engine(engine.engine.config().precision)?;
+        let uniforms = uniforms.for_engine(engine.precision)?;
         let mut sink = CallbackSink(callbacks);
         engine
             .engine

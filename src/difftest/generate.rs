@@ -25,7 +25,7 @@ use std::collections::BTreeSet;
 
 use crate::isa::{
     BinaryOp, BoolFlowOp, CompareOp, CondCombine, CondFlowOp, Condition, DestMask, DstReg,
-    Instruction, OperandDescriptor, RelIndex, SimpleOp, SrcReg, Swizzle, UnaryOp,
+    Instruction, OperandDescriptor, RegisterFile, RelIndex, SimpleOp, SrcReg, Swizzle, UnaryOp,
 };
 use crate::program::ShaderKind;
 
@@ -182,9 +182,10 @@ enum Statement {
     Nop,
     Emit,
     SetEmit,
+    DotGroup,
 }
 
-const STATEMENTS: [Statement; 12] = [
+const STATEMENTS: [Statement; 13] = [
     Statement::Data,
     Statement::Compare,
     Statement::AddressLoad,
@@ -197,6 +198,7 @@ const STATEMENTS: [Statement; 12] = [
     Statement::Nop,
     Statement::Emit,
     Statement::SetEmit,
+    Statement::DotGroup,
 ];
 
 struct Generator<'g, 'a> {
@@ -392,6 +394,7 @@ impl Generator<'_, '_> {
             8,                               // Nop
             if geometry { 32 } else { 2 },   // Emit
             if geometry { 32 } else { 0 },   // SetEmit
+            24,                              // DotGroup
         ];
         match STATEMENTS[self.entropy.weighted(&weights)] {
             Statement::Data => {
@@ -439,6 +442,7 @@ impl Generator<'_, '_> {
             Statement::Emit => {
                 self.push(Op::plain(simple(SimpleOp::Emit)));
             }
+            Statement::DotGroup => self.dot_group(),
             Statement::SetEmit => {
                 let vertex = if self.style.invalid_emit && self.entropy.chance(10) {
                     3
@@ -837,17 +841,7 @@ impl Generator<'_, '_> {
                     let (src1, rel) = self.wide(input);
                     (src1, self.narrow(input), rel)
                 };
-                Op {
-                    instruction: Instruction::Binary {
-                        op,
-                        dst,
-                        src1,
-                        src2,
-                        rel,
-                        desc: 0,
-                    },
-                    descriptor: self.descriptor(DescriptorKind::Other, mask, 2),
-                }
+                self.binary(op, dst, mask, [src1, src2], rel)
             }
             1 => {
                 let op = UNARY[self.entropy.index(UNARY.len())];
@@ -898,6 +892,79 @@ impl Generator<'_, '_> {
                     descriptor: self.descriptor(DescriptorKind::Mad, mask, 3),
                 }
             }
+        }
+    }
+
+    /// A binary operation with a fresh descriptor for `mask`.
+    fn binary(
+        &mut self,
+        op: BinaryOp,
+        dst: DstReg,
+        mask: DestMask,
+        [src1, src2]: [SrcReg; 2],
+        rel: RelIndex,
+    ) -> Op {
+        Op {
+            instruction: Instruction::Binary {
+                op,
+                dst,
+                src1,
+                src2,
+                rel,
+                desc: 0,
+            },
+            descriptor: self.descriptor(DescriptorKind::Other, mask, 2),
+        }
+    }
+
+    /// Two to four dot products of one kind into one register, as a matrix transform writes
+    /// them (`dp4 r0.x, c4, r1` … `dp4 r0.w, c7, r1`, which the JIT computes at once), each
+    /// usually writing lanes no other one does; sometimes a mask overlaps another or a later
+    /// one reads the register, which must keep the instructions apart.
+    fn dot_group(&mut self) {
+        let room = self.room().min(4);
+        if room < 2 {
+            let op = self.data();
+            self.push(op);
+            return;
+        }
+        let count = 2 + self.entropy.below(room as u64 - 1) as usize;
+        let op =
+            [BinaryOp::Dp3, BinaryOp::Dp4, BinaryOp::Dph, BinaryOp::Dphi][self.entropy.index(4)];
+        let dst = self.destination();
+        let mut lanes = [0u8, 1, 2, 3];
+        for i in (1..4).rev() {
+            lanes.swap(i, self.entropy.index(i + 1));
+        }
+        let input = self.input_register();
+        let shared = self.narrow(input);
+        let (matrix, rel) = self.uniform();
+        let (_, first_row) = matrix.file_index();
+        for k in 0..count {
+            let mut mask = 1 << lanes[k];
+            if k + 1 == count && count < 4 && self.entropy.chance(30) {
+                mask |= 1 << lanes[count];
+            }
+            if self.entropy.chance(8) {
+                mask = self.mask().0;
+            }
+            let row = if first_row as usize + k < 96 {
+                SrcReg::uniform(first_row + k as u8)
+            } else {
+                matrix
+            };
+            let vector = match (dst.file_index(), self.entropy.index(20)) {
+                ((RegisterFile::Temporary, n), 0) => SrcReg::temp(n),
+                (_, 1..=3) => self.narrow(input),
+                _ => shared,
+            };
+            let (src1, src2) = if op.is_inverted() {
+                (vector, row)
+            } else {
+                (row, vector)
+            };
+            let op = self.binary(op, dst, DestMask(mask), [src1, src2], rel);
+            self.push(op);
         }
     }
 

@@ -15,7 +15,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use shader::flow::{CALL_DEPTH, Scope, pushed_scope};
-use shader::isa::{Instruction, PROGRAM_WORDS, SimpleOp, decode};
+use shader::isa::{
+    BinaryOperation, Instruction, OperandDescriptor, Operation, PROGRAM_WORDS, RegisterFile,
+    SimpleOp, decode,
+};
 
 /// How many abstract control states the reachability analysis explores before it falls back
 /// to the coarser stack-blind superset.
@@ -70,6 +73,25 @@ pub struct FlowFacts {
     /// row leaves the state of running it once: a run of them is one run of its own (a
     /// *filler run*), compiled as one instruction that spends the run's length of budget.
     pub filler: Vec<bool>,
+    /// The dot-product groups found by [`FlowFacts::find_dot_groups`] (empty until then: no
+    /// groups).
+    pub dot_groups: Vec<DotGroup>,
+}
+
+/// Where an address stands in a group of dot products computed together: consecutive DP3s,
+/// DP4s or DPHs of one run that write disjoint lanes of one register none of them reads
+/// (`dp4 r0.x, m0, v` … `dp4 r0.w, m3, v`). Each lane's dot product is the one its own
+/// instruction computes, by the same rules, so the group computes the four lanes at once
+/// (docs/architecture.md, "Dot-product groups").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DotGroup {
+    /// Not in a group.
+    #[default]
+    Alone,
+    /// The first of a group of this many instructions (2 to 4).
+    First(u8),
+    /// A later member: its lanes were computed with the first.
+    Later,
 }
 
 /// Where the CALL stack can send control when the next PC is some address (see
@@ -120,6 +142,88 @@ impl FlowFacts {
         facts.leaders = leaders;
         facts.reachable = reachable;
         facts
+    }
+
+    /// Finds the dot-product groups ([`DotGroup`]) of the runs, with the operand descriptors
+    /// `opdescs`. Only for a vertex shader: a geometry shader's failing budget check must
+    /// leave the registers as they were before each instruction of a run.
+    pub fn find_dot_groups(&mut self, decoded: &[Instruction], opdescs: &[u32]) {
+        self.dot_groups = vec![DotGroup::Alone; PROGRAM_WORDS];
+        let mut pc = 0;
+        while pc < PROGRAM_WORDS {
+            let len = self.dot_group_at(decoded, opdescs, pc);
+            if len >= 2 {
+                self.dot_groups[pc] = DotGroup::First(len as u8);
+                for member in &mut self.dot_groups[pc + 1..pc + len] {
+                    *member = DotGroup::Later;
+                }
+            }
+            pc += len.max(1);
+        }
+    }
+
+    /// How many instructions from `pc` form a dot-product group (0 or 1: none).
+    fn dot_group_at(&self, decoded: &[Instruction], opdescs: &[u32], pc: usize) -> usize {
+        let dot = |pc: usize| match decoded[pc].operation() {
+            Some(Operation::Binary {
+                op,
+                dst,
+                desc,
+                a,
+                b,
+            }) if matches!(
+                op,
+                BinaryOperation::Dp3 | BinaryOperation::Dp4 | BinaryOperation::Dph
+            ) =>
+            {
+                let mask = OperandDescriptor(*opdescs.get(desc as usize)?)
+                    .dest_mask()
+                    .0;
+                Some((op, dst, mask, [a.reg, b.reg]))
+            }
+            _ => None,
+        };
+        if !self.reachable[pc] || self.filler[pc] {
+            return 0;
+        }
+        let Some((op, dst, first_mask, _)) = dot(pc) else {
+            return 0;
+        };
+        let reads_dst = |sources: [shader::isa::SrcReg; 2]| {
+            sources.iter().any(|source| {
+                matches!(
+                    (source.file_index(), dst.file_index()),
+                    ((RegisterFile::Temporary, s), (RegisterFile::Temporary, d)) if s == d
+                )
+            })
+        };
+        let mut lanes = first_mask;
+        let mut len = 1;
+        while len < 4 && pc + len < PROGRAM_WORDS {
+            let next = pc + len;
+            if self.leaders[next] || !self.reachable[next] || self.filler[next] {
+                break;
+            }
+            match dot(next) {
+                Some((next_op, next_dst, mask, sources))
+                    if next_op == op
+                        && next_dst == dst
+                        && mask != 0
+                        && mask & lanes == 0
+                        && !reads_dst(sources) =>
+                {
+                    lanes |= mask;
+                    len += 1;
+                }
+                _ => break,
+            }
+        }
+        // Only the later members must not read the register: the first reads it before any
+        // member writes it, as the group does.
+        if len < 2 || first_mask == 0 {
+            return 1;
+        }
+        len
     }
 
     /// Whether `pc` gets code of its own: a reachable address, except inside a filler run
@@ -190,6 +294,23 @@ impl FlowFacts {
             .map_or(PROGRAM_WORDS as u32, |&next| next as u32);
         self.chunks[k] as u32..end
     }
+}
+
+/// Whether the instruction at `pc` is a DP3, DP4 or DPH with the operation and destination
+/// of the one before it (a possible member of a dot-product group).
+fn continues_dots(decoded: &[Instruction], pc: usize) -> bool {
+    let dot = |inst: &Instruction| match inst.operation() {
+        Some(Operation::Binary { op, dst, .. })
+            if matches!(
+                op,
+                BinaryOperation::Dp3 | BinaryOperation::Dp4 | BinaryOperation::Dph
+            ) =>
+        {
+            Some((op, dst))
+        }
+        _ => None,
+    };
+    pc > 0 && dot(&decoded[pc]).is_some() && dot(&decoded[pc]) == dot(&decoded[pc - 1])
 }
 
 /// Cuts program memory into chunks of at most [`CHUNK_WORDS`] reachable words with code of
@@ -269,9 +390,14 @@ fn leaders(
     // Cap the other runs: longer ones keep more values live at once than the host has
     // registers, and register allocation time grows faster than the run (measured: runs of 4
     // compile a 54-instruction straight line 15x faster than one run, and execute as fast).
+    // A run may go up to 3 addresses past the limit to keep a chain of dot products that may
+    // form a group (`FlowFacts::find_dot_groups`) in one run.
     let mut run = 0;
     for (pc, leader) in leaders.iter_mut().enumerate() {
-        if *leader || (run == RUN_LIMIT && !filler[pc]) || !reachable[pc] {
+        let cut = run >= RUN_LIMIT
+            && !filler[pc]
+            && (run >= RUN_LIMIT + 3 || !continues_dots(decoded, pc));
+        if *leader || cut || !reachable[pc] {
             *leader = true;
             run = 0;
         }
@@ -293,4 +419,108 @@ fn reachable(decoded: &[Instruction], entry: u16) -> Vec<bool> {
         return seen;
     }
     shader::flow::explore::reachable_addresses(decoded, entry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shader::isa::{BinaryOp, DestMask, DstReg, RelIndex, SrcReg, Swizzle, UnaryOp};
+
+    /// Program memory from `code` (the rest zero words), with descriptor `k` writing the lanes
+    /// of mask `k`.
+    fn memory(code: &[Instruction]) -> (Vec<Instruction>, Vec<u32>) {
+        let mut decoded = vec![decode(0); PROGRAM_WORDS];
+        decoded[..code.len()].copy_from_slice(code);
+        let opdescs = (0..16)
+            .map(|mask| OperandDescriptor::new(DestMask(mask), [(false, Swizzle::IDENTITY); 3]).0)
+            .collect();
+        (decoded, opdescs)
+    }
+
+    fn dot(op: BinaryOp, dst: DstReg, mask: u8, src2: SrcReg) -> Instruction {
+        Instruction::Binary {
+            op,
+            dst,
+            src1: SrcReg::uniform(4),
+            src2,
+            rel: RelIndex::None,
+            desc: mask,
+        }
+    }
+
+    fn end() -> Instruction {
+        Instruction::Simple {
+            op: SimpleOp::End,
+            ignored: 0,
+        }
+    }
+
+    fn groups(code: &[Instruction]) -> Vec<DotGroup> {
+        let (decoded, opdescs) = memory(code);
+        let mut facts = FlowFacts::analyse(&decoded, 0);
+        facts.find_dot_groups(&decoded, &opdescs);
+        facts.dot_groups[..code.len()].to_vec()
+    }
+
+    #[test]
+    fn a_matrix_transform_is_one_group_even_across_the_run_limit() {
+        use DotGroup::*;
+        let r0 = DstReg::temp(0);
+        let v0 = SrcReg::input(0);
+        let mov = Instruction::Unary {
+            op: UnaryOp::Mov,
+            dst: DstReg::temp(1),
+            src1: v0,
+            rel: RelIndex::None,
+            desc: 0xF,
+            ignored: 0,
+        };
+        // Three instructions first, so a plain cut every RUN_LIMIT addresses would split it.
+        let code = [
+            mov,
+            mov,
+            mov,
+            dot(BinaryOp::Dp4, r0, 0b0001, v0),
+            dot(BinaryOp::Dp4, r0, 0b0010, v0),
+            dot(BinaryOp::Dp4, r0, 0b0100, v0),
+            dot(BinaryOp::Dp4, r0, 0b1000, v0),
+            end(),
+        ];
+        assert_eq!(
+            groups(&code),
+            [Alone, Alone, Alone, First(4), Later, Later, Later, Alone]
+        );
+    }
+
+    #[test]
+    fn dot_products_that_depend_on_each_other_stay_apart() {
+        use DotGroup::*;
+        let r0 = DstReg::temp(0);
+        let v0 = SrcReg::input(0);
+        let dp4 = BinaryOp::Dp4;
+        // Overlapping masks: the second overwrites a lane of the first.
+        let overlap = [dot(dp4, r0, 0b0011, v0), dot(dp4, r0, 0b0010, v0), end()];
+        assert_eq!(groups(&overlap), [Alone, Alone, Alone]);
+        // A later one reads the register: it sees the first's lane.
+        let reads = [
+            dot(dp4, r0, 0b0001, v0),
+            dot(dp4, r0, 0b0010, SrcReg::temp(0)),
+            end(),
+        ];
+        assert_eq!(groups(&reads), [Alone, Alone, Alone]);
+        // The first may read it (before any member writes); the group ends at another
+        // operation and at another destination.
+        let code = [
+            dot(dp4, r0, 0b0001, SrcReg::temp(0)),
+            dot(dp4, r0, 0b0110, v0),
+            dot(BinaryOp::Dp3, r0, 0b1000, v0),
+            dot(BinaryOp::Dp3, DstReg::output(0), 0b0001, v0),
+            dot(BinaryOp::Dp3, DstReg::output(0), 0b0010, v0),
+            end(),
+        ];
+        assert_eq!(
+            groups(&code),
+            [First(2), Later, Alone, First(2), Later, Alone]
+        );
+    }
 }

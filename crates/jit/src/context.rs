@@ -77,8 +77,9 @@ pub struct LoopCounters {
 pub struct JitContext {
     /// r0-r15 (in at the start, out at every exit).
     pub temp: [Vec4; 16],
-    /// o0-o15 (for a geometry shader, the current output bank).
-    pub output: [Vec4; 16],
+    /// o0-o15 (for a geometry shader, the current output bank): [`bank`](Self::bank) or the
+    /// caller's registers (no alignment beyond an f32's is assumed).
+    pub output: *mut [Vec4; 16],
     /// v0-v15 (read only; no alignment beyond an f32's is assumed).
     pub input: *const InputRegisters,
     /// c0-c95 (read only; no alignment beyond an f32's is assumed).
@@ -107,6 +108,8 @@ pub struct JitContext {
     pub budget: u64,
     /// The geometry-shader emission state (null for a vertex shader).
     pub geometry: *mut GeometryRun<'static>,
+    /// Output registers for callers that do not give their own.
+    pub bank: [Vec4; 16],
 }
 
 /// A geometry-shader invocation's emission state, used by the EMIT and SETEMIT host functions.
@@ -125,7 +128,7 @@ impl JitContext {
     pub fn new() -> Box<JitContext> {
         Box::new(JitContext {
             temp: [[0.0; 4]; 16],
-            output: [[0.0; 4]; 16],
+            output: std::ptr::null_mut(),
             input: std::ptr::null(),
             uniform: std::ptr::null(),
             a0: [0; 2],
@@ -140,13 +143,19 @@ impl JitContext {
             error_pc: 0,
             budget: 0,
             geometry: std::ptr::null_mut(),
+            bank: [[0.0; 4]; 16],
         })
     }
 
-    /// Zeroes r0-r15, o0-o15, a0, aL and cmp (a vertex shader's starting state).
-    pub fn reset_registers(&mut self) {
-        self.temp = [[0.0; 4]; 16];
-        self.output = [[0.0; 4]; 16];
+    /// Zeroes the temporaries of `temps` (bit n: rN; the code never touches the others), a0,
+    /// aL and cmp: a vertex shader's starting state but for its outputs, which the caller zeroes
+    /// where it points [`output`](Self::output).
+    pub fn reset_registers(&mut self, temps: u16) {
+        for (n, temp) in self.temp.iter_mut().enumerate() {
+            if temps & (1 << n) != 0 {
+                *temp = [0.0; 4];
+            }
+        }
         self.a0 = [0; 2];
         self.al = 0;
         self.cmp = [0; 2];
@@ -175,26 +184,26 @@ pub unsafe extern "C" fn picajit_setemit(ctx: *mut JitContext, packed: u32) {
     run.state.emit = EmitConfig::unpacked(packed);
 }
 
-/// EMIT: [`GeometryState::emit`] with the current bank (already stored in `ctx.output`), then
-/// the two banks swap places. Returns 0, or [`status::INVALID_EMIT`] for vertex id 3.
+/// EMIT: [`GeometryState::emit`] with the current bank (already stored where `ctx.output`
+/// points), then the two banks swap places. Returns 0, or [`status::INVALID_EMIT`] for vertex
+/// id 3.
 ///
 /// # Safety
-/// As [`picajit_setemit`].
+/// As [`picajit_setemit`]; when `geometry` is not null, `output` points to a live bank that
+/// nothing else borrows.
 pub unsafe extern "C" fn picajit_emit(ctx: *mut JitContext, pc: u32) -> u32 {
     // SAFETY: as picajit_setemit.
     let ctx = unsafe { &mut *ctx };
     let Some(run) = (unsafe { ctx.geometry.as_mut() }) else {
         return 0;
     };
-    if run
-        .state
-        .emit(&ctx.output, pc as u16, &mut *run.sink)
-        .is_err()
-    {
+    // SAFETY: a geometry run points `output` at its own bank (this function's contract).
+    let output = unsafe { &mut *ctx.output };
+    if run.state.emit(output, pc as u16, &mut *run.sink).is_err() {
         ctx.error_pc = pc;
         return status::INVALID_EMIT;
     }
-    std::mem::swap(&mut ctx.output, &mut run.other_bank);
+    std::mem::swap(output, &mut run.other_bank);
     0
 }
 

@@ -438,10 +438,7 @@ impl Lowering<'_, '_> {
         let before_run: Vec<(Reg, Value)> = if geometry {
             written
                 .iter()
-                .map(|&(reg, _)| {
-                    let (offset, ty) = reg.home();
-                    (reg, self.load(ty, offset))
-                })
+                .map(|&(reg, _)| (reg, self.load_reg(reg)))
                 .collect()
         } else {
             Vec::new()
@@ -475,7 +472,7 @@ impl Lowering<'_, '_> {
                             .iter()
                             .find(|&&(r, _)| r == reg)
                             .map_or(old, |&(_, v)| v);
-                        s.store(value, reg.home().0);
+                        s.store_reg(reg, value);
                     }
                     s.b.ins().jump(s.exit, &[code.into(), pc.into()]);
                 };

@@ -142,8 +142,8 @@ use context::{GeometryRun, JitContext, status};
 use shader::exec::{
     BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
 };
-use shader::isa::{Instruction, PROGRAM_WORDS, decode_words};
-use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
+use shader::isa::{Instruction, OperandDescriptor, PROGRAM_WORDS, RegisterFile, decode_words};
+use shader::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
 
 /// Why the JIT could not compile a program: an environment problem (an unsupported host, no
 /// executable memory) or a code-generator limit, never a property of the program, since every
@@ -390,11 +390,13 @@ impl ChunkFunction<'_> {
         };
         let inputs = pointer_at(&mut b, std::mem::offset_of!(JitContext, input));
         let uniforms = pointer_at(&mut b, std::mem::offset_of!(JitContext, uniform));
+        let outputs = pointer_at(&mut b, std::mem::offset_of!(JitContext, output));
         let mut lowering = lower::Lowering {
             b: &mut b,
             ctx: ctx_value,
             inputs,
             uniforms,
+            outputs,
             program: self.program,
             decoded: self.decoded,
             precision: self.config.precision,
@@ -439,8 +441,29 @@ pub struct JitShader {
     config: ExecConfig,
     stats: CompileStats,
     function: CompiledFn,
+    /// The temporaries reachable code reads or writes (bit n: rN): the only ones a vertex
+    /// invocation must start zeroed.
+    temps: u16,
     /// Owns the code; freed on drop.
     module: Option<JITModule>,
+}
+
+/// The temporaries the reachable instructions of `decoded` name, as sources or destination.
+fn temps_named(program: &ShaderProgram, decoded: &[Instruction], reachable: &[bool]) -> u16 {
+    let mut temps = 0u16;
+    for (inst, _) in decoded.iter().zip(reachable).filter(|&(_, &r)| r) {
+        if let Some((RegisterFile::Temporary, n)) = inst.dst().map(|d| d.file_index()) {
+            temps |= 1 << n;
+        }
+        let Some(desc) = inst.desc() else { continue };
+        let desc = OperandDescriptor(program.opdescs[desc as usize]);
+        for source in inst.sources(desc) {
+            if let (RegisterFile::Temporary, n) = source.reg.file_index() {
+                temps |= 1 << n;
+            }
+        }
+    }
+    temps
 }
 
 // SAFETY: after `finalize_definitions` the module is never used again except to free its memory
@@ -514,7 +537,10 @@ impl JitShader {
     /// Compiles `program` with `config`.
     pub fn compile(program: ShaderProgram, config: ExecConfig) -> Result<JitShader, JitError> {
         let decoded: Box<[Instruction]> = decode_words(&program.code[..]).into();
-        let facts = FlowFacts::analyse(&decoded, program.entry);
+        let mut facts = FlowFacts::analyse(&decoded, program.entry);
+        if program.stage == ShaderKind::Vertex {
+            facts.find_dot_groups(&decoded, &program.opdescs[..]);
+        }
 
         let isa = host_isa()?;
         let pointer = isa.pointer_type();
@@ -598,11 +624,13 @@ impl JitShader {
         // SAFETY: the function was defined with `shader_signature`, which is `CompiledFn`'s
         // parameters, result and calling convention.
         let function = unsafe { std::mem::transmute::<*const u8, CompiledFn>(code) };
+        let temps = temps_named(&program, &decoded, &facts.reachable);
         Ok(JitShader {
             program,
             config,
             stats,
             function,
+            temps,
             module: Some(module),
         })
     }
@@ -682,13 +710,15 @@ impl JitShader {
         with_context(|ctx| {
             Self::set_uniforms(ctx, uniforms, uniforms.bools);
             ctx.input = inputs;
-            ctx.reset_registers();
+            ctx.reset_registers(self.temps);
+            // The code writes the caller's registers: no copy, and no wide reads of what it
+            // has just stored in 16-byte pieces.
+            *outputs = [[0.0; 4]; 16];
+            ctx.output = outputs;
             let outcome = self.execute(ctx);
-            *outputs = if outcome.is_ok() {
-                ctx.output
-            } else {
-                [[0.0; 4]; 16]
-            };
+            if outcome.is_err() {
+                *outputs = [[0.0; 4]; 16];
+            }
             outcome.map(|()| Self::flow_registers(ctx))
         })
     }
@@ -701,10 +731,12 @@ impl JitShader {
         inputs: &InputRegisters,
     ) -> Result<VertexResult, ExecError> {
         ctx.input = inputs;
-        ctx.reset_registers();
+        ctx.reset_registers(self.temps);
+        ctx.bank = [[0.0; 4]; 16];
+        ctx.output = &mut ctx.bank;
         self.execute(ctx)?;
         Ok(VertexResult {
-            outputs: ctx.output,
+            outputs: ctx.bank,
             flow: Self::flow_registers(ctx),
         })
     }
@@ -726,7 +758,8 @@ impl JitShader {
             ctx.a0 = state.registers.flow.a0;
             ctx.al = state.registers.flow.al;
             ctx.cmp = state.registers.flow.cmp.map(u32::from);
-            ctx.output = state.banks[state.bank];
+            ctx.bank = state.banks[state.bank];
+            ctx.output = &mut ctx.bank;
             let other_bank = state.banks[state.bank ^ 1];
             let mut run = GeometryRun {
                 state,
@@ -737,7 +770,7 @@ impl JitShader {
             let outcome = self.execute(ctx);
             ctx.geometry = std::ptr::null_mut();
             let state = run.state;
-            state.banks[state.bank] = ctx.output;
+            state.banks[state.bank] = ctx.bank;
             state.banks[state.bank ^ 1] = run.other_bank;
             state.registers.temp = ctx.temp;
             state.registers.flow = Self::flow_registers(ctx);
@@ -754,9 +787,9 @@ thread_local! {
 }
 
 /// Runs `f` on this thread's context (a new one when a call on this thread, from an emission
-/// sink, holds it), then keeps the context for the next call. Its input and uniform pointers
-/// are cleared on the way out: they point into the caller's values, which live only through
-/// the call.
+/// sink, holds it), then keeps the context for the next call. Its input, uniform and output
+/// pointers are cleared on the way out: they point into the caller's values, which live only
+/// through the call.
 fn with_context<R>(f: impl FnOnce(&mut JitContext) -> R) -> R {
     let mut ctx = CONTEXT
         .with(|cell| cell.take())
@@ -764,6 +797,7 @@ fn with_context<R>(f: impl FnOnce(&mut JitContext) -> R) -> R {
     let result = f(&mut ctx);
     ctx.input = std::ptr::null();
     ctx.uniform = std::ptr::null();
+    ctx.output = std::ptr::null_mut();
     CONTEXT.with(|cell| cell.set(Some(ctx)));
     result
 }

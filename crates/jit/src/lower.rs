@@ -19,15 +19,15 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::{FunctionBuilder, Variable};
 
-use super::analysis::FlowFacts;
+use super::analysis::{DotGroup, FlowFacts};
 use super::compare_cc;
 use super::context::JitContext;
 use shader::exec::EmitConfig;
 use shader::float24::lanes::{self, Elements, Lanes};
 use shader::float24::{Precision, arith::LITP_Y_LIMIT};
 use shader::isa::{
-    BinaryOperation, DstReg, Instruction, Operand, OperandDescriptor, Operation, RegisterFile,
-    RelIndex, SimpleOp, UnaryOp,
+    BinaryOperation, DestMask, DstReg, Instruction, Operand, OperandDescriptor, Operation,
+    RegisterFile, RelIndex, SimpleOp, UnaryOp,
 };
 use shader::program::{FLOAT_UNIFORMS, IndexOps, ShaderKind, ShaderProgram, relative_uniform_slot};
 
@@ -81,11 +81,13 @@ pub enum Reg {
 }
 
 impl Reg {
-    /// Where the register lives in the context, and its type there.
+    /// Where the register lives in the context, and its type there. The output registers
+    /// live where the context's output pointer points ([`Lowering::load_reg`] and
+    /// [`Lowering::store_reg`] know it): their offset is from there.
     pub fn home(self) -> (usize, Type) {
         match self {
             Reg::Temp(n) => (offset_of!(JitContext, temp) + 16 * n as usize, F32X4),
-            Reg::Output(n) => (offset_of!(JitContext, output) + 16 * n as usize, F32X4),
+            Reg::Output(n) => (16 * n as usize, F32X4),
             Reg::A0(n) => (offset_of!(JitContext, a0) + 4 * n as usize, types::I32),
             Reg::Al => (offset_of!(JitContext, al), types::I32),
             Reg::Cmp(n) => (offset_of!(JitContext, cmp) + 4 * n as usize, types::I32),
@@ -113,6 +115,8 @@ pub struct Lowering<'a, 'b> {
     pub inputs: Value,
     /// The context's uniform pointer, loaded at the function's entry.
     pub uniforms: Value,
+    /// The context's output pointer (o0-o15), loaded at the function's entry.
+    pub outputs: Value,
     /// The program.
     pub program: &'a ShaderProgram,
     /// Decoded program memory.
@@ -141,12 +145,17 @@ pub fn trusted() -> MemFlagsData {
     MemFlagsData::trusted()
 }
 
-/// Flags of a load from memory the compiled code never writes (inputs, uniforms).
 /// Flags of a load from the caller's inputs and uniforms: never written by the compiled code,
 /// valid (the caller's contract), and aligned only as f32s are, so never folded into an
 /// instruction that needs 16-byte alignment.
 fn caller_memory() -> MemFlagsData {
     MemFlagsData::new().with_notrap().with_readonly()
+}
+
+/// Flags of an access to the output registers: valid (the caller's contract) and aligned only
+/// as f32s are (an emulator's output array is where the code writes).
+fn caller_outputs() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
 }
 
 impl Lowering<'_, '_> {
@@ -188,6 +197,34 @@ impl Lowering<'_, '_> {
             .store(trusted(), value, self.ctx, offset as i32);
     }
 
+    /// Loads `reg` from its home.
+    pub fn load_reg(&mut self, reg: Reg) -> Value {
+        let (offset, ty) = reg.home();
+        match reg {
+            Reg::Output(_) => {
+                let outputs = self.outputs;
+                self.b
+                    .ins()
+                    .load(ty, caller_outputs(), outputs, offset as i32)
+            }
+            _ => self.load(ty, offset),
+        }
+    }
+
+    /// Stores `value` to the home of `reg`.
+    pub fn store_reg(&mut self, reg: Reg, value: Value) {
+        let offset = reg.home().0;
+        match reg {
+            Reg::Output(_) => {
+                let outputs = self.outputs;
+                self.b
+                    .ins()
+                    .store(caller_outputs(), value, outputs, offset as i32);
+            }
+            _ => self.store(value, offset),
+        }
+    }
+
     // ------------------------------------------------------------------ register cache
 
     /// The value of `reg` in this run (loaded on first use).
@@ -195,8 +232,7 @@ impl Lowering<'_, '_> {
         if let Some(&(value, _)) = self.cache.values.get(&reg) {
             return value;
         }
-        let (offset, ty) = reg.home();
-        let value = self.load(ty, offset);
+        let value = self.load_reg(reg);
         self.cache.values.insert(reg, (value, false));
         value
     }
@@ -227,7 +263,7 @@ impl Lowering<'_, '_> {
             .map(|(&reg, &(value, _))| (reg, value))
             .collect();
         for (reg, value) in dirty {
-            self.store(value, reg.home().0);
+            self.store_reg(reg, value);
         }
     }
 
@@ -256,7 +292,7 @@ impl Lowering<'_, '_> {
         for reg in outputs {
             let (value, dirty) = self.cache.values.remove(&reg).expect("listed above");
             if dirty {
-                self.store(value, reg.home().0);
+                self.store_reg(reg, value);
             }
         }
     }
@@ -339,13 +375,17 @@ impl Lowering<'_, '_> {
         self.b.ins().select(past_end, ones, value)
     }
 
-    /// Writes the enabled lanes of `value`.
+    /// Writes the lanes of `value` the descriptor enables.
     fn write(&mut self, dst: DstReg, desc: OperandDescriptor, value: Value) {
+        self.write_lanes(dst, desc.dest_mask(), value);
+    }
+
+    /// Writes the lanes of `value` that `mask` enables.
+    fn write_lanes(&mut self, dst: DstReg, mask: DestMask, value: Value) {
         let reg = match dst.file_index() {
             (RegisterFile::Temporary, n) => Reg::Temp(n),
             (_, n) => Reg::Output(n),
         };
-        let mask = desc.dest_mask();
         if mask.0 == 0 {
             return;
         }
@@ -361,6 +401,86 @@ impl Lowering<'_, '_> {
     }
 
     // ------------------------------------------------------------------ operations
+
+    /// The `len` dot products of the group at `pc` ([`DotGroup`]) at once: lane `j` of the
+    /// result is the dot product of the member that writes lane `j`, by the rules of
+    /// [`lanes::dot_by`] with element `j` of each factor vector that member's operand lane.
+    /// So the factors are the members' operands transposed (broadcasts when they share one),
+    /// and one lane-wise multiply and sum replaces a multiply, broadcasts and a sum per member.
+    fn dot_group(&mut self, pc: u16, len: u8) {
+        let mut first = [None; 4];
+        let mut second = [None; 4];
+        let mut written = 0u8;
+        let mut target = None;
+        let mut operation = None;
+        for member in pc..pc + u16::from(len) {
+            let Some(Operation::Binary {
+                op,
+                dst,
+                a,
+                b,
+                desc,
+            }) = self.decoded[member as usize].operation()
+            else {
+                unreachable!("a dot-product group holds binary operations");
+            };
+            let d = self.descriptor(desc);
+            let a = self.read(a, d);
+            let c = self.read(b, d);
+            let mask = d.dest_mask();
+            for lane in (0..4).filter(|&lane| mask.lane(lane)) {
+                first[lane] = Some(a);
+                second[lane] = Some(c);
+            }
+            written |= mask.0;
+            target = Some(dst);
+            operation = Some(op);
+        }
+        let (Some(dst), Some(op)) = (target, operation) else {
+            unreachable!("a dot-product group is not empty");
+        };
+        let first = self.transposed(first);
+        let second = self.transposed(second);
+        let count = if op == BinaryOperation::Dp3 { 3 } else { 4 };
+        let mut pairs: Vec<(Value, Value)> = (0..count).map(|i| (first[i], second[i])).collect();
+        if op == BinaryOperation::Dph {
+            pairs[3].0 = self.f32x4_const([1.0; 4]);
+        }
+        let p = self.precision;
+        let r = lanes::dot_by(self, &mut lanes::Exactly, &pairs, p);
+        self.write_lanes(dst, DestMask(written), r);
+    }
+
+    /// The columns of the 4x4 matrix whose rows are `rows` (column `i` holds lane `i` of each
+    /// row; a missing row is any other, its lanes unused): the broadcasts of lanes 0-3 when
+    /// every row is the same vector.
+    fn transposed(&mut self, rows: [Option<Value>; 4]) -> [Value; 4] {
+        let any = rows.iter().flatten().copied().next().expect("a row");
+        let rows = rows.map(|row| row.unwrap_or(any));
+        if rows.iter().all(|&row| row == rows[0]) {
+            return std::array::from_fn(|lane| self.broadcast(rows[0], lane));
+        }
+        // Lanes 0-3 of `x` and 4-7 (that is, 0-3 of `y`) picked into a vector.
+        let mut pick = |x: Value, y: Value, lanes: [u8; 4]| {
+            let mut mask = [0u8; 16];
+            for (i, &lane) in lanes.iter().enumerate() {
+                for byte in 0..4 {
+                    mask[4 * i + byte] = 4 * lane + byte as u8;
+                }
+            }
+            super::wide::shuffle(self.b, x, y, mask)
+        };
+        let low01 = pick(rows[0], rows[1], [0, 4, 1, 5]);
+        let low23 = pick(rows[2], rows[3], [0, 4, 1, 5]);
+        let high01 = pick(rows[0], rows[1], [2, 6, 3, 7]);
+        let high23 = pick(rows[2], rows[3], [2, 6, 3, 7]);
+        [
+            pick(low01, low23, [0, 1, 4, 5]),
+            pick(low01, low23, [2, 3, 6, 7]),
+            pick(high01, high23, [0, 1, 4, 5]),
+            pick(high01, high23, [2, 3, 6, 7]),
+        ]
+    }
 
     fn binary(&mut self, op: BinaryOperation, a: Value, c: Value) -> Value {
         let p = self.precision;
@@ -459,6 +579,14 @@ impl Lowering<'_, '_> {
     /// Lowers the data part of the instruction at `pc`. Returns a status value to check when
     /// the instruction can fail (EMIT).
     pub fn data(&mut self, pc: u16, inst: &Instruction) -> Option<Value> {
+        match self.facts.dot_groups.get(pc as usize) {
+            Some(DotGroup::First(len)) => {
+                self.dot_group(pc, *len);
+                return None;
+            }
+            Some(DotGroup::Later) => return None,
+            _ => {}
+        }
         if let Some(operation) = inst.operation() {
             self.operate(operation);
             return None;
