@@ -356,3 +356,80 @@ fn constant_lane_patterns_are_bounded() {
     uniforms.float[9] = [0.0, 1.0, 0.0, 1.0];
     assert_eq!(engine.variant_key(&uniforms).constants.count(), 1);
 }
+
+#[test]
+fn each_batch_runs_on_the_kernel_of_its_own_uniforms() {
+    use picajit::asm::{AsmOptions, SourceFile, assemble};
+    use picajit::jit::ConstantLanes;
+    // A kernel that writes what it was compiled for (its key's bools and known constants) into
+    // o0.x and o0.y: which kernel ran each batch shows in its outputs.
+    struct Tagged([f32; 2]);
+    impl GroupKernel for Tagged {
+        fn name(&self) -> &'static str {
+            "tagged"
+        }
+        fn run(&self, _: &Uniforms, io: &mut BatchIo<'_>, _: &mut Vec<usize>) {
+            for i in 0..io.count() {
+                for c in 0..4 {
+                    io.outputs.plane_mut(c)[i] = self.0.get(c).copied().unwrap_or(0.0);
+                }
+            }
+        }
+    }
+    let source = SourceFile {
+        name: "dp4.v.pica".to_string(),
+        text: ".fvec m\n.in p v0\n.out o position\n.proc main\n dp4 o.x, m, p\n mov o.yzw, p\n end\n.end\n"
+            .to_string(),
+    };
+    let assembly = assemble(&[source], AsmOptions::default()).unwrap();
+    let candidates =
+        ConstantLanes::candidates(&ShaderProgram::from_shbin(&assembly.shbin, 0).unwrap());
+    let exact: Arc<dyn ShaderEngine> =
+        Arc::from(prepare(EngineKind::Interpreter, program(), ExecConfig::default()).unwrap());
+    let engine = Specializing::new(
+        "test",
+        program(),
+        ExecConfig::default(),
+        Box::new(|_, _, key: VariantKey| {
+            let tag = [f32::from(key.bools), key.constants.count() as f32];
+            Ok(Box::new(Tagged(tag)) as Box<dyn GroupKernel>)
+        }),
+        CompileMode::Blocking,
+        exact.clone(),
+        exact,
+    )
+    .with_constant_lanes(candidates);
+    let with = |bools: u16, c0: [f32; 4]| {
+        let mut uniforms = Uniforms {
+            bools,
+            ..Uniforms::default()
+        };
+        uniforms.float[0] = c0;
+        uniforms
+    };
+    let plain = [0.5; 4];
+    let one_zero = [0.0, 0.5, 0.5, 0.5];
+    let inputs = vertices(8);
+    // Each batch's uniforms differ from the last one's in one way at most: bools, a float that
+    // makes a known zero, a float that does not, only the sign of a zero.
+    for (uniforms, tag) in [
+        (with(1, plain), [1.0, 0.0]),
+        (with(2, plain), [2.0, 0.0]),
+        (with(1, plain), [1.0, 0.0]),
+        (with(1, one_zero), [1.0, 1.0]),
+        (with(1, [-0.0, 0.5, 0.5, 0.5]), [1.0, 1.0]),
+        (with(1, [0.0, 0.25, 0.5, 0.5]), [1.0, 1.0]),
+        (with(1, plain), [1.0, 0.0]),
+        (with(2, one_zero), [2.0, 1.0]),
+    ] {
+        let outputs = run(&engine, &uniforms, &inputs);
+        let n = inputs.len();
+        assert_eq!(
+            [outputs[0], outputs[n]],
+            tag.map(f32::to_bits),
+            "b = {:#x}, c0 = {:?}",
+            uniforms.bools,
+            uniforms.float[0]
+        );
+    }
+}

@@ -501,33 +501,106 @@ pub unsafe extern "C" fn picajit_run_vertices(
         let input_set = RegisterSet(batch.input_mask);
         let output_set = RegisterSet(batch.output_mask);
         PLANES.with_borrow_mut(|planes| {
-            // The masked registers, converted (docs/execution-model.md §7), as planes.
-            planes.inputs.clear();
-            planes.inputs.resize(input_set.planes() * count, 0.0);
-            for (slot, n) in input_set.iter().enumerate() {
-                for c in 0..4 {
-                    let plane = &mut planes.inputs[(4 * slot + c) * count..][..count];
-                    for (value, vertex) in plane.iter_mut().zip(input_vertices) {
-                        *value = convert_f32(vertex[n][c], precision);
-                    }
-                }
+            vertices_to_planes(input_vertices, input_set, precision, &mut planes.inputs);
+            // Every element is written by the run (docs: a batch writes every vertex's
+            // outputs), so what a longer earlier call left is not cleared.
+            let output_len = output_set.planes() * count;
+            if planes.outputs.len() < output_len {
+                planes.outputs.resize(output_len, 0.0);
             }
-            planes.outputs.clear();
-            planes.outputs.resize(output_set.planes() * count, 0.0);
+            let outputs = &mut planes.outputs[..output_len];
             let inputs = SoaInputs::new(&planes.inputs, input_set, count, count)?;
-            let outputs = SoaOutputs::new(&mut planes.outputs, output_set, count, count)?;
-            let failed = run_planes(engine, uniforms, inputs, outputs, flow_out, errors_out)?;
-            for (slot, n) in output_set.iter().enumerate() {
-                for c in 0..4 {
-                    let plane = &planes.outputs[(4 * slot + c) * count..][..count];
-                    for (vertex, &value) in output_vertices.iter_mut().zip(plane) {
-                        vertex[n][c] = value;
-                    }
-                }
-            }
+            let soa_outputs = SoaOutputs::new(outputs, output_set, count, count)?;
+            let failed = run_planes(engine, uniforms, inputs, soa_outputs, flow_out, errors_out)?;
+            planes_to_vertices(outputs, output_set, output_vertices);
             Ok(failed)
         })
     })
+}
+
+/// The registers of `set` of each vertex as register values (an f32 attribute's conversion in
+/// the mode, docs/execution-model.md §7) in `planes`, replaced: plane `4 * slot + lane` of the
+/// `vertices.len()` vertices. Plane by plane, so that the stores (and the conversion) go along
+/// a plane.
+fn vertices_to_planes(
+    vertices: &[InputRegisters],
+    set: RegisterSet,
+    precision: Precision,
+    planes: &mut Vec<f32>,
+) {
+    let count = vertices.len();
+    planes.clear();
+    planes.resize(set.planes() * count, 0.0);
+    for (slot, n) in set.iter().enumerate() {
+        for lane in 0..4 {
+            let plane = &mut planes[(4 * slot + lane) * count..][..count];
+            let values = plane.iter_mut().zip(vertices);
+            if precision == Precision::F32 {
+                values.for_each(|(value, vertex)| *value = vertex[n][lane]);
+            } else {
+                values.for_each(|(value, vertex)| *value = convert_f32(vertex[n][lane], precision));
+            }
+        }
+    }
+}
+
+/// Writes the planes of `set` (as [`vertices_to_planes`] lays them out) to the registers of
+/// each vertex; the other registers keep what they hold. Four vertices at a time: the four
+/// planes of a register read as rows and transposed, one store per register.
+fn planes_to_vertices(planes: &[f32], set: RegisterSet, vertices: &mut [[Vec4; 16]]) {
+    let count = vertices.len();
+    let whole = count / 4 * 4;
+    for (slot, n) in set.iter().enumerate() {
+        let planes = &planes[4 * slot * count..][..4 * count];
+        for i in (0..whole).step_by(4) {
+            let rows = std::array::from_fn(|lane| {
+                let mut row = [0.0; 4];
+                row.copy_from_slice(&planes[lane * count + i..][..4]);
+                row
+            });
+            for (vertex, register) in vertices[i..i + 4].iter_mut().zip(transposed(rows)) {
+                vertex[n] = register;
+            }
+        }
+        for (i, vertex) in vertices.iter_mut().enumerate().skip(whole) {
+            vertex[n] = std::array::from_fn(|lane| planes[lane * count + i]);
+        }
+    }
+}
+
+/// The columns of the 4x4 matrix `rows`: element `k` of result `j` is element `j` of row `k`.
+#[inline(always)]
+fn transposed(rows: [Vec4; 4]) -> [Vec4; 4] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            _mm_loadu_ps, _mm_movehl_ps, _mm_movelh_ps, _mm_storeu_ps, _mm_unpackhi_ps,
+            _mm_unpacklo_ps,
+        };
+        // SAFETY: SSE is part of x86_64; the loads and stores are of whole [f32; 4]s.
+        unsafe {
+            let [a, b, c, d] = rows.map(|row| _mm_loadu_ps(row.as_ptr()));
+            let ab_low = _mm_unpacklo_ps(a, b);
+            let cd_low = _mm_unpacklo_ps(c, d);
+            let ab_high = _mm_unpackhi_ps(a, b);
+            let cd_high = _mm_unpackhi_ps(c, d);
+            let columns = [
+                _mm_movelh_ps(ab_low, cd_low),
+                _mm_movehl_ps(cd_low, ab_low),
+                _mm_movelh_ps(ab_high, cd_high),
+                _mm_movehl_ps(cd_high, ab_high),
+            ];
+            columns.map(|column| {
+                let mut out = [0.0; 4];
+                _mm_storeu_ps(out.as_mut_ptr(), column);
+                out
+            })
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        std::array::from_fn(|j| std::array::from_fn(|k| rows[k][j]))
+    }
 }
 
 /// The checks every batch call makes on its count and masks against the program's layout;

@@ -22,7 +22,9 @@ use shader::exec::{
     BatchIo, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel,
     ShaderEngine, VertexResult,
 };
-use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
+use shader::program::{
+    FLOAT_UNIFORMS, FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4,
+};
 
 /// What a kernel is specialised on: the bool uniforms, the int uniforms and the float uniform
 /// components known to be zero or +1.0.
@@ -168,6 +170,16 @@ pub struct Specializing {
     exact: Arc<dyn ShaderEngine>,
     /// Runs batches while a background compile is in flight, and those of refused variants.
     meanwhile: Arc<dyn ShaderEngine>,
+    /// The last batch's uniforms that found their kernel ready, and the kernel.
+    last: Mutex<Option<Bound>>,
+}
+
+/// Uniforms and the ready kernel their batches run on.
+struct Bound {
+    floats: Box<[Vec4; FLOAT_UNIFORMS]>,
+    bools: u16,
+    ints: [[u8; 4]; 4],
+    kernel: Arc<AdaptiveKernel>,
 }
 
 /// Which engine ran (or will run) a batch of a [`Specializing`] engine, for reports and tests.
@@ -211,6 +223,7 @@ impl Specializing {
             mode,
             exact,
             meanwhile,
+            last: Mutex::new(None),
         }
     }
 
@@ -303,6 +316,31 @@ impl Specializing {
     /// (or, blocking, runs or waits for) its compile when it is not (in the background: when
     /// the variant is hot).
     fn kernel_for(&self, uniforms: &Uniforms, work: u64) -> Option<Arc<AdaptiveKernel>> {
+        // The uniforms of the last batch that found its kernel ready: an emulator sends many
+        // small batches between uniform changes, and the key costs more than one comparison.
+        let last = || self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(bound) = &*last()
+            && bound.bools == uniforms.bools
+            && bound.ints == uniforms.int
+            && uniforms.floats_are(&bound.floats)
+        {
+            return Some(bound.kernel.clone());
+        }
+        // Not locked meanwhile: this may compile.
+        let kernel = self.find_kernel(uniforms, work);
+        if let Some(kernel) = &kernel {
+            *last() = Some(Bound {
+                floats: Box::new(uniforms.float),
+                bools: uniforms.bools,
+                ints: uniforms.int,
+                kernel: kernel.clone(),
+            });
+        }
+        kernel
+    }
+
+    /// [`kernel_for`](Self::kernel_for) without its memo.
+    fn find_kernel(&self, uniforms: &Uniforms, work: u64) -> Option<Arc<AdaptiveKernel>> {
         let key = self.shared.key(uniforms);
         let hot_after = match self.mode {
             CompileMode::Blocking => 0,

@@ -178,6 +178,17 @@ impl Default for Uniforms {
 }
 
 impl Uniforms {
+    /// Whether the float uniforms are `floats` bit for bit (NaN payloads and the sign of zero
+    /// count, as they do in results): for a cache of what is derived from them.
+    pub fn floats_are(&self, floats: &[Vec4; FLOAT_UNIFORMS]) -> bool {
+        /// The bytes of the float uniforms.
+        fn bytes(floats: &[Vec4; FLOAT_UNIFORMS]) -> &[u8] {
+            // SAFETY: the array is plain f32s with no padding; any byte of it may be read.
+            unsafe { std::slice::from_raw_parts(floats.as_ptr().cast(), size_of_val(floats)) }
+        }
+        bytes(&self.float) == bytes(floats)
+    }
+
     /// Sets float uniform `index` from raw float24 values (float24 upload mode: kept exactly,
     /// subnormals included).
     pub fn set_float_f24(&mut self, index: usize, value: [F24; 4]) {

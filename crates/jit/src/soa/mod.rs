@@ -554,7 +554,7 @@ impl SoaJit {
             groups: groups as i64,
             declined: declined.as_mut_ptr(),
             uniforms: planes.table.0.as_ptr().cast(),
-            flow: flow.data.as_mut_ptr().wrapping_add(flow_start),
+            flow: flow.base().wrapping_add(flow_start),
             flow_stride: (4 * flow.stride) as i64,
             flow_step: if flow.stride == 0 { 0 } else { 16 },
         };
@@ -605,8 +605,12 @@ struct Planes<'t> {
 
 /// The final a0/aL/cmp of each vertex, as five i32 planes.
 struct FlowPlanes {
+    /// The planes of every vertex, when they are kept.
     data: Vec<i32>,
-    /// Elements between planes (0: one group's entries, overwritten by every group).
+    /// One group's entries, overwritten by every group, when they are not (no allocation for
+    /// a batch that does not want them).
+    group: [i32; 5 * GROUP],
+    /// Elements between planes (0: `group`).
     stride: usize,
 }
 
@@ -615,12 +619,23 @@ impl FlowPlanes {
         match vertices {
             Some(n) => FlowPlanes {
                 data: vec![0; 5 * n],
+                group: [0; 5 * GROUP],
                 stride: n,
             },
             None => FlowPlanes {
-                data: vec![0; 5 * 4],
+                data: Vec::new(),
+                group: [0; 5 * GROUP],
                 stride: 0,
             },
+        }
+    }
+
+    /// Where the compiled code writes.
+    fn base(&mut self) -> *mut i32 {
+        if self.stride == 0 {
+            self.group.as_mut_ptr()
+        } else {
+            self.data.as_mut_ptr()
         }
     }
 
@@ -760,22 +775,22 @@ impl SoaJit {
     }
 
     /// The uniform table of `uniforms`: the last batch's when its float uniforms have the same
-    /// bits, made anew otherwise.
-    fn table_for(&self, uniforms: &Uniforms) -> std::sync::Arc<UniformTable> {
-        /// The bits of the float uniforms ([[f32; 4]; 96] has no padding).
-        fn bits(floats: &[Vec4; FLOAT_UNIFORMS]) -> &[u8] {
-            // SAFETY: the array is plain f32s, no padding; any byte of it may be read.
-            unsafe { std::slice::from_raw_parts(floats.as_ptr().cast(), size_of_val(floats)) }
-        }
+    /// bits, made anew otherwise; `None` when they lack a component this kernel takes as a
+    /// known zero or one ([`ConstantLanes::hold_for`], which a table kept for the same bits
+    /// has passed already).
+    fn table_for(&self, uniforms: &Uniforms) -> Option<std::sync::Arc<UniformTable>> {
         let mut last = self.last_table.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((floats, table)) = &*last
-            && bits(floats) == bits(&uniforms.float)
+            && uniforms.floats_are(floats)
         {
-            return table.clone();
+            return Some(table.clone());
+        }
+        if !self.constants.hold_for(uniforms, self.config.precision) {
+            return None;
         }
         let table = std::sync::Arc::new(*UniformTable::new(uniforms, self.config.precision));
         *last = Some((Box::new(uniforms.float), table.clone()));
-        table
+        Some(table)
     }
 
     /// Runs every group of `io` on this kernel (flagged ones again on the more exact kernels).
@@ -797,12 +812,14 @@ impl SoaJit {
         if io.outputs.registers() != self.layout.outputs
             || uniforms.bools != self.bools
             || uniforms.int != self.ints
-            || !self.constants.hold_for(uniforms, self.config.precision)
         {
             declined.extend(0..count);
             return false;
         }
-        let table = self.table_for(uniforms);
+        let Some(table) = self.table_for(uniforms) else {
+            declined.extend(0..count);
+            return false;
+        };
         // Inputs in the layout the code was compiled for.
         let repacked;
         let (in_data, in_stride): (&[f32], usize) = if io.inputs.registers() == self.layout.inputs {
@@ -818,7 +835,15 @@ impl SoaJit {
         let groups = count / GROUP;
         let tail = count % GROUP;
         let mut flow = FlowPlanes::new(io.flow.is_some().then_some(groups * GROUP + GROUP));
-        let mut bytes = vec![0u8; groups + 1];
+        // A group's declined byte each (on the stack for the small batches an emulator sends).
+        let mut small = [0u8; 64];
+        let mut large = Vec::new();
+        let bytes: &mut [u8] = if groups < small.len() {
+            &mut small[..groups + 1]
+        } else {
+            large.resize(groups + 1, 0u8);
+            &mut large
+        };
         let out_stride = io.outputs.stride();
         let out_base = io.outputs.base_ptr();
         let mut flagged_many = false;
@@ -830,7 +855,7 @@ impl SoaJit {
                 out_stride,
                 table: &table,
             };
-            let flagged = self.run_groups(planes, groups, &mut bytes, &mut flow);
+            let flagged = self.run_groups(planes, groups, bytes, &mut flow);
             flagged_many = flagged * PREFER_FALLBACK_RATIO > groups;
         }
         if tail > 0 {
