@@ -11,7 +11,7 @@ use picajit::engine::specialized::{
 };
 use picajit::engine::{EngineKind, prepare};
 use picajit::exec::{
-    BatchIo, BatchLayout, ExecConfig, ExecError, GroupKernel, ShaderEngine, SoaBuffer,
+    BatchIo, BatchLayout, ExecConfig, ExecError, GroupKernel, ShaderEngine, SoaBuffer, VertexRunner,
 };
 use picajit::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms};
 
@@ -246,12 +246,47 @@ fn a_background_engine_switches_when_ready() {
     let inputs = vertices(20);
     let uniforms = Uniforms::default();
     assert!(!engine.is_ready());
+    assert!(matches!(engine.vertex_runner(), VertexRunner::Unsettled));
     assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
     release.send(()).unwrap();
     engine.wait();
     assert!(engine.is_ready());
     assert_eq!(engine.failure(), None);
     assert_eq!(run(&engine, &uniforms, &inputs), expected(&inputs));
+    assert_eq!(
+        runner_name(&engine),
+        Some("jit"),
+        "the compiled engine, for good"
+    );
+}
+
+/// The name of the engine `engine`'s single vertices go to for good (`None`: unsettled).
+fn runner_name(engine: &dyn ShaderEngine) -> Option<&'static str> {
+    match engine.vertex_runner() {
+        VertexRunner::Itself => Some(engine.name()),
+        VertexRunner::Inner(inner) => {
+            assert_eq!(inner.program(), engine.program());
+            assert_eq!(inner.config(), engine.config());
+            Some(inner.name())
+        }
+        VertexRunner::Unsettled => None,
+    }
+}
+
+#[test]
+fn every_engine_says_which_engine_runs_its_single_vertices() {
+    let config = ExecConfig::default();
+    for (kind, runner) in [
+        (EngineKind::Interpreter, "interp"),
+        (EngineKind::Jit, "jit"),
+        (EngineKind::SoaJit, "jit"),
+        (EngineKind::VectorInterpreter, "interp"),
+        (EngineKind::Auto, "jit"),
+    ] {
+        let engine = prepare(kind, program(), config).unwrap();
+        engine.warm_up(&Uniforms::default());
+        assert_eq!(runner_name(&*engine), Some(runner), "{}", kind.name());
+    }
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::ffi::{CStr, CString, c_char};
 use std::num::NonZeroUsize;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use super::uniforms::UniformsHandle;
 use super::{
@@ -14,7 +14,7 @@ use super::{
 use crate::engine::cache::{DEFAULT_CAPACITY, ProgramCache};
 use crate::engine::{prepare, prepare_cached};
 use crate::exec::{
-    BatchLayout, CompileStatus, DEFAULT_INSTRUCTION_BUDGET, ExecConfig, ShaderEngine,
+    BatchLayout, CompileStatus, DEFAULT_INSTRUCTION_BUDGET, ExecConfig, ShaderEngine, VertexRunner,
 };
 use crate::float24::Precision;
 use crate::program::{ShaderKind, ShaderProgram};
@@ -78,6 +78,9 @@ pub struct EngineHandle {
     pub stage: ShaderKind,
     /// See `stage`.
     pub precision: Precision,
+    /// The engine that runs single vertices for good, once it is settled
+    /// ([`ShaderEngine::vertex_runner`]): called directly, past the wrappers.
+    vertex: OnceLock<Arc<dyn ShaderEngine>>,
 }
 
 impl EngineHandle {
@@ -87,6 +90,19 @@ impl EngineHandle {
             precision: engine.config().precision,
             engine,
             layout,
+            vertex: OnceLock::new(),
+        }
+    }
+
+    /// The engine to run one vertex on: the settled runner, or the engine while none is.
+    pub fn vertex_engine(&self) -> &dyn ShaderEngine {
+        if let Some(runner) = self.vertex.get() {
+            return runner.as_ref();
+        }
+        match self.engine.vertex_runner() {
+            VertexRunner::Itself => self.vertex.get_or_init(|| self.engine.clone()).as_ref(),
+            VertexRunner::Inner(runner) => self.vertex.get_or_init(|| runner).as_ref(),
+            VertexRunner::Unsettled => self.engine.as_ref(),
         }
     }
 }

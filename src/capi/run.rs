@@ -303,13 +303,14 @@ pub unsafe extern "C" fn picajit_run_vertex(
         };
         require_stage(engine, ShaderKind::Vertex)?;
         let uniforms = uniforms.for_engine(engine.precision)?;
+        let runner = engine.vertex_engine();
         let outcome = if engine.precision == Precision::F32 {
-            engine.engine.run_vertex_into(uniforms, inputs, outputs)
+            runner.run_vertex_into(uniforms, inputs, outputs)
         } else {
             // The registers the program does not read are never looked at: left unset.
             let mut converted = [[0.0; 4]; 16];
             let inputs = input_registers(engine, inputs, &mut converted);
-            engine.engine.run_vertex_into(uniforms, inputs, outputs)
+            runner.run_vertex_into(uniforms, inputs, outputs)
         };
         if let Some(flow) = flow {
             *flow = outcome.clone().unwrap_or_default().into();

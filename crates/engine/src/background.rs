@@ -15,7 +15,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use super::EngineError;
 use shader::exec::{
     BatchIo, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine,
-    VertexResult,
+    VertexResult, VertexRunner,
 };
 use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
 
@@ -225,6 +225,13 @@ impl ShaderEngine for Background {
     fn warm_up(&self, uniforms: &Uniforms) {
         self.wait();
         self.current().warm_up(uniforms);
+    }
+
+    fn vertex_runner(&self) -> VertexRunner {
+        match self.shared.ready.get() {
+            Some(compiled) => VertexRunner::through(compiled),
+            None => VertexRunner::Unsettled,
+        }
     }
 
     fn compile_status(&self, uniforms: &Uniforms) -> CompileStatus {

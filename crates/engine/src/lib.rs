@@ -309,6 +309,9 @@ impl ShaderEngine for Renamed {
     fn compile_status(&self, uniforms: &shader::program::Uniforms) -> shader::exec::CompileStatus {
         self.inner.compile_status(uniforms)
     }
+    fn vertex_runner(&self) -> shader::exec::VertexRunner {
+        shader::exec::VertexRunner::through(&self.inner)
+    }
     fn run_geometry(
         &self,
         state: &mut shader::exec::GeometryState,

@@ -20,7 +20,7 @@ use super::tiered::AdaptiveKernel;
 use jit::{ConstantLanes, UniformComponents};
 use shader::exec::{
     BatchIo, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel,
-    ShaderEngine, VertexResult,
+    ShaderEngine, VertexResult, VertexRunner,
 };
 use shader::program::{
     FLOAT_UNIFORMS, FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4,
@@ -451,6 +451,10 @@ impl ShaderEngine for Specializing {
         self.ensure_compiled(uniforms);
         self.exact.warm_up(uniforms);
         self.meanwhile.warm_up(uniforms);
+    }
+
+    fn vertex_runner(&self) -> VertexRunner {
+        VertexRunner::through(&self.exact)
     }
 
     fn compile_status(&self, uniforms: &Uniforms) -> CompileStatus {

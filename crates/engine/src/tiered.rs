@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use shader::exec::{
     BatchIo, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel,
-    ShaderEngine, VertexResult,
+    ShaderEngine, VertexResult, VertexRunner,
 };
 use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
 
@@ -160,6 +160,10 @@ impl ShaderEngine for KernelEngine {
 
     fn compile_status(&self, uniforms: &Uniforms) -> CompileStatus {
         self.exact.compile_status(uniforms)
+    }
+
+    fn vertex_runner(&self) -> VertexRunner {
+        VertexRunner::through(&self.exact)
     }
 
     fn run_geometry(

@@ -73,6 +73,9 @@ macro_rules! vector_ir_elements {
         fn is_number(&mut self, a: Value) -> Value {
             self.b.ins().fcmp(FloatCC::Ordered, a, a)
         }
+        fn both_numbers(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().fcmp(FloatCC::Ordered, a, b)
+        }
         fn both(&mut self, a: Value, b: Value) -> Value {
             self.b.ins().band(a, b)
         }

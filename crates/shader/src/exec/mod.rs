@@ -328,6 +328,29 @@ impl GeometryState {
     }
 }
 
+/// Which engine runs an engine's single vertices ([`ShaderEngine::run_vertex`] and
+/// [`ShaderEngine::run_vertex_into`]) from now on ([`ShaderEngine::vertex_runner`]), so that a
+/// caller running one vertex at a time can call it directly instead of through every wrapper.
+#[derive(Clone)]
+pub enum VertexRunner {
+    /// The engine itself, always.
+    Itself,
+    /// This engine, always (same program, settings and results).
+    Inner(std::sync::Arc<dyn ShaderEngine>),
+    /// Not settled yet (a compile in the background may take over): ask again later.
+    Unsettled,
+}
+
+impl VertexRunner {
+    /// The runner of a wrapper that sends its single vertices to `inner`.
+    pub fn through(inner: &std::sync::Arc<dyn ShaderEngine>) -> VertexRunner {
+        match inner.vertex_runner() {
+            VertexRunner::Itself => VertexRunner::Inner(inner.clone()),
+            settled_or_not => settled_or_not,
+        }
+    }
+}
+
 /// Where the compiles an engine leaves for later stand, for batches run with given uniforms
 /// ([`ShaderEngine::compile_status`]). Cold and compiling are unsettled: calls run meanwhile, on
 /// an engine that needs no compile, with the same bits. Ready and failed are settled.
@@ -438,6 +461,12 @@ pub trait ShaderEngine: Send + Sync {
     /// next batch runs at full speed. Engines with nothing left to do return at once.
     fn warm_up(&self, uniforms: &Uniforms) {
         let _ = uniforms;
+    }
+
+    /// Which engine runs this one's single vertices from now on: itself by default; a wrapper
+    /// that sends them to an inner engine says which ([`VertexRunner::through`]).
+    fn vertex_runner(&self) -> VertexRunner {
+        VertexRunner::Itself
     }
 
     /// Where the compiles the engine leaves for later stand for calls with `uniforms`: what

@@ -78,6 +78,13 @@ pub trait Elements {
     fn is_number(&mut self, a: Self::Float) -> Self::Mask;
     /// Predicate and.
     fn both(&mut self, a: Self::Mask, b: Self::Mask) -> Self::Mask;
+    /// Whether neither element is a NaN (one comparison on most hosts).
+    #[inline(always)]
+    fn both_numbers(&mut self, a: Self::Float, b: Self::Float) -> Self::Mask {
+        let a = self.is_number(a);
+        let b = self.is_number(b);
+        self.both(a, b)
+    }
     /// Predicate or.
     fn either(&mut self, a: Self::Mask, b: Self::Mask) -> Self::Mask;
     /// `mask ? a : b`, element by element.
@@ -346,9 +353,7 @@ fn range_rules<L: Elements>(l: &mut L, bits: L::Bits) -> L::Bits {
 pub fn sanitized_mul<L: Elements>(l: &mut L, a: L::Float, b: L::Float) -> L::Float {
     let product = l.fmul(a, b);
     let product_nan = l.is_nan(product);
-    let a_number = l.is_number(a);
-    let b_number = l.is_number(b);
-    let factors_numbers = l.both(a_number, b_number);
+    let factors_numbers = l.both_numbers(a, b);
     let zero_it = l.both(product_nan, factors_numbers);
     let bits = l.bits_of(product);
     let r = l.clear_where(zero_it, bits);
@@ -496,7 +501,7 @@ pub fn mul_by<L: Elements, F: Finish<L>>(
 ) -> L::Float {
     let a = flush(l, a, p);
     let b = flush(l, b, p);
-    match product_term(l, fin, a, b, p, p.is_f24()) {
+    match product_term(l, fin, a, b, p, p.is_f24(), false) {
         Term::Rounded(v) => v,
         Term::Vanished(nan) => {
             let zero = l.splat(0.0);
@@ -523,6 +528,10 @@ enum Term<F, M> {
 ///   mode turns every zero product into +0): the product is +0 (the multiply's inf·0 = 0
 ///   included), or a NaN where the other factor is one; that factor needs no NaN test when the
 ///   finish flags NaN results and rounded it.
+///
+/// In f32 mode a product that is `summed` (a MAD's or a dot product's) is not rounded: there
+/// rounding is only NaN canonicalisation, and a NaN term makes the sum a NaN, which the sum's
+/// own rounding makes canonical, so the result is the same bits.
 #[inline(always)]
 fn product_term<L: Elements, F: Finish<L>>(
     l: &mut L,
@@ -531,11 +540,19 @@ fn product_term<L: Elements, F: Finish<L>>(
     b: L::Float,
     p: Precision,
     zero_vanishes: bool,
+    summed: bool,
 ) -> Term<L::Float, L::Mask> {
+    let round = |l: &mut L, fin: &mut F, v: L::Float| {
+        if summed && p == Precision::F32 {
+            v
+        } else {
+            fin.round(l, v, p)
+        }
+    };
     let known = [l.known_factor(a), l.known_factor(b)];
     if known == [None, None] {
         let product = fin.product(l, a, b);
-        return Term::Rounded(fin.round(l, product, p));
+        return Term::Rounded(round(l, fin, product));
     }
     if zero_vanishes {
         for (factor, other, other_known) in [(known[0], b, known[1]), (known[1], a, known[0])] {
@@ -555,11 +572,11 @@ fn product_term<L: Elements, F: Finish<L>>(
             if l.is_rounded(other) {
                 return Term::Rounded(other);
             }
-            return Term::Rounded(fin.round(l, other, p));
+            return Term::Rounded(round(l, fin, other));
         }
     }
     let product = fin.product(l, a, b);
-    Term::Rounded(fin.round(l, product, p))
+    Term::Rounded(round(l, fin, product))
 }
 
 /// `v`, a NaN wherever `nan` says.
@@ -613,7 +630,7 @@ pub fn mad_by<L: Elements, F: Finish<L>>(
     let c = flush(l, c, p);
     // A product of +0 adds nothing in the float24 modes (c is flushed, so never -0); in f32
     // mode a -0 product would turn a -0 addend into +0, so the product is kept there.
-    match product_term(l, fin, a, b, p, p.is_f24()) {
+    match product_term(l, fin, a, b, p, p.is_f24(), true) {
         Term::Rounded(product) => {
             let sum = l.fadd(product, c);
             fin.round(l, sum, p)
@@ -718,7 +735,7 @@ pub fn dot_by<L: Elements, F: Finish<L>>(
     for (term, &(a, b)) in terms.iter_mut().zip(pairs) {
         let a = flush(l, a, p);
         let b = flush(l, b, p);
-        *term = match product_term(l, fin, a, b, p, true) {
+        *term = match product_term(l, fin, a, b, p, true, true) {
             Term::Rounded(v) => Some(v),
             Term::Vanished(poison) => {
                 nan = either_nan(l, nan, poison);
@@ -734,7 +751,12 @@ pub fn dot_by<L: Elements, F: Finish<L>>(
 /// MUL, summed by [`dot_sum`].
 pub fn dot<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, lanes: usize, p: Precision) -> L::Float {
     debug_assert!(lanes == 3 || lanes == 4);
-    let products = mul(l, a, b, p);
+    // Summed: in f32 mode not rounded (see `product_term`), and f32 mode flushes nothing.
+    let products = if p == Precision::F32 {
+        sanitized_mul(l, a, b)
+    } else {
+        mul(l, a, b, p)
+    };
     let mut terms = [products; 4];
     for (lane, term) in terms.iter_mut().enumerate().take(lanes) {
         *term = l.broadcast(products, lane);
