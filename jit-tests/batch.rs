@@ -10,8 +10,8 @@ use picajit::document::input::parse_input_for;
 use picajit::engine::parallel::{run_batch_chunked, run_batch_threads};
 use picajit::engine::{EngineKind, prepare};
 use picajit::exec::{
-    BatchError, BatchIo, BatchLayout, ExecConfig, ExecError, RegisterSet, ShaderEngine, SoaBuffer,
-    SoaInputs, SoaOutputs,
+    ALL_FLOAT_UNIFORMS, BatchError, BatchIo, BatchLayout, ExecConfig, ExecError, RegisterSet,
+    ShaderEngine, SoaBuffer, SoaInputs, SoaOutputs,
 };
 use picajit::float24::Precision;
 use picajit::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms};
@@ -294,21 +294,51 @@ fn malformed_buffers_are_errors() {
     assert!(SoaInputs::new(&data, set, 1, usize::MAX / 2).is_err());
 }
 
-#[test]
-fn layout_names_the_inputs_reachable_code_reads() {
-    // mov o0, v3; end; then unreachable reads of v5.
-    let source =
-        ".out outpos position\n.proc main\n    mov outpos, v3\n    end\n    mov outpos, v5\n.end\n";
+/// The program of one `.proc main` body (with an output `outpos`).
+fn program_of(body: &str) -> ShaderProgram {
+    let source = format!(".out outpos position\n.proc main\n{body}.end\n");
     let assembly = assemble(
         &[SourceFile {
             name: "layout.v.pica".into(),
-            text: source.into(),
+            text: source,
         }],
         AsmOptions::default(),
     )
     .unwrap();
-    let program = ShaderProgram::from_shbin(&assembly.shbin, 0).unwrap();
+    ShaderProgram::from_shbin(&assembly.shbin, 0).unwrap()
+}
+
+#[test]
+fn layout_names_the_inputs_reachable_code_reads() {
+    // mov o0, v3; end; then unreachable reads of v5.
+    let program = program_of("    mov outpos, v3\n    end\n    mov outpos, v5\n");
     let layout = BatchLayout::of(&program);
     assert_eq!(layout.inputs, RegisterSet(1 << 3));
     assert_eq!(layout.outputs, RegisterSet(program.output_mask));
+    assert_eq!(layout.uniforms, 0);
+}
+
+#[test]
+fn layout_names_the_float_uniforms_reachable_code_reads() {
+    // c3 and c7 read, c9 only by unreachable code.
+    let fixed =
+        program_of("    mul r0, c3, v0\n    add outpos, c7, r0\n    end\n    mov outpos, c9\n");
+    assert_eq!(BatchLayout::of(&fixed).uniforms, 1 << 3 | 1 << 7);
+    // A relatively addressed read can reach any of them.
+    let relative = program_of("    mova a0.x, v0\n    mov outpos, c3[a0.x]\n    end\n");
+    assert_eq!(BatchLayout::of(&relative).uniforms, ALL_FLOAT_UNIFORMS);
+    // What a cache keyed on those registers compares: c3 and c7, not c9.
+    let mut a = Uniforms::default();
+    let mut b = a.clone();
+    b.float[9] = [1.0; 4];
+    assert!(b.floats_are(&a.float, 1 << 3 | 1 << 7));
+    assert!(!b.floats_are(&a.float, ALL_FLOAT_UNIFORMS));
+    b.float[7][2] = -0.0;
+    assert!(
+        !b.floats_are(&a.float, 1 << 3 | 1 << 7),
+        "the sign of a zero counts"
+    );
+    a.float[7][2] = -0.0;
+    a.float[9] = [1.0; 4];
+    assert!(b.floats_are(&a.float, ALL_FLOAT_UNIFORMS));
 }

@@ -878,9 +878,10 @@ fn constant_lanes_skip_work_and_stay_exact() {
             assert_eq!(declined, 0, "{name} {precision:?}");
         }
         let (g, s) = (general.compile_stats(), special.compile_stats());
-        // In f32 mode the rounding is cheap and a product by zero is kept outside dot
-        // products (its sign matters), so less vanishes.
-        let at_most_tenths = if precision.is_f24() { 8 } else { 9 };
+        // In f32 mode a summed product is not rounded at all (its NaN becomes the sum's) and
+        // a product by zero is kept outside dot products (its sign matters), so a vanishing
+        // product saves little more than its multiply there.
+        let at_most_tenths = if precision.is_f24() { 8 } else { 10 };
         assert!(
             s.ir_instructions * 10 < g.ir_instructions * at_most_tenths,
             "{precision:?}: specialised {} IR instructions, general {}",

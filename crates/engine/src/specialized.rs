@@ -19,8 +19,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use super::tiered::AdaptiveKernel;
 use jit::{ConstantLanes, UniformComponents};
 use shader::exec::{
-    BatchIo, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel,
-    ShaderEngine, VertexResult, VertexRunner,
+    BatchIo, BatchLayout, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState,
+    GroupKernel, ShaderEngine, VertexResult, VertexRunner,
 };
 use shader::program::{
     FLOAT_UNIFORMS, FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4,
@@ -101,6 +101,9 @@ struct Shared {
     candidates: UniformComponents,
     /// The patterns of known components admitted so far (at most [`MAX_CONSTANT_PATTERNS`]).
     patterns: Mutex<Vec<ConstantLanes>>,
+    /// The float uniforms the program reads ([`BatchLayout::uniforms`]) and those of the
+    /// candidates: a kernel and its key depend on no other.
+    reads: u128,
 }
 
 impl Shared {
@@ -212,6 +215,7 @@ impl Specializing {
         Specializing {
             name,
             shared: Arc::new(Shared {
+                reads: BatchLayout::of(&program).uniforms,
                 program,
                 config,
                 compiler,
@@ -232,7 +236,10 @@ impl Specializing {
     /// [`ConstantLanes::candidates`]).
     pub fn with_constant_lanes(mut self, candidates: UniformComponents) -> Specializing {
         match Arc::get_mut(&mut self.shared) {
-            Some(shared) => shared.candidates = candidates,
+            Some(shared) => {
+                shared.reads |= candidates.registers();
+                shared.candidates = candidates;
+            }
             None => unreachable!("the engine is not shared before it is returned"),
         }
         self
@@ -322,7 +329,7 @@ impl Specializing {
         if let Some(bound) = &*last()
             && bound.bools == uniforms.bools
             && bound.ints == uniforms.int
-            && uniforms.floats_are(&bound.floats)
+            && uniforms.floats_are(&bound.floats, self.shared.reads)
         {
             return Some(bound.kernel.clone());
         }

@@ -178,15 +178,28 @@ impl Default for Uniforms {
 }
 
 impl Uniforms {
-    /// Whether the float uniforms are `floats` bit for bit (NaN payloads and the sign of zero
-    /// count, as they do in results): for a cache of what is derived from them.
-    pub fn floats_are(&self, floats: &[Vec4; FLOAT_UNIFORMS]) -> bool {
-        /// The bytes of the float uniforms.
-        fn bytes(floats: &[Vec4; FLOAT_UNIFORMS]) -> &[u8] {
-            // SAFETY: the array is plain f32s with no padding; any byte of it may be read.
+    /// Whether the float uniforms of `registers` (bit n: cn) are those of `floats` bit for bit
+    /// (NaN payloads and the sign of zero count, as they do in results): for a cache of what
+    /// is derived from the uniforms a program reads.
+    pub fn floats_are(&self, floats: &[Vec4; FLOAT_UNIFORMS], registers: u128) -> bool {
+        /// The bytes of some float uniforms.
+        fn bytes(floats: &[Vec4]) -> &[u8] {
+            // SAFETY: the slice is plain f32s with no padding; any byte of it may be read.
             unsafe { std::slice::from_raw_parts(floats.as_ptr().cast(), size_of_val(floats)) }
         }
-        bytes(&self.float) == bytes(floats)
+        if registers.count_ones() > 32 {
+            // Most of them: one comparison of everything.
+            return bytes(&self.float) == bytes(floats);
+        }
+        let mut left = registers;
+        while left != 0 {
+            let n = left.trailing_zeros() as usize;
+            left &= left - 1;
+            if n < FLOAT_UNIFORMS && bytes(&self.float[n..=n]) != bytes(&floats[n..=n]) {
+                return false;
+            }
+        }
+        true
     }
 
     /// Sets float uniform `index` from raw float24 values (float24 upload mode: kept exactly,

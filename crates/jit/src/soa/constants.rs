@@ -46,6 +46,11 @@ impl UniformComponents {
     pub fn is_empty(&self) -> bool {
         *self == UniformComponents::NONE
     }
+
+    /// The registers it has a component of (bit n: cn).
+    pub fn registers(&self) -> u128 {
+        set_bits(self.0).fold(0, |registers, bit| registers | 1 << (bit / 4))
+    }
 }
 
 /// The bits set in `words`, lowest first.

@@ -774,14 +774,14 @@ impl SoaJit {
         );
     }
 
-    /// The uniform table of `uniforms`: the last batch's when its float uniforms have the same
-    /// bits, made anew otherwise; `None` when they lack a component this kernel takes as a
+    /// The uniform table of `uniforms`: the last batch's when the float uniforms the program
+    /// reads have the same bits (the others are never looked at), made anew otherwise; `None` when they lack a component this kernel takes as a
     /// known zero or one ([`ConstantLanes::hold_for`], which a table kept for the same bits
     /// has passed already).
     fn table_for(&self, uniforms: &Uniforms) -> Option<std::sync::Arc<UniformTable>> {
         let mut last = self.last_table.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((floats, table)) = &*last
-            && uniforms.floats_are(floats)
+            && uniforms.floats_are(floats, self.layout.uniforms)
         {
             return Some(table.clone());
         }

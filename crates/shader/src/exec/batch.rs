@@ -21,8 +21,10 @@ use std::ptr::NonNull;
 
 use super::{ExecError, VertexResult};
 use crate::flow::explore::reachable_addresses;
-use crate::isa::{OperandDescriptor, RegisterFile, decode_words};
-use crate::program::{DEFAULT_INPUT, FlowRegisters, InputRegisters, ShaderProgram, Vec4};
+use crate::isa::{OperandDescriptor, RegisterFile, RelIndex, decode_words};
+use crate::program::{
+    DEFAULT_INPUT, FLOAT_UNIFORMS, FlowRegisters, InputRegisters, ShaderProgram, Vec4,
+};
 
 /// Owned buffers pad their stride to a multiple of this many vertices, so that every group of a
 /// vector kernel is whole.
@@ -82,7 +84,13 @@ pub struct BatchLayout {
     pub inputs: RegisterSet,
     /// The output registers it sends on (its output mask).
     pub outputs: RegisterSet,
+    /// The float uniforms reachable code can read (bit n: cn; all of them when one read is
+    /// relatively addressed): what a result can depend on.
+    pub uniforms: u128,
 }
+
+/// Every float uniform, as [`BatchLayout::uniforms`] has them.
+pub const ALL_FLOAT_UNIFORMS: u128 = (1 << FLOAT_UNIFORMS) - 1;
 
 impl BatchLayout {
     /// The layout of `program`: the v-registers any reachable instruction reads (a superset of
@@ -91,6 +99,7 @@ impl BatchLayout {
         let decoded = decode_words(&program.code[..]);
         let reachable = reachable_addresses(&decoded, program.entry);
         let mut inputs = 0u16;
+        let mut uniforms = 0u128;
         for (pc, inst) in decoded.iter().enumerate() {
             if !reachable[pc] {
                 continue;
@@ -98,14 +107,20 @@ impl BatchLayout {
             let Some(desc) = inst.desc() else { continue };
             let desc = OperandDescriptor(program.opdescs[desc as usize]);
             for source in inst.sources(desc) {
-                if let (RegisterFile::Input, index) = source.reg.file_index() {
-                    inputs |= 1 << index;
+                match source.reg.file_index() {
+                    (RegisterFile::Input, index) => inputs |= 1 << index,
+                    (RegisterFile::FloatUniform, _) if source.rel != RelIndex::None => {
+                        uniforms = ALL_FLOAT_UNIFORMS;
+                    }
+                    (RegisterFile::FloatUniform, index) => uniforms |= 1 << index,
+                    _ => {}
                 }
             }
         }
         BatchLayout {
             inputs: RegisterSet(inputs),
             outputs: RegisterSet(program.output_mask),
+            uniforms,
         }
     }
 }

@@ -22,8 +22,8 @@ mod batch;
 use std::fmt;
 
 pub use batch::{
-    BatchError, BatchIo, BatchLayout, GroupKernel, RegisterSet, STRIDE_ALIGN, SoaBuffer, SoaInputs,
-    SoaOutputs, VERTEX_BLOCK, run_sorted, unusual_vertices,
+    ALL_FLOAT_UNIFORMS, BatchError, BatchIo, BatchLayout, GroupKernel, RegisterSet, STRIDE_ALIGN,
+    SoaBuffer, SoaInputs, SoaOutputs, VERTEX_BLOCK, run_sorted, unusual_vertices,
 };
 
 use crate::float24::Precision;
