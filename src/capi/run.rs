@@ -502,7 +502,8 @@ pub unsafe extern "C" fn picajit_run_vertices(
         let input_set = RegisterSet(batch.input_mask);
         let output_set = RegisterSet(batch.output_mask);
         PLANES.with_borrow_mut(|planes| {
-            vertices_to_planes(input_vertices, input_set, precision, &mut planes.inputs);
+            let inputs =
+                vertices_to_planes(input_vertices, input_set, precision, &mut planes.inputs);
             // Every element is written by the run (docs: a batch writes every vertex's
             // outputs), so what a longer earlier call left is not cleared.
             let output_len = output_set.planes() * count;
@@ -510,7 +511,7 @@ pub unsafe extern "C" fn picajit_run_vertices(
                 planes.outputs.resize(output_len, 0.0);
             }
             let outputs = &mut planes.outputs[..output_len];
-            let inputs = SoaInputs::new(&planes.inputs, input_set, count, count)?;
+            let inputs = SoaInputs::new(inputs, input_set, count, count)?;
             let soa_outputs = SoaOutputs::new(outputs, output_set, count, count)?;
             let failed = run_planes(engine, uniforms, inputs, soa_outputs, flow_out, errors_out)?;
             planes_to_vertices(outputs, output_set, output_vertices);
@@ -520,29 +521,47 @@ pub unsafe extern "C" fn picajit_run_vertices(
 }
 
 /// The registers of `set` of each vertex as register values (an f32 attribute's conversion in
-/// the mode, docs/execution-model.md §7) in `planes`, replaced: plane `4 * slot + lane` of the
-/// `vertices.len()` vertices. Plane by plane, so that the stores (and the conversion) go along
-/// a plane.
-fn vertices_to_planes(
+/// the mode, docs/execution-model.md §7) in `planes` (grown when short, never cleared: every
+/// element of the result is written): plane `4 * slot + lane` of the `vertices.len()` vertices.
+/// F32 mode copies four vertices at a time, a 4x4 transposition per register; a rounding mode
+/// goes plane by plane, so that the conversion runs along a plane.
+fn vertices_to_planes<'p>(
     vertices: &[InputRegisters],
     set: RegisterSet,
     precision: Precision,
-    planes: &mut Vec<f32>,
-) {
+    planes: &'p mut Vec<f32>,
+) -> &'p [f32] {
     let count = vertices.len();
-    planes.clear();
-    planes.resize(set.planes() * count, 0.0);
+    let len = set.planes() * count;
+    if planes.len() < len {
+        planes.resize(len, 0.0);
+    }
+    let planes = &mut planes[..len];
+    let whole = count / 4 * 4;
     for (slot, n) in set.iter().enumerate() {
-        for lane in 0..4 {
-            let plane = &mut planes[(4 * slot + lane) * count..][..count];
-            let values = plane.iter_mut().zip(vertices);
-            if precision == Precision::F32 {
-                values.for_each(|(value, vertex)| *value = vertex[n][lane]);
-            } else {
-                values.for_each(|(value, vertex)| *value = convert_f32(vertex[n][lane], precision));
+        let planes = &mut planes[4 * slot * count..][..4 * count];
+        if precision == Precision::F32 {
+            for i in (0..whole).step_by(4) {
+                let rows = std::array::from_fn(|k| vertices[i + k][n]);
+                for (lane, column) in transposed(rows).iter().enumerate() {
+                    planes[lane * count + i..][..4].copy_from_slice(column);
+                }
+            }
+            for (i, vertex) in vertices.iter().enumerate().skip(whole) {
+                for (lane, &value) in vertex[n].iter().enumerate() {
+                    planes[lane * count + i] = value;
+                }
+            }
+        } else {
+            for lane in 0..4 {
+                let plane = &mut planes[lane * count..][..count];
+                for (value, vertex) in plane.iter_mut().zip(vertices) {
+                    *value = convert_f32(vertex[n][lane], precision);
+                }
             }
         }
     }
+    planes
 }
 
 /// Writes the planes of `set` (as [`vertices_to_planes`] lays them out) to the registers of
