@@ -787,3 +787,54 @@ pub unsafe extern "C" fn picajit_run_geometry(
         Ok(OK)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Vertices whose every register lane has its own value (some rounding in float24).
+    fn vertices(count: usize) -> Vec<InputRegisters> {
+        (0..count)
+            .map(|i| {
+                std::array::from_fn(|n| {
+                    std::array::from_fn(|lane| 0.1 + (1000 * i + 10 * n + lane) as f32)
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_vertex_layout_goes_to_planes_and_back_for_any_count() {
+        let set = RegisterSet(0b1000_0000_0010_0101);
+        for precision in Precision::ALL {
+            // Longer leftovers of an earlier call first: the planes are not cleared.
+            let mut planes = vec![f32::NAN; 1000];
+            for count in (0..=9).rev() {
+                let vertices = vertices(count);
+                let got = vertices_to_planes(&vertices, set, precision, &mut planes).to_vec();
+                assert_eq!(got.len(), set.planes() * count);
+                for (slot, n) in set.iter().enumerate() {
+                    for lane in 0..4 {
+                        for (i, vertex) in vertices.iter().enumerate() {
+                            let want = convert_f32(vertex[n][lane], precision);
+                            let at = (4 * slot + lane) * count + i;
+                            assert_eq!(got[at].to_bits(), want.to_bits(), "{precision:?} {count}");
+                        }
+                    }
+                }
+                let mut back = vec![[[-7.0; 4]; 16]; count];
+                planes_to_vertices(&got, set, &mut back);
+                for (vertex, original) in back.iter().zip(&vertices) {
+                    for n in 0..16 {
+                        let want = if set.contains(n) {
+                            original[n].map(|x| convert_f32(x, precision))
+                        } else {
+                            [-7.0; 4]
+                        };
+                        assert_eq!(vertex[n], want, "{precision:?} {count} r{n}");
+                    }
+                }
+            }
+        }
+    }
+}
