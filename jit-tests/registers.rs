@@ -416,3 +416,47 @@ fn dot_product_groups_give_each_lane_its_own_instructions_result() {
         assert_bits(r.outputs[3], [pairwise, pairwise, 0.0, 0.0]);
     }
 }
+
+#[test]
+fn ex2_and_lg2_give_the_interpreters_bits_on_edge_values() {
+    // The JIT computes EX2 and LG2 inline (the f64 part of float24::transcendental); run_vs
+    // compares every output with the interpreter's. Lane 0 (of the swizzled source) is the
+    // operand; the other lanes hold other values, which must not matter.
+    let values = [
+        0.0,
+        -0.0,
+        f32::from_bits(1),
+        f32::MIN_POSITIVE,
+        MIN_NORMAL,
+        0.5,
+        1.0,
+        -1.0,
+        1.5,
+        63.999,
+        64.0,
+        -64.0,
+        127.9,
+        128.0,
+        -126.5,
+        -150.0,
+        1e30,
+        MAX_FINITE,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::from_bits(0x7F80_0001),
+        3.0e-20,
+        0.1,
+    ];
+    let mut b = Builder::new();
+    b.ops("ex2 o0, v0.y; lg2 o1, v0.y; ex2 o2.xz, v0; lg2 o3.yw, v0; end");
+    for p in Precision::ALL {
+        for &x in &values {
+            let v = inputs(&[(0, [7.0, x, -3.0, 0.25])]);
+            let r = run_vs(&b, p, &Uniforms::default(), &v).unwrap();
+            // Every lane of o0 is EX2 of lane 0: one value, broadcast.
+            let lane0 = r.outputs[0][0].to_bits();
+            assert!(r.outputs[0].iter().all(|y| y.to_bits() == lane0), "{p} {x}");
+        }
+    }
+}
