@@ -506,6 +506,60 @@ static void break_outside_loop(void) {
     picajit_uniforms_free(uniforms);
 }
 
+/* ---- a kernel the structure-of-arrays compiler refuses --------------------------------------- */
+
+/* for i0 { add r0, r0, v0 ten times }; mov o0, r0; end. With i0.x = 255 the loop runs 256
+ * times: 2,560 instructions unrolled, past the 2,048 the SoA compiler traces for a program this
+ * short, so the auto engine's batch kernel is refused; its batches run on the engine that
+ * needs no compile, with the same bits. */
+static const uint32_t long_loop_code[] = {
+    0xA4002800u, 0x02010000u, 0x02010000u, 0x02010000u, 0x02010000u, 0x02010000u,
+    0x02010000u, 0x02010000u, 0x02010000u, 0x02010000u, 0x02010000u, 0x4C010000u,
+    0x88000000u};
+static const uint32_t long_loop_opdescs[] = {0x0006C36Fu};
+
+static void refused_kernel(void) {
+    picajit_program program = {0};
+    program.code = long_loop_code;
+    program.code_len = sizeof long_loop_code / sizeof long_loop_code[0];
+    program.opdescs = long_loop_opdescs;
+    program.opdesc_len = 1;
+    program.stage = PICAJIT_STAGE_VERTEX;
+    program.output_mask = 0x1;
+    picajit_engine *engine = NULL;
+    CHECK_OK(picajit_engine_create(&program, NULL, NULL, &engine), "upload the long loop (auto)");
+    picajit_uniforms *uniforms = NULL;
+    CHECK_OK(picajit_uniforms_create(&uniforms), "uniforms");
+    const uint8_t i0[4] = {255, 0, 1, 0};
+    CHECK_OK(picajit_uniforms_set_int(uniforms, 0, i0), "i0 = (255, 0, 1)");
+    CHECK_OK(picajit_engine_wait_compiled(engine, uniforms), "wait for the compiles");
+    uint32_t compile = 99;
+    CHECK_OK(picajit_engine_compile_status(engine, uniforms, &compile), "ask about compiles");
+    check(compile == PICAJIT_COMPILE_FAILED &&
+              contains(picajit_last_error_message(), "unrolled control flow"),
+          "a refused kernel: the compile status says failed, the reason is the last error");
+    printf("  message: %s\n", picajit_last_error_message());
+
+    enum { N = 6 };
+    float in[4 * N], out[4 * N];
+    for (int i = 0; i < N; i++)
+        for (int c = 0; c < 4; c++) in[c * N + i] = (float)(i + c);
+    picajit_batch batch = v0_batch(N, in, out);
+    check(picajit_run_batch(engine, uniforms, &batch) == 0, "the batch runs all the same");
+    int wrong = 0;
+    for (int k = 0; k < 4 * N; k++) wrong += out[k] != 2560.0f * in[k];
+    check(wrong == 0, "o0 = 2560 v0 (256 passes of ten adds)");
+
+    /* With i0.x = 0 the loop runs once: that kernel compiles. */
+    const uint8_t once[4] = {0, 0, 1, 0};
+    CHECK_OK(picajit_uniforms_set_int(uniforms, 0, once), "i0 = (0, 0, 1)");
+    CHECK_OK(picajit_engine_wait_compiled(engine, uniforms), "wait again");
+    CHECK_OK(picajit_engine_compile_status(engine, uniforms, &compile), "ask again");
+    check(compile == PICAJIT_COMPILE_READY, "other int uniforms: another kernel, compiled");
+    picajit_engine_free(engine);
+    picajit_uniforms_free(uniforms);
+}
+
 /* ---- inputs become register values -------------------------------------------------------- */
 
 static uint32_t bits_of(float value) {
@@ -769,6 +823,7 @@ int main(int argc, char **argv) {
     check_sizes(argc, argv);
     lit_transform(argv[1]);
     break_outside_loop();
+    refused_kernel();
     inputs_become_register_values();
     uniforms_in_bulk();
     geometry();
