@@ -419,15 +419,21 @@ static void lit_transform(const char *path) {
 static const uint32_t break_code[] = {0x4C000000u, 0xBC820000u, 0x8F800000u, 0x88000000u};
 static const uint32_t break_opdescs[] = {0x0006C36Fu};
 
-static picajit_program break_program(void) {
+/* A program of `code_len` words and one operand descriptor that sends on o0 alone. */
+static picajit_program o0_program(const uint32_t *code, size_t code_len,
+                                  const uint32_t *opdesc, uint32_t stage) {
     picajit_program program = {0};
-    program.code = break_code;
-    program.code_len = 4;
-    program.opdescs = break_opdescs;
+    program.code = code;
+    program.code_len = code_len;
+    program.opdescs = opdesc;
     program.opdesc_len = 1;
-    program.stage = PICAJIT_STAGE_VERTEX;
+    program.stage = stage;
     program.output_mask = 0x1;
     return program;
+}
+
+static picajit_program break_program(void) {
+    return o0_program(break_code, 4, break_opdescs, PICAJIT_STAGE_VERTEX);
 }
 
 /* A batch of `count` vertices with v0 alone in and o0 alone out, planes `count` apart. */
@@ -519,13 +525,9 @@ static const uint32_t long_loop_code[] = {
 static const uint32_t long_loop_opdescs[] = {0x0006C36Fu};
 
 static void refused_kernel(void) {
-    picajit_program program = {0};
-    program.code = long_loop_code;
-    program.code_len = sizeof long_loop_code / sizeof long_loop_code[0];
-    program.opdescs = long_loop_opdescs;
-    program.opdesc_len = 1;
-    program.stage = PICAJIT_STAGE_VERTEX;
-    program.output_mask = 0x1;
+    picajit_program program =
+        o0_program(long_loop_code, sizeof long_loop_code / sizeof long_loop_code[0],
+                   long_loop_opdescs, PICAJIT_STAGE_VERTEX);
     picajit_engine *engine = NULL;
     CHECK_OK(picajit_engine_create(&program, NULL, NULL, &engine), "upload the long loop (auto)");
     picajit_uniforms *uniforms = NULL;
@@ -769,13 +771,8 @@ static void on_primitive(void *user, uint32_t winding, const float slots[3][16][
 }
 
 static void geometry(void) {
-    picajit_program program = {0};
-    program.code = strip_code;
-    program.code_len = sizeof strip_code / sizeof strip_code[0];
-    program.opdescs = strip_opdescs;
-    program.opdesc_len = 1;
-    program.stage = PICAJIT_STAGE_GEOMETRY;
-    program.output_mask = 0x1;
+    picajit_program program = o0_program(strip_code, sizeof strip_code / sizeof strip_code[0],
+                                         strip_opdescs, PICAJIT_STAGE_GEOMETRY);
     picajit_engine *engine = NULL;
     CHECK_OK(picajit_engine_create(&program, NULL, NULL, &engine), "upload the strip GS");
     picajit_layout layout;
