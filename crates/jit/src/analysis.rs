@@ -16,8 +16,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use shader::flow::{CALL_DEPTH, Scope, pushed_scope};
 use shader::isa::{
-    BinaryOperation, Instruction, OperandDescriptor, Operation, PROGRAM_WORDS, RegisterFile,
-    SimpleOp, decode,
+    BinaryOperation, DstReg, Instruction, Operand, OperandDescriptor, Operation, PROGRAM_WORDS,
+    RegisterFile, SimpleOp, decode,
 };
 
 /// How many abstract control states the reachability analysis explores before it falls back
@@ -164,24 +164,12 @@ impl FlowFacts {
 
     /// How many instructions from `pc` form a dot-product group (0 or 1: none).
     fn dot_group_at(&self, decoded: &[Instruction], opdescs: &[u32], pc: usize) -> usize {
-        let dot = |pc: usize| match decoded[pc].operation() {
-            Some(Operation::Binary {
-                op,
-                dst,
-                desc,
-                a,
-                b,
-            }) if matches!(
-                op,
-                BinaryOperation::Dp3 | BinaryOperation::Dp4 | BinaryOperation::Dph
-            ) =>
-            {
-                let mask = OperandDescriptor(*opdescs.get(desc as usize)?)
-                    .dest_mask()
-                    .0;
-                Some((op, dst, mask, [a.reg, b.reg]))
-            }
-            _ => None,
+        let dot = |pc: usize| {
+            let dot = DotProduct::of(&decoded[pc])?;
+            let mask = OperandDescriptor(*opdescs.get(dot.desc as usize)?)
+                .dest_mask()
+                .0;
+            Some((dot.op, dot.dst, mask, [dot.a.reg, dot.b.reg]))
         };
         if !self.reachable[pc] || self.filler[pc] {
             return 0;
@@ -299,18 +287,51 @@ impl FlowFacts {
 /// Whether the instruction at `pc` is a DP3, DP4 or DPH with the operation and destination
 /// of the one before it (a possible member of a dot-product group).
 fn continues_dots(decoded: &[Instruction], pc: usize) -> bool {
-    let dot = |inst: &Instruction| match inst.operation() {
-        Some(Operation::Binary { op, dst, .. })
-            if matches!(
+    let key = |inst: &Instruction| DotProduct::of(inst).map(|dot| (dot.op, dot.dst));
+    pc > 0 && key(&decoded[pc]).is_some() && key(&decoded[pc]) == key(&decoded[pc - 1])
+}
+
+/// A DP3, DP4 or DPH (an inverted DPHI as its DPH): what a dot-product group is made of.
+#[derive(Clone, Copy, Debug)]
+pub struct DotProduct {
+    /// DP3, DP4 or DPH.
+    pub op: BinaryOperation,
+    /// The register written.
+    pub dst: DstReg,
+    /// The operand-descriptor index.
+    pub desc: u8,
+    /// SRC1.
+    pub a: Operand,
+    /// SRC2.
+    pub b: Operand,
+}
+
+impl DotProduct {
+    /// The dot product `inst` computes, if it computes one.
+    pub fn of(inst: &Instruction) -> Option<DotProduct> {
+        match inst.operation()? {
+            Operation::Binary {
+                op,
+                dst,
+                desc,
+                a,
+                b,
+            } if matches!(
                 op,
                 BinaryOperation::Dp3 | BinaryOperation::Dp4 | BinaryOperation::Dph
             ) =>
-        {
-            Some((op, dst))
+            {
+                Some(DotProduct {
+                    op,
+                    dst,
+                    desc,
+                    a,
+                    b,
+                })
+            }
+            _ => None,
         }
-        _ => None,
-    };
-    pc > 0 && dot(&decoded[pc]).is_some() && dot(&decoded[pc]) == dot(&decoded[pc - 1])
+    }
 }
 
 /// Cuts program memory into chunks of at most [`CHUNK_WORDS`] reachable words with code of

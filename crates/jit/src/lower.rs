@@ -19,7 +19,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::{FunctionBuilder, Variable};
 
-use super::analysis::{DotGroup, FlowFacts};
+use super::analysis::{DotGroup, DotProduct, FlowFacts};
 use super::compare_cc;
 use super::context::JitContext;
 use shader::exec::EmitConfig;
@@ -408,37 +408,27 @@ impl Lowering<'_, '_> {
     /// So the factors are the members' operands transposed (broadcasts when they share one),
     /// and one lane-wise multiply and sum replaces a multiply, broadcasts and a sum per member.
     fn dot_group(&mut self, pc: u16, len: u8) {
+        let dots: Vec<DotProduct> = (pc..pc + u16::from(len))
+            .map(|member| {
+                DotProduct::of(&self.decoded[member as usize])
+                    .expect("a dot-product group holds dot products")
+            })
+            .collect();
+        let (op, dst) = (dots[0].op, dots[0].dst);
         let mut first = [None; 4];
         let mut second = [None; 4];
         let mut written = 0u8;
-        let mut target = None;
-        let mut operation = None;
-        for member in pc..pc + u16::from(len) {
-            let Some(Operation::Binary {
-                op,
-                dst,
-                a,
-                b,
-                desc,
-            }) = self.decoded[member as usize].operation()
-            else {
-                unreachable!("a dot-product group holds binary operations");
-            };
-            let d = self.descriptor(desc);
-            let a = self.read(a, d);
-            let c = self.read(b, d);
+        for dot in dots {
+            let d = self.descriptor(dot.desc);
+            let a = self.read(dot.a, d);
+            let c = self.read(dot.b, d);
             let mask = d.dest_mask();
             for lane in (0..4).filter(|&lane| mask.lane(lane)) {
                 first[lane] = Some(a);
                 second[lane] = Some(c);
             }
             written |= mask.0;
-            target = Some(dst);
-            operation = Some(op);
         }
-        let (Some(dst), Some(op)) = (target, operation) else {
-            unreachable!("a dot-product group is not empty");
-        };
         let first = self.transposed(first);
         let second = self.transposed(second);
         let count = if op == BinaryOperation::Dp3 { 3 } else { 4 };
