@@ -358,8 +358,7 @@ pub unsafe extern "C" fn picajit_run_batch(
             batch.output_stride,
             "batch->output_stride",
         )?;
-        let flow_len = if batch.flow.is_null() { 0 } else { count };
-        check_disjoint(&[
+        let main = [
             (
                 "batch->inputs",
                 batch.inputs as usize,
@@ -370,19 +369,16 @@ pub unsafe extern "C" fn picajit_run_batch(
                 batch.outputs as usize,
                 output_len.saturating_mul(4),
             ),
-            (
-                "batch->flow",
-                batch.flow as usize,
-                flow_len.saturating_mul(size_of::<Flow>()),
-            ),
-            (
-                "batch->errors",
-                batch.errors as usize,
-                batch
-                    .error_capacity
-                    .saturating_mul(size_of::<VertexError>()),
-            ),
-        ])?;
+        ];
+        let sides = ["batch->flow", "batch->errors"];
+        let flow_len = check_batch_buffers(
+            main,
+            sides,
+            count,
+            batch.flow,
+            batch.errors,
+            batch.error_capacity,
+        )?;
         let uniforms = uniforms.for_engine(engine.precision)?;
         // SAFETY: valid for `input_len` floats (this function's contract: the extent the mask,
         // stride and count give), not written by anyone during the call.
@@ -391,10 +387,10 @@ pub unsafe extern "C" fn picajit_run_batch(
         // used by nothing else (this function's contract).
         let output_data = unsafe { slice_mut(batch.outputs, output_len, "batch->outputs") }?;
         // SAFETY: null, or valid for `count` entries and unshared (this function's contract).
-        let flow_out = unsafe { slice_mut(batch.flow, flow_len, "batch->flow") }?;
+        let flow_out = unsafe { slice_mut(batch.flow, flow_len, sides[0]) }?;
         // SAFETY: null with capacity 0, or valid for `error_capacity` entries and unshared
         // (this function's contract).
-        let errors_out = unsafe { slice_mut(batch.errors, batch.error_capacity, "batch->errors") }?;
+        let errors_out = unsafe { slice_mut(batch.errors, batch.error_capacity, sides[1]) }?;
 
         // The inputs are f32 attributes: converted to register values (docs/execution-model.md
         // §7) into a buffer kept for the next call, unless the mode keeps them as they are.
@@ -458,32 +454,20 @@ pub unsafe extern "C" fn picajit_run_vertices(
             "vertices->output_mask",
         ];
         check_batch(engine, count, batch.input_mask, batch.output_mask, names)?;
-        let flow_len = if batch.flow.is_null() { 0 } else { count };
-        let registers = size_of::<InputRegisters>();
-        check_disjoint(&[
-            (
-                "vertices->inputs",
-                batch.inputs as usize,
-                count.saturating_mul(registers),
-            ),
-            (
-                "vertices->outputs",
-                batch.outputs as usize,
-                count.saturating_mul(registers),
-            ),
-            (
-                "vertices->flow",
-                batch.flow as usize,
-                flow_len.saturating_mul(size_of::<Flow>()),
-            ),
-            (
-                "vertices->errors",
-                batch.errors as usize,
-                batch
-                    .error_capacity
-                    .saturating_mul(size_of::<VertexError>()),
-            ),
-        ])?;
+        let bytes = count.saturating_mul(size_of::<InputRegisters>());
+        let main = [
+            ("vertices->inputs", batch.inputs as usize, bytes),
+            ("vertices->outputs", batch.outputs as usize, bytes),
+        ];
+        let sides = ["vertices->flow", "vertices->errors"];
+        let flow_len = check_batch_buffers(
+            main,
+            sides,
+            count,
+            batch.flow,
+            batch.errors,
+            batch.error_capacity,
+        )?;
         let uniforms = uniforms.for_engine(engine.precision)?;
         // SAFETY: valid for `count` vertices, not written by anyone during the call (this
         // function's contract).
@@ -492,11 +476,10 @@ pub unsafe extern "C" fn picajit_run_vertices(
         // used by nothing else (this function's contract).
         let output_vertices = unsafe { slice_mut(batch.outputs, count, "vertices->outputs") }?;
         // SAFETY: null, or valid for `count` entries and unshared (this function's contract).
-        let flow_out = unsafe { slice_mut(batch.flow, flow_len, "vertices->flow") }?;
+        let flow_out = unsafe { slice_mut(batch.flow, flow_len, sides[0]) }?;
         // SAFETY: null with capacity 0, or valid for `error_capacity` entries and unshared
         // (this function's contract).
-        let errors_out =
-            unsafe { slice_mut(batch.errors, batch.error_capacity, "vertices->errors") }?;
+        let errors_out = unsafe { slice_mut(batch.errors, batch.error_capacity, sides[1]) }?;
 
         let precision = engine.precision;
         let input_set = RegisterSet(batch.input_mask);
@@ -621,6 +604,35 @@ fn transposed(rows: [Vec4; 4]) -> [Vec4; 4] {
     {
         std::array::from_fn(|j| std::array::from_fn(|k| rows[k][j]))
     }
+}
+
+/// Checks that no buffer of a batch call overlaps another: `main` are the inputs and outputs
+/// (name, address, bytes), `sides` the names of the flow and error arguments, the flow wanted
+/// (`count` entries) when `flow` is not null. Returns the flow's length.
+fn check_batch_buffers(
+    main: [(&'static str, usize, usize); 2],
+    sides: [&'static str; 2],
+    count: usize,
+    flow: *mut Flow,
+    errors: *mut VertexError,
+    error_capacity: usize,
+) -> Result<usize, CapiError> {
+    let flow_len = if flow.is_null() { 0 } else { count };
+    check_disjoint(&[
+        main[0],
+        main[1],
+        (
+            sides[0],
+            flow as usize,
+            flow_len.saturating_mul(size_of::<Flow>()),
+        ),
+        (
+            sides[1],
+            errors as usize,
+            error_capacity.saturating_mul(size_of::<VertexError>()),
+        ),
+    ])?;
+    Ok(flow_len)
 }
 
 /// The checks every batch call makes on its count and masks against the program's layout;
