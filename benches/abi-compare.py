@@ -17,7 +17,6 @@ PEER (the peer-bench path), OUT (default target/abi-compare), CC (default cc). P
 table: ns/vertex, and the peer's time over ours (above 1: picajit is faster); the raw numbers
 are in OUT/results.json.
 """
-import glob
 import importlib.util
 import json
 import math
@@ -27,8 +26,6 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PEER = os.environ.get('PEER', os.path.join(ROOT, '..', 'shared', 'tools', 'peer-bench', 'peer-bench'))
-BIN = os.path.join(ROOT, 'target', 'release', 'picajit')
 LIB = os.path.join(ROOT, 'target', 'release', 'libpicajit.a')
 OUT = os.environ.get('OUT', os.path.join(ROOT, 'target', 'abi-compare'))
 ROUNDS = int(os.environ.get('ROUNDS', '3'))
@@ -110,9 +107,7 @@ def compile_bench():
 def measure(programs, exe):
     rows = {}
     for prog in programs:
-        shbin = os.path.join(OUT, prog + '.shbin')
-        sources = sorted(glob.glob(os.path.join(ROOT, 'corpus', 'programs', prog, '*.pica')))
-        subprocess.run([BIN, 'asm'] + sources + ['-o', shbin], check=True, capture_output=True)
+        shbin = peer_compare.assemble(prog, OUT)
         fixture = os.path.join(ROOT, 'corpus', 'programs', prog, 'dvle0.input.json')
         if not os.path.exists(fixture) or '"v' not in open(fixture).read():
             continue
@@ -122,25 +117,18 @@ def measure(programs, exe):
         inbin = os.path.join(OUT, prog + '.input.bin')
         write_input(finite, inbin)
         best = {}
-
-        def keep(key, v):
-            if v is not None and (key not in best or v < best[key]):
-                best[key] = v
-
         for _ in range(ROUNDS):
-            p = subprocess.run([PEER, shbin, '--input', finite, '--vertices', '2048', '--repeat', '100'],
-                               capture_output=True, text=True)
-            peer = [json.loads(l[len('RESULT '):]) for l in p.stdout.splitlines() if l.startswith('RESULT ')]
+            peer = peer_compare.run_peer(shbin, finite)
             if not peer:
                 break
-            keep('peer', peer[0]['jit_ns'])
+            peer_compare.keep(best, 'peer', peer[0]['jit_ns'])
             for precision in PRECISIONS:
                 for engine in ENGINES:
                     r = subprocess.run([exe, shbin, inbin, engine, precision, '2048', '100'],
                                        capture_output=True, text=True, check=True)
                     ours = json.loads(r.stdout.strip().splitlines()[-1])
                     for k in ('run_vertex_ns', 'vertices16_ns', 'vertices_ns'):
-                        keep(f'{precision} {engine} {k}', ours[k])
+                        peer_compare.keep(best, f'{precision} {engine} {k}', ours[k])
         if 'peer' in best:
             rows[prog] = best
             print(prog, json.dumps(best), file=sys.stderr, flush=True)

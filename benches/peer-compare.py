@@ -51,12 +51,32 @@ def picajit(shbin, inp, precision, engines):
     return {e['engine']: e for e in res['engines']}, res, d['peak_memory_bytes']
 
 
+def assemble(prog, out):
+    """Corpus program `prog` assembled to `out`/`prog`.shbin; the path."""
+    shbin = os.path.join(out, prog + '.shbin')
+    sources = sorted(glob.glob(os.path.join(ROOT, 'corpus', 'programs', prog, '*.pica')))
+    subprocess.run([BIN, 'asm'] + sources + ['-o', shbin], check=True, capture_output=True)
+    return shbin
+
+
+def keep(best, key, v):
+    """Keeps the smaller of `v` and `best[key]` (a missing value changes nothing)."""
+    if v is not None and (key not in best or v < best[key]):
+        best[key] = v
+
+
+def run_peer(shbin, inp):
+    """One round of the peer on 2048 vertices, best of 100: its RESULT records."""
+    p = subprocess.run([PEER, shbin, '--input', inp, '--vertices', '2048', '--repeat', '100'],
+                       capture_output=True, text=True)
+    return [json.loads(line[len('RESULT '):]) for line in p.stdout.splitlines()
+            if line.startswith('RESULT ')]
+
+
 def measure(programs):
     rows = {}
     for prog in programs:
-        shbin = os.path.join(OUT, prog + '.shbin')
-        sources = sorted(glob.glob(os.path.join(ROOT, 'corpus', 'programs', prog, '*.pica')))
-        subprocess.run([BIN, 'asm'] + sources + ['-o', shbin], check=True, capture_output=True)
+        shbin = assemble(prog, OUT)
         fixture = os.path.join(ROOT, 'corpus', 'programs', prog, 'dvle0.input.json')
         finite = os.path.join(OUT, prog + '.finite.json')
         inputs = [('fixture', fixture)]
@@ -64,30 +84,21 @@ def measure(programs):
             inputs.append(('finite', finite))
         for kind, inp in inputs:
             best = {}
-
-            def keep(key, v):
-                if v is not None and (key not in best or v < best[key]):
-                    best[key] = v
-
             for _ in range(ROUNDS):
-                p = subprocess.run([PEER, shbin, '--input', inp, '--vertices', '2048', '--repeat', '100'],
-                                   capture_output=True, text=True)
-                for line in p.stdout.splitlines():
-                    if line.startswith('RESULT '):
-                        peer = json.loads(line[len('RESULT '):])
-                        keep('peer', peer['jit_ns'])
-                        keep('peer compile', peer['compile_ms'])
+                for peer in run_peer(shbin, inp):
+                    keep(best, 'peer', peer['jit_ns'])
+                    keep(best, 'peer compile', peer['compile_ms'])
                 engines, res, peak = picajit(shbin, inp, 'f24', ['jit', 'soa-jit', 'vinterp', 'auto'])
                 for e, v in engines.items():
-                    keep('f24 ' + e, v['ns_per_vertex'])
-                    keep('f24 ' + e + ' compile', v['compile_ms'])
+                    keep(best, 'f24 ' + e, v['ns_per_vertex'])
+                    keep(best, 'f24 ' + e + ' compile', v['compile_ms'])
                     if v.get('threaded'):
-                        keep('f24 ' + e + ' 2 threads', v['threaded']['ns_per_vertex'])
-                keep('peak MiB', peak / 2 ** 20)
-                keep('words', res['code_words'])
+                        keep(best, 'f24 ' + e + ' 2 threads', v['threaded']['ns_per_vertex'])
+                keep(best, 'peak MiB', peak / 2 ** 20)
+                keep(best, 'words', res['code_words'])
                 engines, _, _ = picajit(shbin, inp, 'f32', ['soa-jit', 'vinterp', 'auto'])
                 for e, v in engines.items():
-                    keep('f32 ' + e, v['ns_per_vertex'])
+                    keep(best, 'f32 ' + e, v['ns_per_vertex'])
             rows[kind + '|' + prog] = best
             print(kind, prog, json.dumps(best), file=sys.stderr, flush=True)
     return rows
