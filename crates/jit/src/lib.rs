@@ -406,8 +406,6 @@ impl ChunkFunction<'_> {
             host: lower::HostFunctions {
                 emit: host_refs[0],
                 setemit: host_refs[1],
-                exp2: host_refs[2],
-                log2: host_refs[3],
             },
             cache: lower::RegisterCache::default(),
             budget,
@@ -550,8 +548,6 @@ impl JitShader {
         let mut jit_builder = JITBuilder::with_isa(isa, default_libcall_names());
         jit_builder.symbol("picajit_emit", context::picajit_emit as *const u8);
         jit_builder.symbol("picajit_setemit", context::picajit_setemit as *const u8);
-        jit_builder.symbol("picajit_exp2", context::picajit_exp2 as *const u8);
-        jit_builder.symbol("picajit_log2", context::picajit_log2 as *const u8);
         let mut module = JITModule::new(jit_builder);
 
         let declaration = |function: &'static str| {

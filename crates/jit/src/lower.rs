@@ -40,17 +40,13 @@ pub struct HostFunctions {
     pub emit: FuncRef,
     /// `picajit_setemit(ctx, packed)`.
     pub setemit: FuncRef,
-    /// `picajit_exp2(f32) -> f32`.
-    pub exp2: FuncRef,
-    /// `picajit_log2(f32) -> f32`.
-    pub log2: FuncRef,
 }
 
 /// Names and signatures of the host functions, in [`HostFunctions`] order.
 pub fn host_signatures(
     pointer: Type,
     call_conv: cranelift_codegen::isa::CallConv,
-) -> [(&'static str, Signature); 4] {
+) -> [(&'static str, Signature); 2] {
     let sig = |params: &[Type], returns: &[Type]| {
         let mut s = Signature::new(call_conv);
         s.params.extend(params.iter().map(|&t| AbiParam::new(t)));
@@ -60,8 +56,6 @@ pub fn host_signatures(
     [
         ("picajit_emit", sig(&[pointer, types::I32], &[types::I32])),
         ("picajit_setemit", sig(&[pointer, types::I32], &[])),
-        ("picajit_exp2", sig(&[types::F32], &[types::F32])),
-        ("picajit_log2", sig(&[types::F32], &[types::F32])),
     ]
 }
 
@@ -513,26 +507,6 @@ impl Lowering<'_, '_> {
         }
     }
 
-    fn call_scalar(&mut self, f: FuncRef, x: Value) -> Value {
-        let lane = self.b.ins().extractlane(x, 0);
-        let call = self.b.ins().call(f, &[lane]);
-        let r = self.b.inst_results(call)[0];
-        self.b.ins().splat(F32X4, r)
-    }
-
-    /// `f` of every lane (four calls; the scalar JIT's broadcasting instructions use
-    /// [`Lanes::exp2_first`] instead, one call).
-    fn call_each(&mut self, f: FuncRef, x: Value) -> Value {
-        let mut r = x;
-        for lane in 0..4u8 {
-            let element = self.b.ins().extractlane(x, lane);
-            let call = self.b.ins().call(f, &[element]);
-            let y = self.b.inst_results(call)[0];
-            r = self.b.ins().insertlane(r, y, lane);
-        }
-        r
-    }
-
     fn unary(&mut self, op: UnaryOp, a: Value) -> Value {
         let p = self.precision;
         match op {
@@ -703,23 +677,23 @@ impl Elements for Lowering<'_, '_> {
         self.i32x4_const([bits; 4])
     }
     fn exp2_each(&mut self, a: Value) -> Value {
-        let f = self.host.exp2;
-        self.call_each(f, a)
+        super::wide::exp2_f32x4(self.b, a)
     }
     fn log2_each(&mut self, a: Value) -> Value {
-        let f = self.host.log2;
-        self.call_each(f, a)
+        super::wide::log2_f32x4(self.b, a)
     }
 }
 
 impl Lanes for Lowering<'_, '_> {
     fn exp2_first(&mut self, a: Value) -> Value {
-        let f = self.host.exp2;
-        self.call_scalar(f, a)
+        let lane = self.b.ins().extractlane(a, 0);
+        let r = super::wide::exp2_f32(self.b, lane);
+        self.b.ins().splat(F32X4, r)
     }
     fn log2_first(&mut self, a: Value) -> Value {
-        let f = self.host.log2;
-        self.call_scalar(f, a)
+        let lane = self.b.ins().extractlane(a, 0);
+        let r = super::wide::log2_f32(self.b, lane);
+        self.b.ins().splat(F32X4, r)
     }
     fn broadcast(&mut self, a: Value, lane: usize) -> Value {
         self.permute(a, [lane; 4])

@@ -1,6 +1,7 @@
-//! EX2 and LG2 on four lanes at once: the f64 part of [`shader::float24::transcendental`] on two
-//! `f64x2` halves of an `f32x4`, with the same operations in the same order, so the results
-//! equal the scalar functions bit for bit (docs/execution-model.md §3, EX2 and LG2).
+//! EX2 and LG2 as code: the f64 part of [`shader::float24::transcendental`] on one `f32` (the
+//! scalar JIT's broadcasting EX2 and LG2) or on two `f64x2` halves of an `f32x4` (the SoA JIT),
+//! with the same operations in the same order, so the results equal the Rust functions bit for
+//! bit (docs/execution-model.md §3, EX2 and LG2).
 
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{
@@ -17,9 +18,10 @@ const F64X2: Type = types::F64X2;
 const I64X2: Type = types::I64X2;
 const I32X4: Type = types::I32X4;
 
-/// [`WideOps`] on `f64x2` IR values.
+/// [`WideOps`] on IR values: `f64x2` vectors, or one `f64` when `scalar`.
 struct Wide<'a, 'b> {
     b: &'a mut FunctionBuilder<'b>,
+    scalar: bool,
 }
 
 impl Wide<'_, '_> {
@@ -28,7 +30,13 @@ impl Wide<'_, '_> {
         self.b.ins().vconst(ty, constant)
     }
     fn bits_const(&mut self, k: u64) -> Value {
+        if self.scalar {
+            return self.b.ins().iconst(types::I64, k as i64);
+        }
         self.vector(I64X2, [k, k].iter().flat_map(|l| l.to_le_bytes()).collect())
+    }
+    fn bits_type(&self) -> Type {
+        if self.scalar { types::I64 } else { I64X2 }
     }
 }
 
@@ -37,6 +45,9 @@ impl WideOps for Wide<'_, '_> {
     type Bits = Value;
     type Mask = Value;
     fn splat(&mut self, value: f64) -> Value {
+        if self.scalar {
+            return self.b.ins().f64const(value);
+        }
         let bits = value.to_bits();
         self.vector(
             F64X2,
@@ -55,23 +66,25 @@ impl WideOps for Wide<'_, '_> {
     fn div(&mut self, a: Value, b: Value) -> Value {
         self.b.ins().fdiv(a, b)
     }
-    fn nearest(&mut self, a: Value) -> Value {
-        self.b.ins().nearest(a)
-    }
     fn greater(&mut self, a: Value, b: Value) -> Value {
         self.b.ins().fcmp(FloatCC::GreaterThan, a, b)
     }
     fn select(&mut self, mask: Value, a: Value, b: Value) -> Value {
+        if self.scalar {
+            return self.b.ins().select(mask, a, b);
+        }
         let a = self.float_to_bits(a);
         let b = self.float_to_bits(b);
         let r = self.b.ins().bitselect(mask, a, b);
         self.bits_to_float(r)
     }
     fn float_to_bits(&mut self, a: Value) -> Value {
-        self.b.ins().bitcast(I64X2, MemFlagsData::new(), a)
+        let ty = self.bits_type();
+        self.b.ins().bitcast(ty, MemFlagsData::new(), a)
     }
     fn bits_to_float(&mut self, a: Value) -> Value {
-        self.b.ins().bitcast(F64X2, MemFlagsData::new(), a)
+        let ty = if self.scalar { types::F64 } else { F64X2 };
+        self.b.ins().bitcast(ty, MemFlagsData::new(), a)
     }
     fn bits_add(&mut self, a: Value, k: u64) -> Value {
         let k = self.bits_const(k);
@@ -138,7 +151,7 @@ fn each_lane(
     );
     let low = b.ins().fvpromote_low(x);
     let high = b.ins().fvpromote_low(high);
-    let mut wide = Wide { b };
+    let mut wide = Wide { b, scalar: false };
     let low = core(&mut wide, low);
     let high = core(&mut wide, high);
     let low = b.ins().fvdemote(low);
@@ -189,4 +202,56 @@ pub fn log2_f32x4(b: &mut FunctionBuilder, x: Value) -> Value {
     let minus_infinity = splat_f32(b, f32::NEG_INFINITY);
     let r = select_f32(b, is_zero, minus_infinity, r);
     select_f32(b, nan, x, r)
+}
+
+/// `core` on one f32 in the core's domain, rounded to f32.
+fn one_value(
+    b: &mut FunctionBuilder,
+    x: Value,
+    core: fn(&mut Wide<'_, '_>, Value) -> Value,
+) -> Value {
+    let wide = b.ins().fpromote(types::F64, x);
+    let r = core(&mut Wide { b, scalar: true }, wide);
+    b.ins().fdemote(types::F32, r)
+}
+
+/// [`shader::float24::transcendental::exp2`] of one f32, inline: what [`exp2_f32x4`] does per
+/// lane, with the out-of-range inputs chosen by `select` instead of lane masks.
+pub fn exp2_f32(b: &mut FunctionBuilder, x: Value) -> Value {
+    let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+    let overflow = b.ins().f32const(EXP2_OVERFLOW);
+    let overflows = b.ins().fcmp(FloatCC::GreaterThanOrEqual, x, overflow);
+    let underflow = b.ins().f32const(EXP2_UNDERFLOW);
+    let underflows = b.ins().fcmp(FloatCC::LessThan, x, underflow);
+    let zero = b.ins().f32const(0.0);
+    let outside = b.ins().bor(nan, overflows);
+    let outside = b.ins().bor(outside, underflows);
+    let inside = b.ins().select(outside, zero, x);
+    let r = one_value(b, inside, |o, v| exp2_core(o, v));
+    let r = b.ins().select(underflows, zero, r);
+    let infinity = b.ins().f32const(f32::INFINITY);
+    let r = b.ins().select(overflows, infinity, r);
+    b.ins().select(nan, x, r)
+}
+
+/// [`shader::float24::transcendental::log2`] of one f32, inline (as [`exp2_f32`]).
+pub fn log2_f32(b: &mut FunctionBuilder, x: Value) -> Value {
+    let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+    let zero = b.ins().f32const(0.0);
+    let is_zero = b.ins().fcmp(FloatCC::Equal, x, zero);
+    let negative = b.ins().fcmp(FloatCC::LessThan, x, zero);
+    let infinity = b.ins().f32const(f32::INFINITY);
+    let infinite = b.ins().fcmp(FloatCC::Equal, x, infinity);
+    let outside = b.ins().bor(nan, is_zero);
+    let outside = b.ins().bor(outside, negative);
+    let outside = b.ins().bor(outside, infinite);
+    let one = b.ins().f32const(1.0);
+    let inside = b.ins().select(outside, one, x);
+    let r = one_value(b, inside, |o, v| log2_core(o, v));
+    let r = b.ins().select(infinite, infinity, r);
+    let not_a_number = b.ins().f32const(f32::NAN);
+    let r = b.ins().select(negative, not_a_number, r);
+    let minus_infinity = b.ins().f32const(f32::NEG_INFINITY);
+    let r = b.ins().select(is_zero, minus_infinity, r);
+    b.ins().select(nan, x, r)
 }

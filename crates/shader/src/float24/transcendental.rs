@@ -8,8 +8,8 @@
 //! (ex2) and powers of two (lg2).
 //!
 //! The f64 part is written once, over [`WideOps`]: [`exp2`] and [`log2`] run it on one `f64`,
-//! and the structure-of-arrays JIT emits the same operations in the same order on `f64x2`
-//! vectors, so the two agree bit for bit.
+//! and the JITs emit the same operations in the same order as code (on one `f64`, or on `f64x2`
+//! vectors), so they agree bit for bit.
 
 /// ln 2 as f64.
 const LN_2: f64 = std::f64::consts::LN_2;
@@ -24,24 +24,26 @@ pub const EXP2_UNDERFLOW: f32 = -152.0;
 /// At and above this EX2 is +inf.
 pub const EXP2_OVERFLOW: f32 = 128.0;
 
-/// e^t's Taylor coefficients 1/k!, k = 0..=14: for |t| <= ln2 / 2 the t^15 term is below 2^-63.
-pub const EXP_TERMS: [f64; 15] = {
+/// 2^f = e^(f·ln2) by its Taylor series, as a polynomial in f: (ln2)^k / k!, k = 0..=14. For
+/// |f| <= 1/2 the first term left out ((f·ln2)^15 / 15!) is below 2^-63.
+pub const EXP2_TERMS: [f64; 15] = {
     let mut terms = [1.0; 15];
     let mut k = 1;
     while k < terms.len() {
-        terms[k] = terms[k - 1] / k as f64;
+        terms[k] = terms[k - 1] * LN_2 / k as f64;
         k += 1;
     }
     terms
 };
 
-/// 1 / (2k + 1), k = 0..=15: atanh(s) / s as a series in s²; for |s| <= 0.172 the s^32 term is
-/// below 2^-80.
-pub const ATANH_TERMS: [f64; 16] = {
-    let mut terms = [1.0; 16];
+/// log2(m) = 2·atanh(s) / ln2 with s = (m − 1)/(m + 1), as s times a series in s²:
+/// 2·log2(e) / (2k + 1), k = 0..=11. For |s| <= 0.172 the first term left out (s^24 / 25
+/// and the factor) is below 2^-64.
+pub const LOG2_TERMS: [f64; 12] = {
+    let mut terms = [1.0; 12];
     let mut k = 0;
     while k < terms.len() {
-        terms[k] = 1.0 / (2 * k + 1) as f64;
+        terms[k] = 2.0 * LOG2_E / (2 * k + 1) as f64;
         k += 1;
     }
     terms
@@ -67,8 +69,6 @@ pub trait WideOps {
     fn mul(&mut self, a: Self::Float, b: Self::Float) -> Self::Float;
     /// IEEE `a / b`.
     fn div(&mut self, a: Self::Float, b: Self::Float) -> Self::Float;
-    /// Round to the nearest integer, ties to even.
-    fn nearest(&mut self, a: Self::Float) -> Self::Float;
     /// `a > b`.
     fn greater(&mut self, a: Self::Float, b: Self::Float) -> Self::Mask;
     /// `mask ? a : b`.
@@ -89,28 +89,53 @@ pub trait WideOps {
     fn bits_shr(&mut self, a: Self::Bits, amount: u32) -> Self::Bits;
 }
 
-/// The polynomial with coefficients `terms` (lowest power first) at `x`, in Horner form.
-fn horner<O: WideOps>(o: &mut O, terms: &[f64], x: O::Float) -> O::Float {
-    let (last, rest) = terms.split_last().expect("terms");
-    let mut sum = o.splat(*last);
-    for &term in rest.iter().rev() {
-        let product = o.mul(sum, x);
-        let term = o.splat(term);
-        sum = o.add(product, term);
+/// The polynomial with coefficients `terms` (lowest power first, at most 16) at `x`, by Estrin's
+/// scheme: neighbouring terms paired as `c0 + c1·x`, then pairs of those joined with x², x⁴, …
+/// A chain of about log2(N) multiply-adds instead of Horner's N: the scalar engines wait on
+/// this chain, so its depth is their time (docs/execution-model.md, EX2 and LG2).
+fn estrin<O: WideOps, const N: usize>(o: &mut O, terms: &[f64; N], x: O::Float) -> O::Float {
+    const { assert!(N >= 1 && N <= 16) };
+    let pair = |o: &mut O, k: usize| {
+        let low = o.splat(terms[2 * k]);
+        if 2 * k + 1 == N {
+            return low;
+        }
+        let high = o.splat(terms[2 * k + 1]);
+        let product = o.mul(high, x);
+        o.add(product, low)
+    };
+    let first = pair(o, 0);
+    let mut level = [first; 8];
+    let mut len = N.div_ceil(2);
+    for (k, slot) in level.iter_mut().enumerate().take(len).skip(1) {
+        *slot = pair(o, k);
     }
-    sum
+    let mut power = x;
+    while len > 1 {
+        power = o.mul(power, power);
+        for k in 0..len.div_ceil(2) {
+            level[k] = if 2 * k + 1 == len {
+                level[2 * k]
+            } else {
+                let product = o.mul(level[2 * k + 1], power);
+                o.add(product, level[2 * k])
+            };
+        }
+        len = len.div_ceil(2);
+    }
+    level[0]
 }
 
-/// 2^x in f64 for x in [-152, 128]: n = nearest(x), e^t with t = (x − n)·ln2 by its Taylor
-/// series in Horner form, times 2^n built from bits (n + 1.5·2^52 holds n in its low bits).
+/// 2^x in f64 for x in [-152, 128]: n = nearest(x), 2^(x − n) by its Taylor series in x − n
+/// ([`EXP2_TERMS`], [`estrin`]), times 2^n built from bits. x + 1.5·2^52 rounds x to the
+/// nearest integer, ties to even, and holds it in its low mantissa bits: one addition gives
+/// both n and the bits of 2^n.
 pub fn exp2_core<O: WideOps>(o: &mut O, x: O::Float) -> O::Float {
-    let n = o.nearest(x);
-    let fraction = o.sub(x, n);
-    let ln2 = o.splat(LN_2);
-    let t = o.mul(fraction, ln2);
-    let poly = horner(o, &EXP_TERMS, t);
     let magic = o.splat(SIGNED_MAGIC);
-    let shifted = o.add(n, magic);
+    let shifted = o.add(x, magic);
+    let n = o.sub(shifted, magic);
+    let fraction = o.sub(x, n);
+    let poly = estrin(o, &EXP2_TERMS, fraction);
     let bits = o.float_to_bits(shifted);
     let biased = o.bits_add(bits, 1023u64.wrapping_sub(SIGNED_MAGIC.to_bits()));
     let power_bits = o.bits_shl(biased, 52);
@@ -119,7 +144,7 @@ pub fn exp2_core<O: WideOps>(o: &mut O, x: O::Float) -> O::Float {
 }
 
 /// log2(x) in f64 for positive, finite, nonzero x (a normal f64: every f32 is one): x = m·2^e
-/// with m in (√2/2, √2], ln m = 2·atanh(s) with s = (m − 1)/(m + 1).
+/// with m in (√2/2, √2], log2(m) = s · [`LOG2_TERMS`](s²) with s = (m − 1)/(m + 1).
 pub fn log2_core<O: WideOps>(o: &mut O, x: O::Float) -> O::Float {
     let bits = o.float_to_bits(x);
     let biased = o.bits_shr(bits, 52);
@@ -146,13 +171,9 @@ pub fn log2_core<O: WideOps>(o: &mut O, x: O::Float) -> O::Float {
     let denominator = o.add(m, one);
     let s = o.div(numerator, denominator);
     let s2 = o.mul(s, s);
-    let series = horner(o, &ATANH_TERMS, s2);
-    let two = o.splat(2.0);
-    let twice = o.mul(two, s);
-    let ln_m = o.mul(twice, series);
-    let log2_e = o.splat(LOG2_E);
-    let scaled = o.mul(ln_m, log2_e);
-    o.add(exponent, scaled)
+    let series = estrin(o, &LOG2_TERMS, s2);
+    let log2_m = o.mul(s, series);
+    o.add(exponent, log2_m)
 }
 
 /// [`WideOps`] on one f64.
@@ -176,9 +197,6 @@ impl WideOps for Scalar {
     }
     fn div(&mut self, a: f64, b: f64) -> f64 {
         a / b
-    }
-    fn nearest(&mut self, a: f64) -> f64 {
-        a.round_ties_even()
     }
     fn greater(&mut self, a: f64, b: f64) -> bool {
         a > b
