@@ -254,6 +254,37 @@ fn a_straight_line_of_mad_and_dp4_compiles_in_linear_size() {
     check_shape(Shape::Straight);
 }
 
+/// EX2 and LG2 are inline code (about 45 IR instructions each) up to
+/// `INLINE_TRANSCENDENTALS` reachable ones, calls past that: a program of thousands would
+/// otherwise be the costliest shape to compile. One more EX2 than the limit makes the whole
+/// program smaller, and it still runs the interpreter's bits.
+#[test]
+fn past_the_inline_limit_ex2_and_lg2_are_calls() {
+    use picajit::jit::INLINE_TRANSCENDENTALS;
+    let program = |count: usize| {
+        let mut b = Builder::new();
+        for k in 0..count {
+            let op = if k % 2 == 0 { "ex2" } else { "lg2" };
+            b.op(&format!("{op} r{}, r{}.x", k % 12, (k + 1) % 12));
+        }
+        b.ops("mov o0, r0; mov o1, r1; end");
+        b.program(ShaderKind::Vertex)
+    };
+    let ir = |count: usize| {
+        compile(program(count), config(50_000))
+            .compile_stats()
+            .ir_instructions
+    };
+    let (at, past) = (ir(INLINE_TRANSCENDENTALS), ir(INLINE_TRANSCENDENTALS + 1));
+    assert!(
+        past * 2 < at,
+        "{INLINE_TRANSCENDENTALS} inline: {at} IR instructions; one more, called: {past}"
+    );
+    for count in [INLINE_TRANSCENDENTALS, INLINE_TRANSCENDENTALS + 1] {
+        assert_engines_agree(&program(count), config(50_000), &format!("{count} EX2/LG2"));
+    }
+}
+
 #[test]
 fn a_program_without_end_compiles_in_linear_size() {
     check_shape(Shape::NoEnd);

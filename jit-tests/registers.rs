@@ -419,9 +419,10 @@ fn dot_product_groups_give_each_lane_its_own_instructions_result() {
 
 #[test]
 fn ex2_and_lg2_give_the_interpreters_bits_on_edge_values() {
-    // The JIT computes EX2 and LG2 inline (the f64 part of float24::transcendental); run_vs
-    // compares every output with the interpreter's. Lane 0 (of the swizzled source) is the
-    // operand; the other lanes hold other values, which must not matter.
+    // The JIT computes EX2 and LG2 inline (the f64 part of float24::transcendental), or calls
+    // the Rust functions in a program with more than INLINE_TRANSCENDENTALS of them (the second
+    // program); run_vs compares every output with the interpreter's. Lane 0 (of the swizzled
+    // source) is the operand; the other lanes hold other values, which must not matter.
     let values = [
         0.0,
         -0.0,
@@ -448,15 +449,23 @@ fn ex2_and_lg2_give_the_interpreters_bits_on_edge_values() {
         3.0e-20,
         0.1,
     ];
-    let mut b = Builder::new();
-    b.ops("ex2 o0, v0.y; lg2 o1, v0.y; ex2 o2.xz, v0; lg2 o3.yw, v0; end");
-    for p in Precision::ALL {
-        for &x in &values {
-            let v = inputs(&[(0, [7.0, x, -3.0, 0.25])]);
-            let r = run_vs(&b, p, &Uniforms::default(), &v).unwrap();
-            // Every lane of o0 is EX2 of lane 0: one value, broadcast.
-            let lane0 = r.outputs[0][0].to_bits();
-            assert!(r.outputs[0].iter().all(|y| y.to_bits() == lane0), "{p} {x}");
+    let body = "ex2 o0, v0.y; lg2 o1, v0.y; ex2 o2.xz, v0; lg2 o3.yw, v0; end";
+    let mut inline = Builder::new();
+    inline.ops(body);
+    let mut called = Builder::new();
+    for k in 0..=picajit::jit::INLINE_TRANSCENDENTALS {
+        called.op(&format!("ex2 r{}, v0.y", k % 16));
+    }
+    called.ops(body);
+    for b in [&inline, &called] {
+        for p in Precision::ALL {
+            for &x in &values {
+                let v = inputs(&[(0, [7.0, x, -3.0, 0.25])]);
+                let r = run_vs(b, p, &Uniforms::default(), &v).unwrap();
+                // Every lane of o0 is EX2 of lane 0: one value, broadcast.
+                let lane0 = r.outputs[0][0].to_bits();
+                assert!(r.outputs[0].iter().all(|y| y.to_bits() == lane0), "{p} {x}");
+            }
         }
     }
 }

@@ -17,9 +17,11 @@
 //! behaviour of docs/execution-model.md §5.
 //!
 //! Only EMIT and SETEMIT (geometry-shader output, which touches Rust-side vectors) are host
-//! calls; EX2 and LG2 are inline code (`wide`).
+//! calls, and EX2 and LG2 in a program with too many to inline
+//! (`lower::INLINE_TRANSCENDENTALS`): the functions of [`shader::float24::transcendental`].
 
 use shader::exec::{EmitConfig, EmitSink, GeometryState};
+use shader::float24::transcendental;
 use shader::flow::{CALL_DEPTH, IF_DEPTH, LOOP_DEPTH};
 use shader::program::{FLOAT_UNIFORMS, InputRegisters, Vec4};
 
@@ -204,4 +206,14 @@ pub unsafe extern "C" fn picajit_emit(ctx: *mut JitContext, pc: u32) -> u32 {
     }
     std::mem::swap(output, &mut run.other_bank);
     0
+}
+
+/// EX2 of one value (the deterministic [`transcendental::exp2`]).
+pub extern "C" fn picajit_exp2(x: f32) -> f32 {
+    transcendental::exp2(x)
+}
+
+/// LG2 of one value (the deterministic [`transcendental::log2`]).
+pub extern "C" fn picajit_log2(x: f32) -> f32 {
+    transcendental::log2(x)
 }

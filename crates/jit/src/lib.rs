@@ -125,6 +125,7 @@ mod lower;
 pub mod soa;
 mod wide;
 
+pub use lower::INLINE_TRANSCENDENTALS;
 pub use soa::{
     ConstantLanes, SoaArithmetic, SoaCodegen, SoaCompileError, SoaCompileStats, SoaJit,
     UniformComponents,
@@ -145,7 +146,9 @@ use context::{GeometryRun, JitContext, status};
 use shader::exec::{
     BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
 };
-use shader::isa::{Instruction, OperandDescriptor, PROGRAM_WORDS, RegisterFile, decode_words};
+use shader::isa::{
+    Instruction, OperandDescriptor, PROGRAM_WORDS, RegisterFile, UnaryOp, decode_words,
+};
 use shader::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
 
 /// Why the JIT could not compile a program: an environment problem (an unsupported host, no
@@ -320,6 +323,8 @@ struct ChunkFunction<'a> {
     config: ExecConfig,
     decoded: &'a [Instruction],
     facts: &'a FlowFacts,
+    /// EX2 and LG2 inline ([`lower::INLINE_TRANSCENDENTALS`]).
+    inline_transcendentals: bool,
     /// Its chunk.
     chunk: usize,
     /// The host functions.
@@ -406,7 +411,10 @@ impl ChunkFunction<'_> {
             host: lower::HostFunctions {
                 emit: host_refs[0],
                 setemit: host_refs[1],
+                exp2: host_refs[2],
+                log2: host_refs[3],
             },
+            inline_transcendentals: self.inline_transcendentals,
             cache: lower::RegisterCache::default(),
             budget,
             facts: self.facts,
@@ -450,6 +458,23 @@ pub struct JitShader {
 }
 
 /// The temporaries the reachable instructions of `decoded` name, as sources or destination.
+/// How many reachable words of `decoded` are EX2 or LG2.
+fn transcendentals(decoded: &[Instruction], reachable: &[bool]) -> usize {
+    decoded
+        .iter()
+        .zip(reachable)
+        .filter(|&(inst, &r)| {
+            r && matches!(
+                inst,
+                Instruction::Unary {
+                    op: UnaryOp::Ex2 | UnaryOp::Lg2,
+                    ..
+                }
+            )
+        })
+        .count()
+}
+
 fn temps_named(program: &ShaderProgram, decoded: &[Instruction], reachable: &[bool]) -> u16 {
     let mut temps = 0u16;
     for (inst, _) in decoded.iter().zip(reachable).filter(|&(_, &r)| r) {
@@ -542,12 +567,16 @@ impl JitShader {
         if program.stage == ShaderKind::Vertex {
             facts.find_dot_groups(&decoded, &program.opdescs[..]);
         }
+        let inline_transcendentals =
+            transcendentals(&decoded, &facts.reachable) <= lower::INLINE_TRANSCENDENTALS;
 
         let isa = host_isa()?;
         let pointer = isa.pointer_type();
         let mut jit_builder = JITBuilder::with_isa(isa, default_libcall_names());
         jit_builder.symbol("picajit_emit", context::picajit_emit as *const u8);
         jit_builder.symbol("picajit_setemit", context::picajit_setemit as *const u8);
+        jit_builder.symbol("picajit_exp2", context::picajit_exp2 as *const u8);
+        jit_builder.symbol("picajit_log2", context::picajit_log2 as *const u8);
         let mut module = JITModule::new(jit_builder);
 
         let declaration = |function: &'static str| {
@@ -595,6 +624,7 @@ impl JitShader {
                 config,
                 decoded: &decoded,
                 facts: &facts,
+                inline_transcendentals,
                 chunk,
                 host_ids: &host_ids,
                 chunk_ids: &chunk_ids,

@@ -40,13 +40,25 @@ pub struct HostFunctions {
     pub emit: FuncRef,
     /// `picajit_setemit(ctx, packed)`.
     pub setemit: FuncRef,
+    /// `picajit_exp2(f32) -> f32`: EX2 when the program has too many to inline.
+    pub exp2: FuncRef,
+    /// `picajit_log2(f32) -> f32`.
+    pub log2: FuncRef,
 }
+
+/// The most reachable EX2 and LG2 words a program may have for the JIT to emit them inline
+/// (about 45 IR instructions each, where a call is 4). Real shaders have a handful, and inline
+/// code is what makes them fast one vertex at a time (no call, no vector registers saved
+/// around it); a program of thousands would compile about three times slower than the worst
+/// other shape, so past this the JIT calls the same functions instead
+/// (`jit-tests/compile_bounds.rs`, README "Compile cost").
+pub const INLINE_TRANSCENDENTALS: usize = 64;
 
 /// Names and signatures of the host functions, in [`HostFunctions`] order.
 pub fn host_signatures(
     pointer: Type,
     call_conv: cranelift_codegen::isa::CallConv,
-) -> [(&'static str, Signature); 2] {
+) -> [(&'static str, Signature); 4] {
     let sig = |params: &[Type], returns: &[Type]| {
         let mut s = Signature::new(call_conv);
         s.params.extend(params.iter().map(|&t| AbiParam::new(t)));
@@ -56,6 +68,8 @@ pub fn host_signatures(
     [
         ("picajit_emit", sig(&[pointer, types::I32], &[types::I32])),
         ("picajit_setemit", sig(&[pointer, types::I32], &[])),
+        ("picajit_exp2", sig(&[types::F32], &[types::F32])),
+        ("picajit_log2", sig(&[types::F32], &[types::F32])),
     ]
 }
 
@@ -119,6 +133,8 @@ pub struct Lowering<'a, 'b> {
     pub precision: Precision,
     /// Host functions.
     pub host: HostFunctions,
+    /// EX2 and LG2 as inline code (at most [`INLINE_TRANSCENDENTALS`] reachable), or calls.
+    pub inline_transcendentals: bool,
     /// The registers of the current run.
     pub cache: RegisterCache,
     /// Instructions the invocation may still execute.
@@ -507,6 +523,24 @@ impl Lowering<'_, '_> {
         }
     }
 
+    /// `f(x)` for a host function of one f32.
+    fn call(&mut self, f: FuncRef, x: Value) -> Value {
+        let call = self.b.ins().call(f, &[x]);
+        self.b.inst_results(call)[0]
+    }
+
+    /// `f` of every lane, one call each: the scalar JIT's EX2 and LG2 broadcast lane 0
+    /// ([`Lanes::exp2_first`]), so this form is never emitted by its instructions.
+    fn call_each(&mut self, f: FuncRef, x: Value) -> Value {
+        let mut r = x;
+        for lane in 0..4u8 {
+            let element = self.b.ins().extractlane(x, lane);
+            let y = self.call(f, element);
+            r = self.b.ins().insertlane(r, y, lane);
+        }
+        r
+    }
+
     fn unary(&mut self, op: UnaryOp, a: Value) -> Value {
         let p = self.precision;
         match op {
@@ -677,22 +711,34 @@ impl Elements for Lowering<'_, '_> {
         self.i32x4_const([bits; 4])
     }
     fn exp2_each(&mut self, a: Value) -> Value {
-        super::wide::exp2_f32x4(self.b, a)
+        let f = self.host.exp2;
+        self.call_each(f, a)
     }
     fn log2_each(&mut self, a: Value) -> Value {
-        super::wide::log2_f32x4(self.b, a)
+        let f = self.host.log2;
+        self.call_each(f, a)
     }
 }
 
 impl Lanes for Lowering<'_, '_> {
     fn exp2_first(&mut self, a: Value) -> Value {
         let lane = self.b.ins().extractlane(a, 0);
-        let r = super::wide::exp2_f32(self.b, lane);
+        let r = if self.inline_transcendentals {
+            super::wide::exp2_f32(self.b, lane)
+        } else {
+            let f = self.host.exp2;
+            self.call(f, lane)
+        };
         self.b.ins().splat(F32X4, r)
     }
     fn log2_first(&mut self, a: Value) -> Value {
         let lane = self.b.ins().extractlane(a, 0);
-        let r = super::wide::log2_f32(self.b, lane);
+        let r = if self.inline_transcendentals {
+            super::wide::log2_f32(self.b, lane)
+        } else {
+            let f = self.host.log2;
+            self.call(f, lane)
+        };
         self.b.ins().splat(F32X4, r)
     }
     fn broadcast(&mut self, a: Value, lane: usize) -> Value {
