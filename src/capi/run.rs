@@ -12,7 +12,7 @@ use super::{
 use crate::exec::{
     BatchIo, EmitConfig, EmitSink, GeometryState, RegisterSet, SoaInputs, SoaOutputs,
 };
-use crate::float24::{Precision, convert_f32};
+use crate::float24::{Precision, convert_f32, lanes};
 use crate::program::{FlowRegisters, InputRegisters, ShaderKind, Uniforms, Vec4};
 
 /// `picajit_flow`: a0, aL and cmp at the end of an invocation.
@@ -244,16 +244,28 @@ fn check_disjoint(regions: &[(&'static str, usize, usize)]) -> Result<(), CapiEr
 /// keeps the floats exactly, so its callers use the caller's registers as they are): the mode's
 /// rounding and range rules for an f32 attribute (docs/execution-model.md §7,
 /// `float24::convert_f32`). Only the registers the program can read are converted (no result
-/// depends on the others), into `converted`.
+/// depends on the others), into `converted`, a register at a time: [`lanes::round`] (what
+/// `convert_f32` applies) on the vectorised interpreter's four-element vectors, which LLVM
+/// compiles to vector instructions.
 fn input_registers<'a>(
     engine: &EngineHandle,
     inputs: &InputRegisters,
     converted: &'a mut InputRegisters,
 ) -> &'a InputRegisters {
-    for index in engine.layout.inputs.iter() {
-        converted[index] = inputs[index].map(|value| convert_f32(value, engine.precision));
-    }
+    convert_registers(engine.layout.inputs, engine.precision, inputs, converted);
     converted
+}
+
+/// The registers of `set` of `inputs` converted under a rounding `precision`, into `converted`.
+fn convert_registers(
+    set: RegisterSet,
+    precision: Precision,
+    inputs: &InputRegisters,
+    converted: &mut InputRegisters,
+) {
+    for index in set.iter() {
+        converted[index] = lanes::round(&mut vinterp::Wide::<4>, inputs[index], precision);
+    }
 }
 
 /// A batch call's planes, kept for the next call on the thread.
@@ -813,6 +825,62 @@ mod tests {
                 })
             })
             .collect()
+    }
+
+    /// One vertex's conversion (four lanes at once) gives `convert_f32`'s bits, the documented
+    /// one-value rule, on every edge of the float24 range and rounding, and leaves the registers
+    /// outside the set alone.
+    #[test]
+    fn a_vertex_converts_as_convert_f32_does() {
+        let edges: Vec<f32> = [
+            0.0f32,
+            -0.0,
+            0.1,
+            -0.1,
+            1.0,
+            f32::from_bits(1),
+            f32::MIN_POSITIVE,
+            f32::from_bits(0x2080_0000), // 2^-62, the smallest normal float24
+            f32::from_bits(0x207F_FFFF), // just below it
+            f32::from_bits(0x5F7F_FF80), // the largest finite float24
+            f32::from_bits(0x5F7F_FFC0), // rounds up past it to nearest-even
+            1e30,
+            -1e30,
+            f32::MAX,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::from_bits(0xFFC0_1234),
+            1.000_000_1,
+            f32::from_bits(0x3F80_007F),
+            f32::from_bits(0x3F80_0040),
+            f32::from_bits(0x3F80_00C0),
+        ]
+        .into();
+        let set = RegisterSet(0b0100_0000_0000_0011);
+        for precision in Precision::ALL.into_iter().filter(|p| p.is_f24()) {
+            for chunk in edges.chunks(4).chain(edges[1..].chunks(4)) {
+                let mut register = [7.0; 4];
+                register[..chunk.len()].copy_from_slice(chunk);
+                let inputs: InputRegisters = [register; 16];
+                let mut converted = [[-3.0; 4]; 16];
+                convert_registers(set, precision, &inputs, &mut converted);
+                for (n, got) in converted.iter().enumerate() {
+                    for lane in 0..4 {
+                        let want = if set.contains(n) {
+                            convert_f32(register[lane], precision)
+                        } else {
+                            -3.0
+                        };
+                        assert_eq!(
+                            got[lane].to_bits(),
+                            want.to_bits(),
+                            "{precision:?} v{n} lane {lane} of {register:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
