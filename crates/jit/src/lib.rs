@@ -125,7 +125,7 @@ mod lower;
 pub mod soa;
 mod wide;
 
-pub use lower::INLINE_TRANSCENDENTALS;
+pub use lower::{CHECKED_PRODUCTS_WORDS, INLINE_TRANSCENDENTALS};
 pub use soa::{
     ConstantLanes, SoaArithmetic, SoaCodegen, SoaCompileError, SoaCompileStats, SoaJit,
     UniformComponents,
@@ -325,6 +325,8 @@ struct ChunkFunction<'a> {
     facts: &'a FlowFacts,
     /// EX2 and LG2 inline ([`lower::INLINE_TRANSCENDENTALS`]).
     inline_transcendentals: bool,
+    /// Checked fast paths for products ([`lower::CHECKED_PRODUCTS_WORDS`]).
+    checked_products: bool,
     /// Its chunk.
     chunk: usize,
     /// The host functions.
@@ -415,6 +417,7 @@ impl ChunkFunction<'_> {
                 log2: host_refs[3],
             },
             inline_transcendentals: self.inline_transcendentals,
+            checked_products: self.checked_products,
             cache: lower::RegisterCache::default(),
             budget,
             facts: self.facts,
@@ -569,6 +572,8 @@ impl JitShader {
         }
         let inline_transcendentals =
             transcendentals(&decoded, &facts.reachable) <= lower::INLINE_TRANSCENDENTALS;
+        let checked_products = program.stage == ShaderKind::Vertex
+            && facts.reachable.iter().filter(|&&r| r).count() <= lower::CHECKED_PRODUCTS_WORDS;
 
         let isa = host_isa()?;
         let pointer = isa.pointer_type();
@@ -625,6 +630,7 @@ impl JitShader {
                 decoded: &decoded,
                 facts: &facts,
                 inline_transcendentals,
+                checked_products,
                 chunk,
                 host_ids: &host_ids,
                 chunk_ids: &chunk_ids,

@@ -54,6 +54,12 @@ pub struct HostFunctions {
 /// (`jit-tests/compile_bounds.rs`, README "Compile cost").
 pub const INLINE_TRANSCENDENTALS: usize = 64;
 
+/// The most reachable words a vertex shader may have for its instructions with products to
+/// be checked fast paths (`Lowering::checked`): each such instruction is emitted twice, so
+/// this keeps the larger programs' compile cost where it was. Every real vertex shader fits:
+/// the hardware's vertex-shader code memory holds 512 words.
+pub const CHECKED_PRODUCTS_WORDS: usize = 512;
+
 /// Names and signatures of the host functions, in [`HostFunctions`] order.
 pub fn host_signatures(
     pointer: Type,
@@ -135,6 +141,10 @@ pub struct Lowering<'a, 'b> {
     pub host: HostFunctions,
     /// EX2 and LG2 as inline code (at most [`INLINE_TRANSCENDENTALS`] reachable), or calls.
     pub inline_transcendentals: bool,
+    /// Instructions with products run a fast form first and their exact form only when it
+    /// flagged a lane ([`Lowering::checked`]; vertex shaders of at most
+    /// [`CHECKED_PRODUCTS_WORDS`] reachable words).
+    pub checked_products: bool,
     /// The registers of the current run.
     pub cache: RegisterCache,
     /// Instructions the invocation may still execute.
@@ -447,7 +457,10 @@ impl Lowering<'_, '_> {
             pairs[3].0 = self.f32x4_const([1.0; 4]);
         }
         let p = self.precision;
-        let r = lanes::dot_by(self, &mut lanes::Exactly, &pairs, p);
+        let r = self.checked(
+            |l, fin| lanes::dot_by(l, fin, &pairs, p),
+            |l| lanes::dot_by(l, &mut lanes::Exactly, &pairs, p),
+        );
         self.write_lanes(dst, DestMask(written), r);
     }
 
@@ -482,11 +495,52 @@ impl Lowering<'_, '_> {
         ]
     }
 
+    /// An instruction with products: `fast` (its rule finished by [`lanes::Flagging`]: plain
+    /// products, and a rounding that flags the lanes whose result it cannot vouch for: NaNs,
+    /// and in the float24 modes magnitudes past the largest finite float24), then, only when a
+    /// lane was flagged, `exact` (the rule itself) in a cold block. Every lane the fast form
+    /// does not flag is already exact (`float24::tests`), so the result is the rule's; the
+    /// common case skips the inf·0 products' fix-up and the rounding's NaN and overflow
+    /// selects. Values read before stay valid in both blocks (they dominate them).
+    fn checked(
+        &mut self,
+        fast: impl FnOnce(&mut Self, &mut lanes::Flagging<Value>) -> Value,
+        exact: impl FnOnce(&mut Self) -> Value,
+    ) -> Value {
+        if !self.checked_products {
+            return exact(self);
+        }
+        let mut flagging = lanes::Flagging { unusual: None };
+        let quick = fast(self, &mut flagging);
+        let Some(unusual) = flagging.unusual else {
+            return quick;
+        };
+        let any = self.b.ins().vany_true(unusual);
+        let cold = self.b.create_block();
+        self.b.set_cold_block(cold);
+        let merge = self.b.create_block();
+        let result = self.b.append_block_param(merge, F32X4);
+        self.b.ins().brif(any, cold, &[], merge, &[quick.into()]);
+        self.b.seal_block(cold);
+        self.b.switch_to_block(cold);
+        // Constants made in the cold block do not dominate what follows: not kept.
+        let constants = std::mem::take(&mut self.cache.constants);
+        let exactly = exact(self);
+        self.cache.constants = constants;
+        self.b.ins().jump(merge, &[exactly.into()]);
+        self.b.seal_block(merge);
+        self.b.switch_to_block(merge);
+        result
+    }
+
     fn binary(&mut self, op: BinaryOperation, a: Value, c: Value) -> Value {
         let p = self.precision;
         match op {
             BinaryOperation::Add => lanes::add(self, a, c, p),
-            BinaryOperation::Mul => lanes::mul(self, a, c, p),
+            BinaryOperation::Mul => self.checked(
+                |l, fin| lanes::mul_by(l, fin, a, c, p),
+                |l| lanes::mul(l, a, c, p),
+            ),
             BinaryOperation::Max | BinaryOperation::Min => {
                 let cc = if op == BinaryOperation::Max {
                     FloatCC::GreaterThan
@@ -507,12 +561,23 @@ impl Lowering<'_, '_> {
                 let zero = self.f32x4_const([0.0; 4]);
                 self.select_vec(m, one, zero)
             }
-            BinaryOperation::Dp3 => lanes::dot(self, a, c, 3, p),
-            BinaryOperation::Dp4 => lanes::dot(self, a, c, 4, p),
-            BinaryOperation::Dph => lanes::dph(self, a, c, p),
+            BinaryOperation::Dp3 | BinaryOperation::Dp4 => {
+                let count = if op == BinaryOperation::Dp3 { 3 } else { 4 };
+                self.checked(
+                    |l, fin| lanes::dot_lanes_by(l, fin, a, c, count, p),
+                    |l| lanes::dot(l, a, c, count, p),
+                )
+            }
+            BinaryOperation::Dph => self.checked(
+                |l, fin| lanes::dph_by(l, fin, a, c, p),
+                |l| lanes::dph(l, a, c, p),
+            ),
             BinaryOperation::Dst => {
                 // (1, a.y * b.y, a.z, b.w): only the product is arithmetic.
-                let product = lanes::mul(self, a, c, p);
+                let product = self.checked(
+                    |l, fin| lanes::mul_by(l, fin, a, c, p),
+                    |l| lanes::mul(l, a, c, p),
+                );
                 let y_lane = self.i32x4_const([0, u32::MAX, 0, 0]);
                 let z_lane = self.i32x4_const([0, 0, u32::MAX, 0]);
                 let copied = self.select_vec(z_lane, a, c);
@@ -685,7 +750,11 @@ impl Lowering<'_, '_> {
                 let a = self.read(a, d);
                 let c2 = self.read(b, d);
                 let e = self.read(c, d);
-                let r = lanes::mad(self, a, c2, e, self.precision);
+                let p = self.precision;
+                let r = self.checked(
+                    |l, fin| lanes::mad_by(l, fin, a, c2, e, p),
+                    |l| lanes::mad(l, a, c2, e, p),
+                );
                 self.write(dst, d, r);
             }
         }

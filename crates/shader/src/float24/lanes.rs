@@ -750,24 +750,49 @@ pub fn dot_by<L: Elements, F: Finish<L>>(
 /// DP3 (`lanes` = 3) and DP4 (4) of `a` and `b`, in every lane: the products are a lane-wise
 /// MUL, summed by [`dot_sum`].
 pub fn dot<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, lanes: usize, p: Precision) -> L::Float {
+    dot_lanes_by(l, &mut Exactly, a, b, lanes, p)
+}
+
+/// [`dot`] finished by `fin`.
+#[inline(always)]
+pub fn dot_lanes_by<L: Lanes, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    a: L::Float,
+    b: L::Float,
+    lanes: usize,
+    p: Precision,
+) -> L::Float {
     debug_assert!(lanes == 3 || lanes == 4);
     // Summed: in f32 mode not rounded (see `product_term`), and f32 mode flushes nothing.
     let products = if p == Precision::F32 {
-        sanitized_mul(l, a, b)
+        fin.product(l, a, b)
     } else {
-        mul(l, a, b, p)
+        mul_by(l, fin, a, b, p)
     };
     let mut terms = [products; 4];
     for (lane, term) in terms.iter_mut().enumerate().take(lanes) {
         *term = l.broadcast(products, lane);
     }
-    dot_sum(l, &terms[..lanes], p)
+    dot_sum_by(l, fin, &terms[..lanes], p)
 }
 
 /// DPH: DP4 with a.w = 1.
 pub fn dph<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
+    dph_by(l, &mut Exactly, a, b, p)
+}
+
+/// [`dph`] finished by `fin`.
+#[inline(always)]
+pub fn dph_by<L: Lanes, F: Finish<L>>(
+    l: &mut L,
+    fin: &mut F,
+    a: L::Float,
+    b: L::Float,
+    p: Precision,
+) -> L::Float {
     let a = l.with_lane(a, 3, 1.0);
-    dot(l, a, b, 4, p)
+    dot_lanes_by(l, fin, a, b, 4, p)
 }
 
 /// RCP of every element: round(1 / flush x).

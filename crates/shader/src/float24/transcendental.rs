@@ -127,7 +127,7 @@ fn estrin<O: WideOps, const N: usize>(o: &mut O, terms: &[f64; N], x: O::Float) 
 }
 
 /// 2^x in f64 for x in [-152, 128]: n = nearest(x), 2^(x − n) by its Taylor series in x − n
-/// ([`EXP2_TERMS`], [`estrin`]), times 2^n built from bits. x + 1.5·2^52 rounds x to the
+/// ([`EXP2_TERMS`], by Estrin's scheme), times 2^n built from bits. x + 1.5·2^52 rounds x to the
 /// nearest integer, ties to even, and holds it in its low mantissa bits: one addition gives
 /// both n and the bits of 2^n.
 pub fn exp2_core<O: WideOps>(o: &mut O, x: O::Float) -> O::Float {
@@ -144,7 +144,8 @@ pub fn exp2_core<O: WideOps>(o: &mut O, x: O::Float) -> O::Float {
 }
 
 /// log2(x) in f64 for positive, finite, nonzero x (a normal f64: every f32 is one): x = m·2^e
-/// with m in (√2/2, √2], log2(m) = s · [`LOG2_TERMS`](s²) with s = (m − 1)/(m + 1).
+/// with m in (√2/2, √2], log2(m) = s times the polynomial [`LOG2_TERMS`] in s², with
+/// s = (m − 1)/(m + 1).
 pub fn log2_core<O: WideOps>(o: &mut O, x: O::Float) -> O::Float {
     let bits = o.float_to_bits(x);
     let biased = o.bits_shr(bits, 52);
