@@ -460,7 +460,6 @@ pub struct JitShader {
     module: Option<JITModule>,
 }
 
-/// The temporaries the reachable instructions of `decoded` name, as sources or destination.
 /// How many reachable words of `decoded` are EX2 or LG2.
 fn transcendentals(decoded: &[Instruction], reachable: &[bool]) -> usize {
     decoded
@@ -478,6 +477,7 @@ fn transcendentals(decoded: &[Instruction], reachable: &[bool]) -> usize {
         .count()
 }
 
+/// The temporaries the reachable instructions of `decoded` name, as sources or destination.
 fn temps_named(program: &ShaderProgram, decoded: &[Instruction], reachable: &[bool]) -> u16 {
     let mut temps = 0u16;
     for (inst, _) in decoded.iter().zip(reachable).filter(|&(_, &r)| r) {
@@ -572,8 +572,9 @@ impl JitShader {
         }
         let inline_transcendentals =
             transcendentals(&decoded, &facts.reachable) <= lower::INLINE_TRANSCENDENTALS;
-        let checked_products = program.stage == ShaderKind::Vertex
-            && facts.reachable.iter().filter(|&&r| r).count() <= lower::CHECKED_PRODUCTS_WORDS;
+        let reachable_words = facts.reachable.iter().filter(|&&r| r).count();
+        let checked_products =
+            program.stage == ShaderKind::Vertex && reachable_words <= lower::CHECKED_PRODUCTS_WORDS;
 
         let isa = host_isa()?;
         let pointer = isa.pointer_type();
@@ -618,7 +619,7 @@ impl JitShader {
         };
 
         let mut stats = CompileStats {
-            reachable_words: facts.reachable.iter().filter(|&&r| r).count(),
+            reachable_words,
             ..CompileStats::default()
         };
         let mut ctx = module.make_context();

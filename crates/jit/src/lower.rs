@@ -594,6 +594,23 @@ impl Lowering<'_, '_> {
         self.b.inst_results(call)[0]
     }
 
+    /// EX2 or LG2 of lane 0 in every lane: `inline` code, or a call of `host` in a program
+    /// with more than [`INLINE_TRANSCENDENTALS`] of them.
+    fn transcendental_first(
+        &mut self,
+        a: Value,
+        inline: fn(&mut FunctionBuilder, Value) -> Value,
+        host: FuncRef,
+    ) -> Value {
+        let lane = self.b.ins().extractlane(a, 0);
+        let r = if self.inline_transcendentals {
+            inline(self.b, lane)
+        } else {
+            self.call(host, lane)
+        };
+        self.b.ins().splat(F32X4, r)
+    }
+
     /// `f` of every lane, one call each: the scalar JIT's EX2 and LG2 broadcast lane 0
     /// ([`Lanes::exp2_first`]), so this form is never emitted by its instructions.
     fn call_each(&mut self, f: FuncRef, x: Value) -> Value {
@@ -791,24 +808,12 @@ impl Elements for Lowering<'_, '_> {
 
 impl Lanes for Lowering<'_, '_> {
     fn exp2_first(&mut self, a: Value) -> Value {
-        let lane = self.b.ins().extractlane(a, 0);
-        let r = if self.inline_transcendentals {
-            super::wide::exp2_f32(self.b, lane)
-        } else {
-            let f = self.host.exp2;
-            self.call(f, lane)
-        };
-        self.b.ins().splat(F32X4, r)
+        let f = self.host.exp2;
+        self.transcendental_first(a, super::wide::exp2_f32, f)
     }
     fn log2_first(&mut self, a: Value) -> Value {
-        let lane = self.b.ins().extractlane(a, 0);
-        let r = if self.inline_transcendentals {
-            super::wide::log2_f32(self.b, lane)
-        } else {
-            let f = self.host.log2;
-            self.call(f, lane)
-        };
-        self.b.ins().splat(F32X4, r)
+        let f = self.host.log2;
+        self.transcendental_first(a, super::wide::log2_f32, f)
     }
     fn broadcast(&mut self, a: Value, lane: usize) -> Value {
         self.permute(a, [lane; 4])

@@ -164,44 +164,38 @@ fn each_lane(
     )
 }
 
-/// [`shader::float24::transcendental::exp2`] of every lane of an f32x4.
-pub fn exp2_f32x4(b: &mut FunctionBuilder, x: Value) -> Value {
-    let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
-    let overflow = splat_f32(b, EXP2_OVERFLOW);
-    let overflows = b.ins().fcmp(FloatCC::GreaterThanOrEqual, x, overflow);
-    let underflow = splat_f32(b, EXP2_UNDERFLOW);
-    let underflows = b.ins().fcmp(FloatCC::LessThan, x, underflow);
-    let outside = b.ins().bor(nan, overflows);
-    let outside = b.ins().bor(outside, underflows);
-    let zero = splat_f32(b, 0.0);
-    let inside = select_f32(b, outside, zero, x);
-    let r = each_lane(b, inside, |o, v| exp2_core(o, v));
-    let r = select_f32(b, underflows, zero, r);
-    let infinity = splat_f32(b, f32::INFINITY);
-    let r = select_f32(b, overflows, infinity, r);
-    select_f32(b, nan, x, r)
+/// The two forms the JITs emit EX2 and LG2 in: one `f32` (the scalar JIT's lane 0) or an
+/// `f32x4` (the SoA JIT's four vertices), with constants, selects and the f64 core to match.
+#[derive(Clone, Copy)]
+enum Form {
+    One,
+    Four,
 }
 
-/// [`shader::float24::transcendental::log2`] of every lane of an f32x4.
-pub fn log2_f32x4(b: &mut FunctionBuilder, x: Value) -> Value {
-    let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
-    let zero = splat_f32(b, 0.0);
-    let is_zero = b.ins().fcmp(FloatCC::Equal, x, zero);
-    let negative = b.ins().fcmp(FloatCC::LessThan, x, zero);
-    let infinity = splat_f32(b, f32::INFINITY);
-    let infinite = b.ins().fcmp(FloatCC::Equal, x, infinity);
-    let outside = b.ins().bor(nan, is_zero);
-    let outside = b.ins().bor(outside, negative);
-    let outside = b.ins().bor(outside, infinite);
-    let one = splat_f32(b, 1.0);
-    let inside = select_f32(b, outside, one, x);
-    let r = each_lane(b, inside, |o, v| log2_core(o, v));
-    let r = select_f32(b, infinite, infinity, r);
-    let not_a_number = splat_f32(b, f32::NAN);
-    let r = select_f32(b, negative, not_a_number, r);
-    let minus_infinity = splat_f32(b, f32::NEG_INFINITY);
-    let r = select_f32(b, is_zero, minus_infinity, r);
-    select_f32(b, nan, x, r)
+impl Form {
+    fn constant(self, b: &mut FunctionBuilder, value: f32) -> Value {
+        match self {
+            Form::One => b.ins().f32const(value),
+            Form::Four => splat_f32(b, value),
+        }
+    }
+    fn select(self, b: &mut FunctionBuilder, mask: Value, a: Value, other: Value) -> Value {
+        match self {
+            Form::One => b.ins().select(mask, a, other),
+            Form::Four => select_f32(b, mask, a, other),
+        }
+    }
+    fn core(
+        self,
+        b: &mut FunctionBuilder,
+        x: Value,
+        core: fn(&mut Wide<'_, '_>, Value) -> Value,
+    ) -> Value {
+        match self {
+            Form::One => one_value(b, x, core),
+            Form::Four => each_lane(b, x, core),
+        }
+    }
 }
 
 /// `core` on one f32 in the core's domain, rounded to f32.
@@ -215,43 +209,64 @@ fn one_value(
     b.ins().fdemote(types::F32, r)
 }
 
-/// [`shader::float24::transcendental::exp2`] of one f32, inline: what [`exp2_f32x4`] does per
-/// lane, with the out-of-range inputs chosen by `select` instead of lane masks.
-pub fn exp2_f32(b: &mut FunctionBuilder, x: Value) -> Value {
+/// [`shader::float24::transcendental::exp2`] in `form`: the inputs outside the core's domain
+/// (NaN, overflow, underflow) replaced by 0 for the core and their results chosen after.
+fn exp2_in(b: &mut FunctionBuilder, x: Value, form: Form) -> Value {
     let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
-    let overflow = b.ins().f32const(EXP2_OVERFLOW);
+    let overflow = form.constant(b, EXP2_OVERFLOW);
     let overflows = b.ins().fcmp(FloatCC::GreaterThanOrEqual, x, overflow);
-    let underflow = b.ins().f32const(EXP2_UNDERFLOW);
+    let underflow = form.constant(b, EXP2_UNDERFLOW);
     let underflows = b.ins().fcmp(FloatCC::LessThan, x, underflow);
-    let zero = b.ins().f32const(0.0);
     let outside = b.ins().bor(nan, overflows);
     let outside = b.ins().bor(outside, underflows);
-    let inside = b.ins().select(outside, zero, x);
-    let r = one_value(b, inside, |o, v| exp2_core(o, v));
-    let r = b.ins().select(underflows, zero, r);
-    let infinity = b.ins().f32const(f32::INFINITY);
-    let r = b.ins().select(overflows, infinity, r);
-    b.ins().select(nan, x, r)
+    let zero = form.constant(b, 0.0);
+    let inside = form.select(b, outside, zero, x);
+    let r = form.core(b, inside, |o, v| exp2_core(o, v));
+    let r = form.select(b, underflows, zero, r);
+    let infinity = form.constant(b, f32::INFINITY);
+    let r = form.select(b, overflows, infinity, r);
+    form.select(b, nan, x, r)
 }
 
-/// [`shader::float24::transcendental::log2`] of one f32, inline (as [`exp2_f32`]).
-pub fn log2_f32(b: &mut FunctionBuilder, x: Value) -> Value {
+/// [`shader::float24::transcendental::log2`] in `form`: the inputs outside the core's domain
+/// (NaN, zeros, negatives, +inf) replaced by 1 for the core and their results chosen after.
+fn log2_in(b: &mut FunctionBuilder, x: Value, form: Form) -> Value {
     let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
-    let zero = b.ins().f32const(0.0);
+    let zero = form.constant(b, 0.0);
     let is_zero = b.ins().fcmp(FloatCC::Equal, x, zero);
     let negative = b.ins().fcmp(FloatCC::LessThan, x, zero);
-    let infinity = b.ins().f32const(f32::INFINITY);
+    let infinity = form.constant(b, f32::INFINITY);
     let infinite = b.ins().fcmp(FloatCC::Equal, x, infinity);
     let outside = b.ins().bor(nan, is_zero);
     let outside = b.ins().bor(outside, negative);
     let outside = b.ins().bor(outside, infinite);
-    let one = b.ins().f32const(1.0);
-    let inside = b.ins().select(outside, one, x);
-    let r = one_value(b, inside, |o, v| log2_core(o, v));
-    let r = b.ins().select(infinite, infinity, r);
-    let not_a_number = b.ins().f32const(f32::NAN);
-    let r = b.ins().select(negative, not_a_number, r);
-    let minus_infinity = b.ins().f32const(f32::NEG_INFINITY);
-    let r = b.ins().select(is_zero, minus_infinity, r);
-    b.ins().select(nan, x, r)
+    let one = form.constant(b, 1.0);
+    let inside = form.select(b, outside, one, x);
+    let r = form.core(b, inside, |o, v| log2_core(o, v));
+    let r = form.select(b, infinite, infinity, r);
+    let not_a_number = form.constant(b, f32::NAN);
+    let r = form.select(b, negative, not_a_number, r);
+    let minus_infinity = form.constant(b, f32::NEG_INFINITY);
+    let r = form.select(b, is_zero, minus_infinity, r);
+    form.select(b, nan, x, r)
+}
+
+/// [`shader::float24::transcendental::exp2`] of every lane of an f32x4.
+pub fn exp2_f32x4(b: &mut FunctionBuilder, x: Value) -> Value {
+    exp2_in(b, x, Form::Four)
+}
+
+/// [`shader::float24::transcendental::log2`] of every lane of an f32x4.
+pub fn log2_f32x4(b: &mut FunctionBuilder, x: Value) -> Value {
+    log2_in(b, x, Form::Four)
+}
+
+/// [`shader::float24::transcendental::exp2`] of one f32, inline.
+pub fn exp2_f32(b: &mut FunctionBuilder, x: Value) -> Value {
+    exp2_in(b, x, Form::One)
+}
+
+/// [`shader::float24::transcendental::log2`] of one f32, inline.
+pub fn log2_f32(b: &mut FunctionBuilder, x: Value) -> Value {
+    log2_in(b, x, Form::One)
 }
