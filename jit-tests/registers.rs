@@ -418,6 +418,38 @@ fn dot_product_groups_give_each_lane_its_own_instructions_result() {
 }
 
 #[test]
+fn only_temporaries_that_always_hold_float24_values_skip_the_input_flush() {
+    // The JIT skips the float24 input flush on the temporary lanes every write keeps canonical
+    // (jit::analysis FlowFacts::find_canonical_temps) and flushes everything else. Each output
+    // below shows a case where a skipped flush would change the bits (docs/execution-model.md
+    // §2: arithmetic reads |x| < 2^-62 and -0 as +0): 2^-70 · 2^20 is +0 after the flush
+    // (2^-50 without), and RCP of -0 is +inf after it (-inf without).
+    let tiny = 2f32.powi(-70);
+    let mut u = uniforms(&[(0, [2f32.powi(20); 4])]);
+    u.int[0] = [1, 0, 1, 0]; // two passes
+    let v = inputs(&[(0, [tiny, -0.0, tiny, 1.0])]);
+    let mut b = Builder::new();
+    b.ops(
+        "loop i0, 0x002; mov r7, r8; mov r8, v0; \
+         mul o2, c0, r7; \
+         mov r1, v0; mul o0, c0, r1; \
+         mov r2, -r0; rcp o1, r2; \
+         max r3, r2, r2; rcp o3, r3; \
+         dp4 r4, c0, r0; mov r5, r4; rcp o4, r5; end",
+    );
+    for p in [Precision::F24Truncate, Precision::F24Nearest] {
+        let r = run_vs(&b, p, &u, &v).unwrap();
+        // r7 holds v0 only in the second pass (a copy of a copy of an input).
+        assert_bits(r.outputs[2], [0.0, 0.0, 0.0, 2f32.powi(20)]);
+        assert_bits(r.outputs[0], [0.0, 0.0, 0.0, 2f32.powi(20)]);
+        assert_bits(r.outputs[1], [f32::INFINITY; 4]);
+        assert_bits(r.outputs[3], [f32::INFINITY; 4]);
+        // r5 = r4 = +0, a rounded result: canonical, and still +inf.
+        assert_bits(r.outputs[4], [f32::INFINITY; 4]);
+    }
+}
+
+#[test]
 fn ex2_and_lg2_give_the_interpreters_bits_on_edge_values() {
     // The JIT computes EX2 and LG2 inline (the f64 part of float24::transcendental), or calls
     // the Rust functions in a program with more than INLINE_TRANSCENDENTALS of them (the second

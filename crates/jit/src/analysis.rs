@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use shader::flow::{CALL_DEPTH, Scope, pushed_scope};
 use shader::isa::{
     BinaryOperation, DstReg, Instruction, Operand, OperandDescriptor, Operation, PROGRAM_WORDS,
-    RegisterFile, SimpleOp, decode,
+    RegisterFile, SimpleOp, UnaryOp, decode,
 };
 
 /// How many abstract control states the reachability analysis explores before it falls back
@@ -76,6 +76,10 @@ pub struct FlowFacts {
     /// The dot-product groups found by [`FlowFacts::find_dot_groups`] (empty until then: no
     /// groups).
     pub dot_groups: Vec<DotGroup>,
+    /// The lanes of each temporary (bit `i` of entry `n`: lane `i` of rN) that hold a value the
+    /// float24 input flush leaves unchanged wherever they are read, found by
+    /// [`FlowFacts::find_canonical_temps`] (none until then).
+    pub canonical_temps: [u8; 16],
 }
 
 /// Where an address stands in a group of dot products computed together: consecutive DP3s,
@@ -142,6 +146,75 @@ impl FlowFacts {
         facts.leaders = leaders;
         facts.reachable = reachable;
         facts
+    }
+
+    /// Finds the lanes of the temporaries that always hold a *canonical* value in the float24
+    /// modes: one the input flush leaves unchanged (not −0, not below 2^-62 in magnitude
+    /// unless +0), so an arithmetic instruction reading them needs no flush. Only for a vertex
+    /// shader, whose temporaries start as +0 in every invocation (a geometry shader's persist
+    /// across invocations). Flow-insensitive: a lane is canonical when every reachable write
+    /// to it is. Writes that are (docs/execution-model.md §2, §3):
+    /// - an arithmetic instruction's result (it went through the rounding and its range rules)
+    ///   and the x lane (1.0) of DST;
+    /// - SGE and SLT (1.0 or +0);
+    /// - MOV, MAX and MIN (and DST's copied lanes) of canonical temporary lanes, not negated
+    ///   (a negated +0 is −0); inputs and uniforms are raw, so never.
+    ///
+    /// Everything else (LITP) counts as not canonical.
+    pub fn find_canonical_temps(&mut self, decoded: &[Instruction], opdescs: &[u32]) {
+        let mut canonical = [0xFu8; 16];
+        loop {
+            let mut changed = false;
+            for (inst, _) in decoded.iter().zip(&self.reachable).filter(|&(_, &r)| r) {
+                let Some(operation) = inst.operation() else {
+                    continue;
+                };
+                let Some((RegisterFile::Temporary, n)) = inst.dst().map(|d| d.file_index()) else {
+                    continue;
+                };
+                let desc = OperandDescriptor(opdescs[operation.desc() as usize]);
+                // Whether lane `lane` of an operand, as read, is canonical.
+                let lane_of = |operand: Operand, lane: usize| {
+                    let (RegisterFile::Temporary, m) = operand.reg.file_index() else {
+                        return false;
+                    };
+                    let component = desc.swizzle(operand.slot).component(lane);
+                    !desc.negate(operand.slot) && canonical[m as usize] & (1 << component) != 0
+                };
+                let written = desc.dest_mask().lanes();
+                let mut kept = canonical[n as usize];
+                for lane in (0..4).filter(|&lane| written & (1 << lane) != 0) {
+                    let ok = match operation {
+                        Operation::Binary { op, a, b, .. } => match op {
+                            BinaryOperation::Max | BinaryOperation::Min => {
+                                lane_of(a, lane) && lane_of(b, lane)
+                            }
+                            BinaryOperation::Dst if lane == 2 => lane_of(a, lane),
+                            BinaryOperation::Dst if lane == 3 => lane_of(b, lane),
+                            _ => true,
+                        },
+                        Operation::Unary { op, a, .. } => match op {
+                            UnaryOp::Mov => lane_of(a, lane),
+                            UnaryOp::Litp => false,
+                            _ => true,
+                        },
+                        Operation::Mad { .. } => true,
+                        Operation::Mova { .. } | Operation::Cmp { .. } => true,
+                    };
+                    if !ok {
+                        kept &= !(1 << lane);
+                    }
+                }
+                if kept != canonical[n as usize] {
+                    canonical[n as usize] = kept;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        self.canonical_temps = canonical;
     }
 
     /// Finds the dot-product groups ([`DotGroup`]) of the runs, with the operand descriptors
@@ -481,6 +554,38 @@ mod tests {
         let mut facts = FlowFacts::analyse(&decoded, 0);
         facts.find_dot_groups(&decoded, &opdescs);
         facts.dot_groups[..code.len()].to_vec()
+    }
+
+    #[test]
+    fn canonical_temporaries_are_those_every_write_keeps_canonical() {
+        let mov = |dst: u8, src1: SrcReg, desc: u8| Instruction::Unary {
+            op: UnaryOp::Mov,
+            dst: DstReg::temp(dst),
+            src1,
+            rel: RelIndex::None,
+            desc,
+            ignored: 0,
+        };
+        const NEGATED: u8 = 16;
+        let code = [
+            dot(BinaryOp::Dp4, DstReg::temp(0), 0b1000, SrcReg::input(0)), // r0.x rounded
+            mov(1, SrcReg::input(0), 0b0011),                              // r1.zw = v0: raw
+            mov(2, SrcReg::temp(0), 0xF), // r2 = r0: canonical lanes copied
+            mov(3, SrcReg::temp(0), NEGATED), // r3 = -r0: a negated +0 is -0
+            mov(4, SrcReg::temp(5), 0xF), // r4 = r5, whose y the next word makes raw
+            mov(5, SrcReg::input(1), 0b0100), // r5.y = v1.y: raw
+            end(),
+        ];
+        let (decoded, mut opdescs) = memory(&code);
+        let identity = (false, Swizzle::IDENTITY);
+        let negated = [(true, Swizzle::IDENTITY), identity, identity];
+        opdescs.push(OperandDescriptor::new(DestMask::ALL, negated).0);
+        let mut facts = FlowFacts::analyse(&decoded, 0);
+        facts.find_canonical_temps(&decoded, &opdescs);
+        // Bit i is lane i (x = bit 0); lanes never written keep the zeroed start, +0.
+        let expected = [0xF, 0b0011, 0xF, 0, 0b1101, 0b1101, 0xF];
+        assert_eq!(facts.canonical_temps[..7], expected);
+        assert!(facts.canonical_temps[7..].iter().all(|&lanes| lanes == 0xF));
     }
 
     #[test]

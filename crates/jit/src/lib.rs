@@ -569,6 +569,9 @@ impl JitShader {
         let mut facts = FlowFacts::analyse(&decoded, program.entry);
         if program.stage == ShaderKind::Vertex {
             facts.find_dot_groups(&decoded, &program.opdescs[..]);
+            if config.precision.is_f24() {
+                facts.find_canonical_temps(&decoded, &program.opdescs[..]);
+            }
         }
         let inline_transcendentals =
             transcendentals(&decoded, &facts.reachable) <= lower::INLINE_TRANSCENDENTALS;

@@ -117,6 +117,19 @@ pub struct RegisterCache {
     /// The vector constants of the run (a run's data path is straight-line code, so a value
     /// made in it serves the rest of it).
     constants: std::collections::HashMap<[u32; 4], Value>,
+    /// Float24 modes: the values of the run the input flush leaves unchanged (results of the
+    /// flush or a rounding, canonical temporaries and their swizzles), and the flushed copy
+    /// of each other value flushed so far ([`lanes::flush`] asks [`Elements::flushed_already`]).
+    flushed: std::collections::HashMap<Value, Value>,
+}
+
+impl RegisterCache {
+    /// Forgets the values of the run.
+    fn clear(&mut self) {
+        self.values.clear();
+        self.constants.clear();
+        self.flushed.clear();
+    }
 }
 
 /// The per-function lowering state.
@@ -295,8 +308,7 @@ impl Lowering<'_, '_> {
     /// Ends the run: stores the dirty registers and forgets every value.
     pub fn end_run(&mut self) {
         self.store_dirty();
-        self.cache.values.clear();
-        self.cache.constants.clear();
+        self.cache.clear();
     }
 
     /// Forgets the cached output registers after storing the dirty ones (EMIT switches the
@@ -359,12 +371,22 @@ impl Lowering<'_, '_> {
             (_, n) => self.read_uniform(n, rel),
         };
         let swizzle = desc.swizzle(slot);
-        let value = self.permute(raw, std::array::from_fn(|lane| swizzle.component(lane)));
+        let components = std::array::from_fn(|lane| swizzle.component(lane));
+        let value = self.permute(raw, components);
         if desc.negate(slot) {
-            self.b.ins().fneg(value)
-        } else {
-            value
+            return self.b.ins().fneg(value);
         }
+        // A swizzle of canonical lanes is canonical (a negation is not: +0 becomes −0).
+        let canonical_lanes = match reg.file_index() {
+            (RegisterFile::Temporary, n) => self.facts.canonical_temps[n as usize],
+            _ => 0,
+        };
+        if components.iter().all(|&c| canonical_lanes & (1 << c) != 0)
+            || self.flushed_already(raw) == Some(raw)
+        {
+            self.note_flushed(value);
+        }
+        value
     }
 
     /// c[n + offset]: the slot is [`relative_uniform_slot`], emitted as code; a slot past c95
@@ -449,27 +471,48 @@ impl Lowering<'_, '_> {
             }
             written |= mask.0;
         }
-        let first = self.transposed(first);
-        let second = self.transposed(second);
         let count = if op == BinaryOperation::Dp3 { 3 } else { 4 };
-        let mut pairs: Vec<(Value, Value)> = (0..count).map(|i| (first[i], second[i])).collect();
-        if op == BinaryOperation::Dph {
-            pairs[3].0 = self.f32x4_const([1.0; 4]);
-        }
         let p = self.precision;
+        // Each form transposes the rows itself: only the rows are live across the fast form
+        // into the exact one, not the columns.
+        let pairs = |l: &mut Self, flushed: bool| {
+            let first = l.transposed(first, flushed);
+            let second = l.transposed(second, flushed);
+            let mut pairs: Vec<(Value, Value)> =
+                (0..count).map(|i| (first[i], second[i])).collect();
+            if op == BinaryOperation::Dph {
+                pairs[3].0 = l.f32x4_const([1.0; 4]);
+            }
+            pairs
+        };
         let r = self.checked(
-            |l, fin| lanes::dot_by(l, fin, &pairs, p),
-            |l| lanes::dot_by(l, &mut lanes::Exactly, &pairs, p),
+            |l, fin| {
+                let pairs = pairs(l, true);
+                lanes::dot_by(l, fin, &pairs, p)
+            },
+            |l| {
+                let pairs = pairs(l, false);
+                lanes::dot_by(l, &mut lanes::Exactly, &pairs, p)
+            },
         );
         self.write_lanes(dst, DestMask(written), r);
     }
 
     /// The columns of the 4x4 matrix whose rows are `rows` (column `i` holds lane `i` of each
     /// row; a missing row is any other, its lanes unused): the broadcasts of lanes 0-3 when
-    /// every row is the same vector.
-    fn transposed(&mut self, rows: [Option<Value>; 4]) -> [Value; 4] {
+    /// every row is the same vector. With `flushed` (the float24 modes' fast forms) the rows
+    /// are flushed first, each once (a flush commutes with moving lanes, and the dot products
+    /// flush their factors), so the columns are known to be flushed; otherwise the rule
+    /// flushes each column.
+    fn transposed(&mut self, rows: [Option<Value>; 4], flushed: bool) -> [Value; 4] {
         let any = rows.iter().flatten().copied().next().expect("a row");
         let rows = rows.map(|row| row.unwrap_or(any));
+        let flushed = flushed && self.precision.is_f24();
+        let rows = if flushed {
+            rows.map(|row| lanes::flush(self, row, self.precision))
+        } else {
+            rows
+        };
         if rows.iter().all(|&row| row == rows[0]) {
             return std::array::from_fn(|lane| self.broadcast(rows[0], lane));
         }
@@ -487,12 +530,18 @@ impl Lowering<'_, '_> {
         let low23 = pick(rows[2], rows[3], [0, 4, 1, 5]);
         let high01 = pick(rows[0], rows[1], [2, 6, 3, 7]);
         let high23 = pick(rows[2], rows[3], [2, 6, 3, 7]);
-        [
+        let columns = [
             pick(low01, low23, [0, 1, 4, 5]),
             pick(low01, low23, [2, 3, 6, 7]),
             pick(high01, high23, [0, 1, 4, 5]),
             pick(high01, high23, [2, 3, 6, 7]),
-        ]
+        ];
+        if flushed {
+            for column in columns {
+                self.note_flushed(column);
+            }
+        }
+        columns
     }
 
     /// An instruction with products: `fast` (its rule finished by [`lanes::Flagging`]: plain
@@ -524,12 +573,20 @@ impl Lowering<'_, '_> {
         self.b.seal_block(cold);
         self.b.switch_to_block(cold);
         // Constants made in the cold block do not dominate what follows: not kept.
+        // Nor the flushed copies: the exact form flushes its operands again rather than keep
+        // the fast form's copies live across it.
         let constants = std::mem::take(&mut self.cache.constants);
+        let flushed = std::mem::take(&mut self.cache.flushed);
         let exactly = exact(self);
         self.cache.constants = constants;
+        let exact_flushed = self.cache.flushed.get(&exactly) == Some(&exactly);
+        self.cache.flushed = flushed;
         self.b.ins().jump(merge, &[exactly.into()]);
         self.b.seal_block(merge);
         self.b.switch_to_block(merge);
+        if exact_flushed && self.flushed_already(quick) == Some(quick) {
+            self.note_flushed(result);
+        }
         result
     }
 
@@ -796,6 +853,16 @@ impl Elements for Lowering<'_, '_> {
     fn splat_bits(&mut self, bits: u32) -> Value {
         self.i32x4_const([bits; 4])
     }
+    fn flushed_already(&mut self, v: Value) -> Option<Value> {
+        self.cache.flushed.get(&v).copied()
+    }
+    fn note_flushed(&mut self, v: Value) {
+        self.cache.flushed.insert(v, v);
+    }
+    fn note_flush(&mut self, v: Value, flushed: Value) {
+        self.cache.flushed.insert(v, flushed);
+        self.cache.flushed.insert(flushed, flushed);
+    }
     fn exp2_each(&mut self, a: Value) -> Value {
         let f = self.host.exp2;
         self.call_each(f, a)
@@ -816,7 +883,11 @@ impl Lanes for Lowering<'_, '_> {
         self.transcendental_first(a, super::wide::log2_f32, f)
     }
     fn broadcast(&mut self, a: Value, lane: usize) -> Value {
-        self.permute(a, [lane; 4])
+        let r = self.permute(a, [lane; 4]);
+        if self.flushed_already(a) == Some(a) {
+            self.note_flushed(r);
+        }
+        r
     }
     fn with_lane(&mut self, a: Value, lane: usize, value: f32) -> Value {
         let value = self.b.ins().f32const(value);

@@ -136,6 +136,12 @@ pub trait Elements {
     fn note_flushed(&mut self, v: Self::Float) {
         let _ = v;
     }
+    /// Called by [`flush`] with the value it flushed and the result, so that an implementation
+    /// can answer [`Elements::flushed_already`] for both. The default notes the result only.
+    fn note_flush(&mut self, v: Self::Float, flushed: Self::Float) {
+        let _ = v;
+        self.note_flushed(flushed);
+    }
     /// What `v` is known to be in every element when the code is generated (a uniform the
     /// kernel is specialised on, a constant), for the rules that skip work such a factor makes
     /// vanish ([`mul_by`], [`mad_by`], [`dot_by`]). The default knows nothing.
@@ -195,7 +201,7 @@ pub fn flush<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Fl
     let (small, _) = below_min_normal(l, bits);
     let r = l.clear_where(small, bits);
     let r = l.float_of(r);
-    l.note_flushed(r);
+    l.note_flush(v, r);
     r
 }
 
