@@ -227,6 +227,30 @@ fn loop_body_is_inclusive_and_al_steps_after_each_pass() {
 }
 
 #[test]
+fn an_invocation_ending_inside_scopes_leaves_nothing_for_the_next() {
+    // Each engine starts every invocation with empty stacks; the JIT reuses its context on a
+    // thread and empties the stacks of a program that uses them. The first invocation
+    // (v0.x = 1) ends inside the loop and the IF; the second (v0.x = 0) runs both passes.
+    // Were the first's entries left, its loop would exit inside another one and restore aL
+    // (docs/execution-model.md §5): run_vs compares aL with the interpreter's, 5 + 2·3 = 11.
+    let mut b = Builder::new();
+    b.ops("loop i0, 0x004"); //        0: body [1, 4]
+    b.ops("cmp v0, ne, ne, r0"); //    1: cmp.x = v0.x != 0
+    b.ops("ifc cmp.x, 0x004, 0"); //   2: then [3, 4)
+    b.ops("end"); //                   3
+    b.ops("add r1, c0, r1"); //        4
+    b.ops("mov o0, r1; end");
+    let mut u = Uniforms::default();
+    u.int[0] = [1, 5, 3, 0];
+    u.float[0] = [1.0; 4];
+    for (x, passes, al) in [(1.0, 0.0, 5), (0.0, 2.0, 11), (1.0, 0.0, 5), (0.0, 2.0, 11)] {
+        let v = inputs(&[(0, [x, 0.0, 0.0, 0.0])]);
+        let r = run_vs(&b, Precision::F24Truncate, &u, &v).expect("invocation succeeds");
+        assert_eq!((r.outputs[0][0], r.flow.al), (passes, al), "v0.x = {x}");
+    }
+}
+
+#[test]
 fn nested_loops_restore_the_outer_al() {
     // outer i0 = (1, 0, 1), inner i1 = (1, 10, 1):
     // pass 0: inner adds c10 + c11, aL returns to 0, r1 += c0; pass 1: again, r1 += c1.

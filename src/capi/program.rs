@@ -95,10 +95,17 @@ impl EngineHandle {
     }
 
     /// The engine to run one vertex on: the settled runner, or the engine while none is.
+    #[inline]
     pub fn vertex_engine(&self) -> &dyn ShaderEngine {
-        if let Some(runner) = self.vertex.get() {
-            return runner.as_ref();
+        match self.vertex.get() {
+            Some(runner) => runner.as_ref(),
+            None => self.settle_vertex_engine(),
         }
+    }
+
+    /// [`vertex_engine`](Self::vertex_engine) before the runner is settled.
+    #[cold]
+    fn settle_vertex_engine(&self) -> &dyn ShaderEngine {
         match self.engine.vertex_runner() {
             VertexRunner::Itself => self.vertex.get_or_init(|| self.engine.clone()).as_ref(),
             VertexRunner::Inner(runner) => self.vertex.get_or_init(|| runner).as_ref(),

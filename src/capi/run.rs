@@ -168,23 +168,29 @@ impl EmitSink for CallbackSink {
     }
 }
 
+#[inline]
 fn require_stage(engine: &EngineHandle, stage: ShaderKind) -> Result<(), CapiError> {
-    let actual = engine.stage;
-    if actual == stage {
+    if engine.stage == stage {
         return Ok(());
     }
+    Err(wrong_stage(engine.stage, stage))
+}
+
+/// The error of [`require_stage`], apart so that the check inlines.
+#[cold]
+fn wrong_stage(actual: ShaderKind, stage: ShaderKind) -> CapiError {
     let name = |kind| match kind {
         ShaderKind::Vertex => "a vertex shader",
         ShaderKind::Geometry => "a geometry shader",
     };
-    Err(CapiError::argument(
+    CapiError::argument(
         "engine",
         format!(
             "the program is {}; this function runs {}",
             name(actual),
             name(stage)
         ),
-    ))
+    )
 }
 
 /// The registers of `mask`, as `v0, v3`.

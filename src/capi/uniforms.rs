@@ -21,20 +21,27 @@ pub struct UniformsHandle {
     converted: Option<Precision>,
 }
 
+/// The error of [`UniformsHandle::for_engine`], apart so that the check inlines.
+#[cold]
+fn converted_under(converted: Precision, precision: Precision) -> CapiError {
+    CapiError::argument(
+        "uniforms",
+        format!(
+            "their f32 floats were converted under precision {}, the engine runs {}: set them \
+             with the engine's PICAJIT_PRECISION_* value",
+            converted.name(),
+            precision.name()
+        ),
+    )
+}
+
 impl UniformsHandle {
     /// The uniforms, for an engine running under `precision`: an error when f32 floats were
     /// converted under another mode (they would hold values that engine's rules never make).
+    #[inline]
     pub fn for_engine(&self, precision: Precision) -> Result<&Uniforms, CapiError> {
         match self.converted {
-            Some(converted) if converted != precision => Err(CapiError::argument(
-                "uniforms",
-                format!(
-                    "their f32 floats were converted under precision {}, the engine runs {}: \
-                     set them with the engine's PICAJIT_PRECISION_* value",
-                    converted.name(),
-                    precision.name()
-                ),
-            )),
+            Some(converted) if converted != precision => Err(converted_under(converted, precision)),
             _ => Ok(&self.uniforms),
         }
     }

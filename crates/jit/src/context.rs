@@ -51,6 +51,14 @@ pub struct StackRing<const DEPTH: usize> {
     pub len: u32,
 }
 
+impl<const DEPTH: usize> StackRing<DEPTH> {
+    /// No entries.
+    fn empty(&mut self) {
+        self.top = 0;
+        self.len = 0;
+    }
+}
+
 impl<const DEPTH: usize> Default for StackRing<DEPTH> {
     fn default() -> Self {
         StackRing {
@@ -152,22 +160,22 @@ impl JitContext {
     /// aL and cmp: a vertex shader's starting state but for its outputs, which the caller zeroes
     /// where it points [`output`](Self::output).
     pub fn reset_registers(&mut self, temps: u16) {
-        for (n, temp) in self.temp.iter_mut().enumerate() {
-            if temps & (1 << n) != 0 {
-                *temp = [0.0; 4];
-            }
+        let mut left = temps;
+        while left != 0 {
+            self.temp[left.trailing_zeros() as usize] = [0.0; 4];
+            left &= left - 1;
         }
         self.a0 = [0; 2];
         self.al = 0;
         self.cmp = [0; 2];
     }
 
-    /// Empties the stacks for a new invocation.
+    /// Empties the stacks for a new invocation. Only their counters: a slot (and its loop
+    /// counters) is read only after a push has written it.
     pub fn reset_flow(&mut self) {
-        self.if_stack = StackRing::default();
-        self.call_stack = StackRing::default();
-        self.loop_stack = StackRing::default();
-        self.loop_counters = LoopCounters::default();
+        self.if_stack.empty();
+        self.call_stack.empty();
+        self.loop_stack.empty();
     }
 }
 

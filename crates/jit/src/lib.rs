@@ -456,6 +456,9 @@ pub struct JitShader {
     /// The temporaries reachable code reads or writes (bit n: rN): the only ones a vertex
     /// invocation must start zeroed.
     temps: u16,
+    /// Whether reachable code pushes on a control-flow stack (IF, CALL or LOOP): the only code
+    /// that reads them, so only then are they emptied before an invocation.
+    uses_stacks: bool,
     /// Owns the code; freed on drop.
     module: Option<JITModule>,
 }
@@ -664,12 +667,16 @@ impl JitShader {
         // parameters, result and calling convention.
         let function = unsafe { std::mem::transmute::<*const u8, CompiledFn>(code) };
         let temps = temps_named(&program, &decoded, &facts.reachable);
+        let uses_stacks = !(facts.if_ends.is_empty()
+            && facts.call_returns.is_empty()
+            && facts.loop_entries.is_empty());
         Ok(JitShader {
             program,
             config,
             stats,
             function,
             temps,
+            uses_stacks,
             module: Some(module),
         })
     }
@@ -692,7 +699,9 @@ impl JitShader {
     /// Runs the compiled code on a prepared context; the error for a failed status.
     fn execute(&self, ctx: &mut JitContext) -> Result<(), ExecError> {
         ctx.budget = self.config.instruction_budget;
-        ctx.reset_flow();
+        if self.uses_stacks {
+            ctx.reset_flow();
+        }
         // SAFETY: the code only touches `ctx` and, through the EMIT/SETEMIT host functions,
         // the geometry run `ctx.geometry` points to, which the caller keeps alive.
         let code = unsafe { (self.function)(ctx) };
