@@ -524,8 +524,8 @@ pub unsafe extern "C" fn picajit_run_vertices(
 /// The registers of `set` of each vertex as register values (an f32 attribute's conversion in
 /// the mode, docs/execution-model.md §7) in `planes` (grown when short, never cleared: every
 /// element of the result is written): plane `4 * slot + lane` of the `vertices.len()` vertices.
-/// F32 mode copies four vertices at a time, a 4x4 transposition per register; a rounding mode
-/// goes plane by plane, so that the conversion runs along a plane.
+/// Four vertices at a time: a 4x4 transposition per register, and in a rounding mode the
+/// conversion of each column as one vector ([`lanes::round`], as [`convert_registers`]).
 fn vertices_to_planes<'p>(
     vertices: &[InputRegisters],
     set: RegisterSet,
@@ -541,24 +541,20 @@ fn vertices_to_planes<'p>(
     let whole = count / 4 * 4;
     for (slot, n) in set.iter().enumerate() {
         let planes = &mut planes[4 * slot * count..][..4 * count];
-        if precision == Precision::F32 {
-            for i in (0..whole).step_by(4) {
-                let rows = std::array::from_fn(|k| vertices[i + k][n]);
-                for (lane, column) in transposed(rows).iter().enumerate() {
-                    planes[lane * count + i..][..4].copy_from_slice(column);
-                }
+        for i in (0..whole).step_by(4) {
+            let rows = std::array::from_fn(|k| vertices[i + k][n]);
+            for (lane, column) in transposed(rows).into_iter().enumerate() {
+                let column = if precision == Precision::F32 {
+                    column
+                } else {
+                    lanes::round(&mut vinterp::Wide::<4>, column, precision)
+                };
+                planes[lane * count + i..][..4].copy_from_slice(&column);
             }
-            for (i, vertex) in vertices.iter().enumerate().skip(whole) {
-                for (lane, &value) in vertex[n].iter().enumerate() {
-                    planes[lane * count + i] = value;
-                }
-            }
-        } else {
-            for lane in 0..4 {
-                let plane = &mut planes[lane * count..][..count];
-                for (value, vertex) in plane.iter_mut().zip(vertices) {
-                    *value = convert_f32(vertex[n][lane], precision);
-                }
+        }
+        for (i, vertex) in vertices.iter().enumerate().skip(whole) {
+            for (lane, &value) in vertex[n].iter().enumerate() {
+                planes[lane * count + i] = convert_f32(value, precision);
             }
         }
     }
@@ -822,23 +818,26 @@ pub unsafe extern "C" fn picajit_run_geometry(
 mod tests {
     use super::*;
 
-    /// Vertices whose every register lane has its own value (some rounding in float24).
+    /// Vertices whose every register lane has its own value (some rounding in float24), lane
+    /// w an edge value ([`edge_values`]).
     fn vertices(count: usize) -> Vec<InputRegisters> {
+        let edges = edge_values();
         (0..count)
             .map(|i| {
                 std::array::from_fn(|n| {
-                    std::array::from_fn(|lane| 0.1 + (1000 * i + 10 * n + lane) as f32)
+                    std::array::from_fn(|lane| match lane {
+                        3 => edges[(3 * i + n) % edges.len()],
+                        _ => 0.1 + (1000 * i + 10 * n + lane) as f32,
+                    })
                 })
             })
             .collect()
     }
 
-    /// One vertex's conversion (four lanes at once) gives `convert_f32`'s bits, the documented
-    /// one-value rule, on every edge of the float24 range and rounding, and leaves the registers
-    /// outside the set alone.
-    #[test]
-    fn a_vertex_converts_as_convert_f32_does() {
-        let edges: Vec<f32> = [
+    /// Values on every edge of the float24 range and rounding (and NaN payloads, zeros,
+    /// infinities).
+    fn edge_values() -> Vec<f32> {
+        [
             0.0f32,
             -0.0,
             0.1,
@@ -862,7 +861,15 @@ mod tests {
             f32::from_bits(0x3F80_0040),
             f32::from_bits(0x3F80_00C0),
         ]
-        .into();
+        .into()
+    }
+
+    /// One vertex's conversion (four lanes at once) gives `convert_f32`'s bits, the documented
+    /// one-value rule, on every edge of the float24 range and rounding, and leaves the registers
+    /// outside the set alone.
+    #[test]
+    fn a_vertex_converts_as_convert_f32_does() {
+        let edges = edge_values();
         let set = RegisterSet(0b0100_0000_0000_0011);
         for precision in Precision::ALL.into_iter().filter(|p| p.is_f24()) {
             for chunk in edges.chunks(4).chain(edges[1..].chunks(4)) {
@@ -917,7 +924,8 @@ mod tests {
                         } else {
                             [-7.0; 4]
                         };
-                        assert_eq!(vertex[n], want, "{precision:?} {count} r{n}");
+                        let bits = |v: Vec4| v.map(f32::to_bits);
+                        assert_eq!(bits(vertex[n]), bits(want), "{precision:?} {count} r{n}");
                     }
                 }
             }

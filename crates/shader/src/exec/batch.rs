@@ -68,7 +68,12 @@ impl RegisterSet {
     /// The registers, in order.
     #[inline]
     pub fn iter(self) -> impl Iterator<Item = usize> {
-        (0..16).filter(move |&n| self.contains(n))
+        let mut left = self.0;
+        std::iter::from_fn(move || {
+            let n = left.trailing_zeros() as usize;
+            left &= left.wrapping_sub(1);
+            (n < 16).then_some(n)
+        })
     }
 
     /// How many planes (four per register) a buffer of this set has.
