@@ -229,7 +229,7 @@ fn loop_body_is_inclusive_and_al_steps_after_each_pass() {
 #[test]
 fn an_invocation_ending_inside_scopes_leaves_nothing_for_the_next() {
     // Each engine starts every invocation with empty stacks; the JIT reuses its context on a
-    // thread and empties the stacks of a program that uses them. The first invocation
+    // thread and empties the stacks of a program that reads them (pushes, BREAK). The first invocation
     // (v0.x = 1) ends inside the loop and the IF; the second (v0.x = 0) runs both passes.
     // Were the first's entries left, its loop would exit inside another one and restore aL
     // (docs/execution-model.md §5): run_vs compares aL with the interpreter's, 5 + 2·3 = 11.
@@ -243,10 +243,18 @@ fn an_invocation_ending_inside_scopes_leaves_nothing_for_the_next() {
     let mut u = Uniforms::default();
     u.int[0] = [1, 5, 3, 0];
     u.float[0] = [1.0; 4];
+    // A BREAK outside any loop (in a program without one) must find the LOOP stack empty too.
+    let mut lone_break = Builder::new();
+    lone_break.ops("add r0, c0, r0; break; end");
     for (x, passes, al) in [(1.0, 0.0, 5), (0.0, 2.0, 11), (1.0, 0.0, 5), (0.0, 2.0, 11)] {
         let v = inputs(&[(0, [x, 0.0, 0.0, 0.0])]);
         let r = run_vs(&b, Precision::F24Truncate, &u, &v).expect("invocation succeeds");
         assert_eq!((r.outputs[0][0], r.flow.al), (passes, al), "v0.x = {x}");
+        let failed = run_vs(&lone_break, Precision::F24Truncate, &u, &v);
+        assert!(
+            matches!(failed, Err(ExecError::BreakOutsideLoop { pc: 1 })),
+            "{failed:?}"
+        );
     }
 }
 

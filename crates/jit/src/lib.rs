@@ -147,7 +147,8 @@ use shader::exec::{
     BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
 };
 use shader::isa::{
-    Instruction, OperandDescriptor, PROGRAM_WORDS, RegisterFile, UnaryOp, decode_words,
+    CondFlowOp, Instruction, OperandDescriptor, PROGRAM_WORDS, RegisterFile, SimpleOp, UnaryOp,
+    decode_words,
 };
 use shader::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
 
@@ -463,6 +464,28 @@ pub struct JitShader {
     module: Option<JITModule>,
 }
 
+/// Whether reachable code reads a control-flow stack: a push (IF, CALL, LOOP; their scope
+/// ends are checked only where a push can end) or a BREAK/BREAKC (which reads the LOOP stack's
+/// length, so it must find it empty outside any loop).
+fn uses_stacks(decoded: &[Instruction], facts: &FlowFacts) -> bool {
+    let pushes = !(facts.if_ends.is_empty()
+        && facts.call_returns.is_empty()
+        && facts.loop_entries.is_empty());
+    pushes
+        || decoded.iter().zip(&facts.reachable).any(|(inst, &r)| {
+            r && matches!(
+                inst,
+                Instruction::Simple {
+                    op: SimpleOp::Break,
+                    ..
+                } | Instruction::CondFlow {
+                    op: CondFlowOp::Breakc,
+                    ..
+                }
+            )
+        })
+}
+
 /// How many reachable words of `decoded` are EX2 or LG2.
 fn transcendentals(decoded: &[Instruction], reachable: &[bool]) -> usize {
     decoded
@@ -667,9 +690,7 @@ impl JitShader {
         // parameters, result and calling convention.
         let function = unsafe { std::mem::transmute::<*const u8, CompiledFn>(code) };
         let temps = temps_named(&program, &decoded, &facts.reachable);
-        let uses_stacks = !(facts.if_ends.is_empty()
-            && facts.call_returns.is_empty()
-            && facts.loop_entries.is_empty());
+        let uses_stacks = uses_stacks(&decoded, &facts);
         Ok(JitShader {
             program,
             config,
