@@ -457,8 +457,8 @@ pub struct JitShader {
     /// The temporaries reachable code reads or writes (bit n: rN): the only ones a vertex
     /// invocation must start zeroed.
     temps: u16,
-    /// Whether reachable code pushes on a control-flow stack (IF, CALL or LOOP): the only code
-    /// that reads them, so only then are they emptied before an invocation.
+    /// Whether reachable code reads a control-flow stack ([`uses_stacks`]): only then are they
+    /// emptied before an invocation.
     uses_stacks: bool,
     /// Owns the code; freed on drop.
     module: Option<JITModule>,
