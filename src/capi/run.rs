@@ -270,7 +270,18 @@ fn convert_registers(
     converted: &mut InputRegisters,
 ) {
     for index in set.iter() {
-        converted[index] = lanes::round(&mut vinterp::Wide::<4>, inputs[index], precision);
+        converted[index] = converted_register(inputs[index], precision);
+    }
+}
+
+/// One register of f32 attributes as the register value under `precision`: `convert_f32`'s
+/// rule on four lanes at once ([`lanes::round`] on the vectorised interpreter's vectors in the
+/// rounding modes; F32 mode keeps the floats exactly, NaN payloads included).
+fn converted_register(register: Vec4, precision: Precision) -> Vec4 {
+    if precision == Precision::F32 {
+        register
+    } else {
+        lanes::round(&mut vinterp::Wide::<4>, register, precision)
     }
 }
 
@@ -524,8 +535,8 @@ pub unsafe extern "C" fn picajit_run_vertices(
 /// The registers of `set` of each vertex as register values (an f32 attribute's conversion in
 /// the mode, docs/execution-model.md §7) in `planes` (grown when short, never cleared: every
 /// element of the result is written): plane `4 * slot + lane` of the `vertices.len()` vertices.
-/// Four vertices at a time: a 4x4 transposition per register, and in a rounding mode the
-/// conversion of each column as one vector ([`lanes::round`], as [`convert_registers`]).
+/// Four vertices at a time: a 4x4 transposition per register, then each column converted as
+/// one vector ([`converted_register`]).
 fn vertices_to_planes<'p>(
     vertices: &[InputRegisters],
     set: RegisterSet,
@@ -544,11 +555,7 @@ fn vertices_to_planes<'p>(
         for i in (0..whole).step_by(4) {
             let rows = std::array::from_fn(|k| vertices[i + k][n]);
             for (lane, column) in transposed(rows).into_iter().enumerate() {
-                let column = if precision == Precision::F32 {
-                    column
-                } else {
-                    lanes::round(&mut vinterp::Wide::<4>, column, precision)
-                };
+                let column = converted_register(column, precision);
                 planes[lane * count + i..][..4].copy_from_slice(&column);
             }
         }

@@ -20,7 +20,7 @@
 //! calls, and EX2 and LG2 in a program with too many to inline
 //! (`lower::INLINE_TRANSCENDENTALS`): the functions of [`shader::float24::transcendental`].
 
-use shader::exec::{EmitConfig, EmitSink, GeometryState};
+use shader::exec::{EmitConfig, EmitSink, GeometryState, RegisterSet};
 use shader::float24::transcendental;
 use shader::flow::{CALL_DEPTH, IF_DEPTH, LOOP_DEPTH};
 use shader::program::{FLOAT_UNIFORMS, InputRegisters, Vec4};
@@ -160,10 +160,8 @@ impl JitContext {
     /// aL and cmp: a vertex shader's starting state but for its outputs, which the caller zeroes
     /// where it points [`output`](Self::output).
     pub fn reset_registers(&mut self, temps: u16) {
-        let mut left = temps;
-        while left != 0 {
-            self.temp[left.trailing_zeros() as usize] = [0.0; 4];
-            left &= left - 1;
+        for n in RegisterSet(temps).iter() {
+            self.temp[n] = [0.0; 4];
         }
         self.a0 = [0; 2];
         self.al = 0;

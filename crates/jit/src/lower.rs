@@ -305,6 +305,12 @@ impl Lowering<'_, '_> {
         self.cache.values.is_empty()
     }
 
+    /// Whether `v` is a value of the run the input flush leaves unchanged (float24 modes; see
+    /// [`RegisterCache`]'s `flushed`).
+    fn is_flushed(&self, v: Value) -> bool {
+        self.cache.flushed.get(&v) == Some(&v)
+    }
+
     /// Ends the run: stores the dirty registers and forgets every value.
     pub fn end_run(&mut self) {
         self.store_dirty();
@@ -381,9 +387,7 @@ impl Lowering<'_, '_> {
             (RegisterFile::Temporary, n) => self.facts.canonical_temps[n as usize],
             _ => 0,
         };
-        if components.iter().all(|&c| canonical_lanes & (1 << c) != 0)
-            || self.flushed_already(raw) == Some(raw)
-        {
+        if components.iter().all(|&c| canonical_lanes & (1 << c) != 0) || self.is_flushed(raw) {
             self.note_flushed(value);
         }
         value
@@ -579,12 +583,12 @@ impl Lowering<'_, '_> {
         let flushed = std::mem::take(&mut self.cache.flushed);
         let exactly = exact(self);
         self.cache.constants = constants;
-        let exact_flushed = self.cache.flushed.get(&exactly) == Some(&exactly);
+        let exact_flushed = self.is_flushed(exactly);
         self.cache.flushed = flushed;
         self.b.ins().jump(merge, &[exactly.into()]);
         self.b.seal_block(merge);
         self.b.switch_to_block(merge);
-        if exact_flushed && self.flushed_already(quick) == Some(quick) {
+        if exact_flushed && self.is_flushed(quick) {
             self.note_flushed(result);
         }
         result
@@ -884,7 +888,7 @@ impl Lanes for Lowering<'_, '_> {
     }
     fn broadcast(&mut self, a: Value, lane: usize) -> Value {
         let r = self.permute(a, [lane; 4]);
-        if self.flushed_already(a) == Some(a) {
+        if self.is_flushed(a) {
             self.note_flushed(r);
         }
         r
