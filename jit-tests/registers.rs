@@ -450,6 +450,29 @@ fn only_temporaries_that_always_hold_float24_values_skip_the_input_flush() {
 }
 
 #[test]
+fn registers_keep_their_values_across_the_cuts_of_a_long_straight_line() {
+    // The JIT cuts a straight line into runs of four instructions (0-3, 4-7, 8-11) and hands a
+    // run's register values to the next one, dropping those a whole run did not use
+    // (jit::analysis FlowFacts::continues). r0 and r2 are written in the first run, unused in
+    // the second and read in the third (from their homes); r1 and r4 are used in consecutive
+    // runs (carried); o1 is written only in the first run.
+    let v = inputs(&[(0, [1.0, 2.0, 3.0, 4.0]), (1, [5.0, 6.0, 7.0, 8.0])]);
+    let mut b = Builder::new();
+    b.ops(
+        "mov r0, v0; add r1, v0, v0; mov o1, r0; mov r2, v1; \
+         add r3, r1, r1; mov r4, r3; mov r5, v1; mov r6, v1; \
+         mul r7, r2, r2; add o0, r0, r4; mov o2, r7; mov o3, r5; end",
+    );
+    for p in Precision::ALL {
+        let r = run_vs(&b, p, &Uniforms::default(), &v).unwrap();
+        assert_bits(r.outputs[0], [5.0, 10.0, 15.0, 20.0]);
+        assert_bits(r.outputs[1], [1.0, 2.0, 3.0, 4.0]);
+        assert_bits(r.outputs[2], [25.0, 36.0, 49.0, 64.0]);
+        assert_bits(r.outputs[3], [5.0, 6.0, 7.0, 8.0]);
+    }
+}
+
+#[test]
 fn ex2_and_lg2_give_the_interpreters_bits_on_edge_values() {
     // The JIT computes EX2 and LG2 inline (the f64 part of float24::transcendental), or calls
     // the Rust functions in a program with more than INLINE_TRANSCENDENTALS of them (the second

@@ -280,13 +280,18 @@ fn panic_text(payload: &(dyn Any + Send)) -> &str {
 /// Runs the body of C function `function`: its success value, or its error's status with the
 /// message stored for [`picajit_last_error_message`]. A panic is caught here and becomes
 /// [`ERROR_PANIC`].
+///
+/// The error becomes its status inside the caught closure, so the value crossing
+/// `catch_unwind` (which passes it through memory) is one `i32`: a `Result` there was written
+/// in part and read whole, which stalled every call on the store (measured: a third of a
+/// one-instruction program's `picajit_run_vertex`).
 fn guard(function: &'static str, body: impl FnOnce() -> Result<i32, CapiError>) -> i32 {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(value)) => value,
-        Ok(Err(error)) => {
-            set_last_error(format!("{function}: {error}"));
-            error.status()
-        }
+    let status = catch_unwind(AssertUnwindSafe(|| match body() {
+        Ok(value) => value,
+        Err(error) => failed(function, error),
+    }));
+    match status {
+        Ok(status) => status,
         Err(payload) => {
             set_last_error(format!(
                 "{function}: internal error (a panic in picajit, please report it): {}",
@@ -295,6 +300,14 @@ fn guard(function: &'static str, body: impl FnOnce() -> Result<i32, CapiError>) 
             ERROR_PANIC
         }
     }
+}
+
+/// The error path of [`guard`]: stores the message, returns the status.
+#[cold]
+#[inline(never)]
+fn failed(function: &'static str, error: CapiError) -> i32 {
+    set_last_error(format!("{function}: {error}"));
+    error.status()
 }
 
 /// Runs a C function that cannot fail (a free, a query): a panic is caught and swallowed, with

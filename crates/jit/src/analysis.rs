@@ -65,6 +65,10 @@ pub struct FlowFacts {
     /// after a flow instruction or an unreachable one, and every [`RUN_LIMIT`]-th address of a
     /// longer straight line.
     pub leaders: Vec<bool>,
+    /// Leaders that control enters only from the address before, by a plain step: the cuts
+    /// that cap a long straight line at [`RUN_LIMIT`], other than chunk starts. The run before
+    /// such a cut hands its register values to the run after it.
+    pub continues: Vec<bool>,
     /// The first address of each chunk, ascending, the first 0: chunk `k` holds the addresses
     /// from `chunks[k]` up to the next start (or 4096). Each start is a leader.
     pub chunks: Vec<u16>,
@@ -138,11 +142,13 @@ impl FlowFacts {
         }
         let zero = decode(0);
         facts.filler = decoded.iter().map(|inst| *inst == zero).collect();
-        let mut leaders = leaders(decoded, entry, &reachable, &facts);
+        let (mut leaders, mut continues) = leaders(decoded, entry, &reachable, &facts);
         facts.chunks = chunks(&reachable, &leaders, &facts.filler);
         for &start in &facts.chunks {
             leaders[start as usize] = true;
+            continues[start as usize] = false;
         }
+        facts.continues = continues;
         facts.leaders = leaders;
         facts.reachable = reachable;
         facts
@@ -426,13 +432,13 @@ fn chunks(reachable: &[bool], leaders: &[bool], filler: &[bool]) -> Vec<u16> {
     starts
 }
 
-/// See [`FlowFacts::leaders`].
+/// See [`FlowFacts::leaders`]; also returns [`FlowFacts::continues`] (before the chunks).
 fn leaders(
     decoded: &[Instruction],
     entry: u16,
     reachable: &[bool],
     facts: &FlowFacts,
-) -> Vec<bool> {
+) -> (Vec<bool>, Vec<bool>) {
     let mut leaders = vec![false; PROGRAM_WORDS];
     leaders[entry as usize] = true;
     leaders[0] = true;
@@ -486,18 +492,24 @@ fn leaders(
     // compile a 54-instruction straight line 15x faster than one run, and execute as fast).
     // A run may go up to 3 addresses past the limit to keep a chain of dot products that may
     // form a group (`FlowFacts::find_dot_groups`) in one run.
+    // Every other way into an address made it a leader above, so a cut that is not one is
+    // entered only from the address before.
+    let mut continues = vec![false; PROGRAM_WORDS];
     let mut run = 0;
     for (pc, leader) in leaders.iter_mut().enumerate() {
         let cut = run >= RUN_LIMIT
             && !filler[pc]
             && (run >= RUN_LIMIT + 3 || !continues_dots(decoded, pc));
+        if !*leader && cut && reachable[pc] {
+            continues[pc] = true;
+        }
         if *leader || cut || !reachable[pc] {
             *leader = true;
             run = 0;
         }
         run += 1;
     }
-    leaders
+    (leaders, continues)
 }
 
 /// Every address control can reach from the entry: the addresses of the exact control-flow
@@ -586,6 +598,37 @@ mod tests {
         let expected = [0xF, 0b0011, 0xF, 0, 0b1101, 0b1101, 0xF];
         assert_eq!(facts.canonical_temps[..7], expected);
         assert!(facts.canonical_temps[7..].iter().all(|&lanes| lanes == 0xF));
+    }
+
+    /// A straight line is cut every `RUN_LIMIT` addresses; a cut continues the run before
+    /// (keeps its register values) only where no other way leads in: not at a jump target, not
+    /// after a flow instruction.
+    #[test]
+    fn only_cuts_entered_from_the_address_before_continue_the_run() {
+        let mov = Instruction::Unary {
+            op: UnaryOp::Mov,
+            dst: DstReg::temp(0),
+            src1: SrcReg::input(0),
+            rel: RelIndex::None,
+            desc: 0xF,
+            ignored: 0,
+        };
+        let jump_back = Instruction::BoolFlow {
+            op: shader::isa::BoolFlowOp::Jmpu,
+            bool_id: 0,
+            target: 8,
+            count: 0,
+            ignored: 0,
+        };
+        // 0-11 MOVs, 12 JMPU to 8, 13 END.
+        let mut code = vec![mov; 12];
+        code.extend([jump_back, end()]);
+        let (decoded, _) = memory(&code);
+        let facts = FlowFacts::analyse(&decoded, 0);
+        let leaders: Vec<usize> = (0..14).filter(|&pc| facts.leaders[pc]).collect();
+        let continues: Vec<usize> = (0..14).filter(|&pc| facts.continues[pc]).collect();
+        assert_eq!(leaders, [0, 4, 8, 12, 13]);
+        assert_eq!(continues, [4, 12], "8 is a jump target, 13 follows a jump");
     }
 
     #[test]

@@ -359,8 +359,11 @@ impl Lowering<'_, '_> {
         let table: Vec<_> = range
             .clone()
             .map(|address| {
-                let target = match self.blocks[address as usize] {
-                    Some(block) if self.facts.leaders[address as usize] => block,
+                // A cut that only the address before enters uses that run's values: never a
+                // target (nor can any stack or jump lead there).
+                let a = address as usize;
+                let target = match self.blocks[a] {
+                    Some(block) if self.facts.leaders[a] && !self.facts.continues[a] => block,
                     _ => internal,
                 };
                 self.b.func.dfg.block_call(target, &[])
@@ -427,10 +430,10 @@ impl Lowering<'_, '_> {
     /// or its value from before the run (loaded before the run's stores). The main path stores
     /// first and branches after, so the optimiser has every value computed on it (values used
     /// only on a cold branch would be computed there again, once per branch).
-    fn finish_run(&mut self) {
+    fn finish_run(&mut self, carry: bool) {
         let pending = std::mem::take(&mut self.routing.pending);
         let Some(first) = pending.first().map(|p| p.pc) else {
-            self.end_run();
+            self.end_run(carry);
             return;
         };
         let geometry = self.program.stage == ShaderKind::Geometry;
@@ -443,7 +446,7 @@ impl Lowering<'_, '_> {
         } else {
             Vec::new()
         };
-        self.end_run();
+        self.end_run(carry);
 
         let count: i64 = pending.iter().map(|p| i64::from(p.count)).sum();
         let left = self.b.use_var(self.budget);
@@ -511,7 +514,10 @@ impl Lowering<'_, '_> {
         self.b.switch_to_block(block);
         let inst = self.decoded[pc as usize];
         if self.facts.leaders[pc as usize] {
-            debug_assert!(self.cache_is_empty(), "a run ends before a leader");
+            debug_assert!(
+                self.facts.continues[pc as usize] || self.cache_is_empty(),
+                "a run ends before a leader"
+            );
             debug_assert!(self.routing.pending.is_empty(), "a run checks its budget");
         }
         // A geometry shader's budget path needs the registers before each instruction.
@@ -556,13 +562,13 @@ impl Lowering<'_, '_> {
             );
         if acts_outside {
             // A run of its own (see `FlowFacts::leaders`): the budget before the effect.
-            self.finish_run();
+            self.finish_run(false);
         }
         if let Instruction::Simple {
             op: SimpleOp::End, ..
         } = inst
         {
-            self.finish_run();
+            self.finish_run(false);
             self.fail(pc, status::END);
             return;
         }
@@ -591,7 +597,8 @@ impl Lowering<'_, '_> {
             self.goto(next);
             return;
         }
-        self.finish_run();
+        // At a cut only this address leads to, the next run keeps the registers' values.
+        self.finish_run(self.facts.continues[next as usize]);
         let (jump, brk) = self.own_effect(pc, inst);
 
         if let When::Always | When::If(_) = brk {

@@ -114,6 +114,9 @@ impl Reg {
 #[derive(Default)]
 pub struct RegisterCache {
     values: std::collections::BTreeMap<Reg, (Value, bool)>,
+    /// Registers carried over from the run before (at a cut only the address before leads to,
+    /// see [`FlowFacts::continues`]) that this run has not used yet: dropped if it ends so.
+    carried: std::collections::BTreeSet<Reg>,
     /// The vector constants of the run (a run's data path is straight-line code, so a value
     /// made in it serves the rest of it).
     constants: std::collections::HashMap<[u32; 4], Value>,
@@ -127,8 +130,23 @@ impl RegisterCache {
     /// Forgets the values of the run.
     fn clear(&mut self) {
         self.values.clear();
+        self.carried.clear();
         self.constants.clear();
         self.flushed.clear();
+    }
+
+    /// Keeps the registers this run used for the next run, which only this one leads to: their
+    /// homes are stored, so all are clean. A register carried into this run and not used in it
+    /// is dropped, so that a value stays live across at most one run it does not serve.
+    fn carry_over(&mut self) {
+        for reg in std::mem::take(&mut self.carried) {
+            self.values.remove(&reg);
+        }
+        for (&reg, (_, dirty)) in self.values.iter_mut() {
+            *dirty = false;
+            self.carried.insert(reg);
+        }
+        self.constants.clear();
     }
 }
 
@@ -263,6 +281,7 @@ impl Lowering<'_, '_> {
     /// The value of `reg` in this run (loaded on first use).
     pub fn get(&mut self, reg: Reg) -> Value {
         if let Some(&(value, _)) = self.cache.values.get(&reg) {
+            self.cache.carried.remove(&reg);
             return value;
         }
         let value = self.load_reg(reg);
@@ -272,6 +291,7 @@ impl Lowering<'_, '_> {
 
     /// Gives `reg` a new value (stored when the run ends).
     pub fn set(&mut self, reg: Reg, value: Value) {
+        self.cache.carried.remove(&reg);
         self.cache.values.insert(reg, (value, true));
     }
 
@@ -300,7 +320,7 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// Whether no register is cached (between runs).
+    /// Whether no register is cached (between runs not carried over).
     pub fn cache_is_empty(&self) -> bool {
         self.cache.values.is_empty()
     }
@@ -311,10 +331,16 @@ impl Lowering<'_, '_> {
         self.cache.flushed.get(&v) == Some(&v)
     }
 
-    /// Ends the run: stores the dirty registers and forgets every value.
-    pub fn end_run(&mut self) {
+    /// Ends the run: stores the dirty registers and forgets every value, or, when `carry` (the
+    /// next run is entered only from this one), keeps the values the run used
+    /// ([`RegisterCache::carry_over`]), so that the next run reads them without a reload.
+    pub fn end_run(&mut self, carry: bool) {
         self.store_dirty();
-        self.cache.clear();
+        if carry {
+            self.cache.carry_over();
+        } else {
+            self.cache.clear();
+        }
     }
 
     /// Forgets the cached output registers after storing the dirty ones (EMIT switches the

@@ -198,7 +198,7 @@ pub fn flush<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Fl
         return flushed;
     }
     let bits = l.bits_of(v);
-    let (small, _) = below_min_normal(l, bits);
+    let small = below_min_normal(l, bits);
     let r = l.clear_where(small, bits);
     let r = l.float_of(r);
     l.note_flush(v, r);
@@ -206,33 +206,88 @@ pub fn flush<L: Elements>(l: &mut L, v: L::Float, precision: Precision) -> L::Fl
 }
 
 /// Whether each element's magnitude is below the smallest normal float24 (2^-62): a float24
-/// subnormal or zero, which the model reads (flush) and writes (range rules) as +0. Also returns
-/// the magnitudes.
+/// subnormal or zero, which the model reads (flush) as +0.
 #[inline(always)]
-fn below_min_normal<L: Elements>(l: &mut L, bits: L::Bits) -> (L::Mask, L::Bits) {
+fn below_min_normal<L: Elements>(l: &mut L, bits: L::Bits) -> L::Mask {
     let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
     let magnitude = l.and(bits, magnitude_mask);
     let min_normal = l.splat_bits(MIN_NORMAL_BITS);
-    (l.magnitude_below(magnitude, min_normal), magnitude)
+    l.magnitude_below(magnitude, min_normal)
 }
 
-/// The mantissa rounding of the float24 modes on an f32's bits, before the range rules:
-/// truncation keeps 16 mantissa bits; nearest-even adds half an ulp of the 16-bit mantissa, plus
-/// one when the kept lsb is odd (ties go to even), so that a carry moves into the exponent as it
-/// should.
+/// The mantissa rounding of the float24 modes on an f32's bits, before the range rules and
+/// before the dropped bits are cleared: truncation keeps the bits as they are; nearest-even adds
+/// half an ulp of the 16-bit mantissa, plus one when the kept lsb is odd (ties go to even), so
+/// that a carry moves into the exponent as it should. Clearing [`DROPPED_MANTISSA_BITS`] of the
+/// result gives the rounded value.
 #[inline(always)]
-fn round_mantissa<L: Elements>(l: &mut L, bits: L::Bits, precision: Precision) -> L::Bits {
-    let keep = l.splat_bits(!DROPPED_MANTISSA_BITS);
+fn round_mantissa_uncleared<L: Elements>(
+    l: &mut L,
+    bits: L::Bits,
+    precision: Precision,
+) -> L::Bits {
     if precision == Precision::F24Nearest {
         let shifted = l.shift_right(bits, 7);
         let one = l.splat_bits(1);
         let lsb = l.and(shifted, one);
         let half = l.splat_bits(DROPPED_MANTISSA_BITS >> 1);
         let sum = l.add_bits(bits, half);
-        let sum = l.add_bits(sum, lsb);
-        l.and(sum, keep)
+        l.add_bits(sum, lsb)
     } else {
-        l.and(bits, keep)
+        bits
+    }
+}
+
+/// The least non-NaN magnitude (f32 bits) whose mantissa rounding in a float24 `precision` is at
+/// least `bound`, a multiple of the dropped bits' span (0x80). Truncation reaches `bound` from
+/// `bound` itself; nearest-even from half a span below, or from one more when the kept value
+/// below `bound` is even (its tie rounds down). This lets the range rules test the unrounded
+/// magnitude, beside the rounding rather than after it (docs/architecture.md, "Rounding off the
+/// critical path").
+const fn least_rounding_to(bound: u32, precision: Precision) -> u32 {
+    let span = DROPPED_MANTISSA_BITS + 1;
+    match precision {
+        Precision::F24Nearest => {
+            let kept_below_is_odd = (bound - span) & span != 0;
+            bound - span / 2 + if kept_below_is_odd { 0 } else { 1 }
+        }
+        _ => bound,
+    }
+}
+
+/// The range rules' bounds on the unrounded magnitude in a float24 `precision`: a magnitude below
+/// the first rounds below 2^-62 (→ +0); one above the second rounds beyond the largest finite
+/// float24 (→ ±inf).
+const fn range_bounds(precision: Precision) -> (u32, u32) {
+    (
+        least_rounding_to(MIN_NORMAL_BITS, precision),
+        least_rounding_to(MAX_FINITE_BITS + DROPPED_MANTISSA_BITS + 1, precision) - 1,
+    )
+}
+
+/// The rounding of a float24 `precision` with the small-value rule (below 2^-62, −0 included →
+/// +0) applied, on a non-NaN value's `bits` whose `magnitude` is given: the dropped bits and,
+/// where the value rounds below 2^-62, all bits cleared. The small test reads the unrounded
+/// magnitude, so it runs beside the rounding; nearest-even then clears both with one mask.
+#[inline(always)]
+fn rounded_not_small<L: Elements>(
+    l: &mut L,
+    bits: L::Bits,
+    magnitude: L::Bits,
+    precision: Precision,
+) -> L::Bits {
+    let (least_normal, _) = range_bounds(precision);
+    let least_normal = l.splat_bits(least_normal);
+    let small = l.magnitude_below(magnitude, least_normal);
+    let keep = l.splat_bits(!DROPPED_MANTISSA_BITS);
+    let uncleared = round_mantissa_uncleared(l, bits, precision);
+    if precision == Precision::F24Nearest {
+        let keep_unless_small = l.clear_where(small, keep);
+        l.and(uncleared, keep_unless_small)
+    } else {
+        // Truncation has nothing to wait for: clearing after the mask is as short a path.
+        let rounded = l.and(uncleared, keep);
+        l.clear_where(small, rounded)
     }
 }
 
@@ -275,16 +330,7 @@ pub fn round_flagging<L: Elements>(
             let magnitude = l.and(bits, magnitude_mask);
             let max_finite = l.splat_bits(MAX_FINITE_BITS);
             let big = l.magnitude_above(magnitude, max_finite);
-            let rounded = round_mantissa(l, bits, precision);
-            // Truncation cannot move a magnitude across 2^-62 (a multiple of the dropped
-            // bits), so the magnitude already at hand decides; nearest-even can carry over it.
-            let small = if precision == Precision::F24Truncate {
-                let min_normal = l.splat_bits(MIN_NORMAL_BITS);
-                l.magnitude_below(magnitude, min_normal)
-            } else {
-                below_min_normal(l, rounded).0
-            };
-            (big, l.clear_where(small, rounded))
+            (big, rounded_not_small(l, bits, magnitude, precision))
         }
     };
     flag_elements(l, unusual, flag);
@@ -328,30 +374,26 @@ pub fn round_flagging_nan<L: Elements>(
 }
 
 /// A non-NaN result's bits as a register holds them: in the float24 modes rounded and then put
-/// through the range rules, in f32 mode unchanged ([`round`] without its NaN rule).
+/// through the range rules, in f32 mode unchanged ([`round`] without its NaN rule). Both range
+/// rules test the unrounded magnitude against [`range_bounds`], beside the rounding.
 #[inline(always)]
 fn rounded_in_range<L: Elements>(l: &mut L, bits: L::Bits, precision: Precision) -> L::Bits {
     match precision {
         Precision::F32 => bits,
         Precision::F24Truncate | Precision::F24Nearest => {
-            let rounded = round_mantissa(l, bits, precision);
-            range_rules(l, rounded)
+            let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
+            let magnitude = l.and(bits, magnitude_mask);
+            let (_, greatest_finite) = range_bounds(precision);
+            let greatest_finite = l.splat_bits(greatest_finite);
+            let big = l.magnitude_above(magnitude, greatest_finite);
+            let sign_mask = l.splat_bits(SIGN_BIT);
+            let sign = l.and(bits, sign_mask);
+            let infinity = l.splat_bits(INFINITY_BITS);
+            let signed_infinity = l.or(sign, infinity);
+            let rounded = rounded_not_small(l, bits, magnitude, precision);
+            l.select(big, signed_infinity, rounded)
         }
     }
-}
-
-/// The range rules on a rounded non-NaN value's bits.
-#[inline(always)]
-fn range_rules<L: Elements>(l: &mut L, bits: L::Bits) -> L::Bits {
-    let (small, magnitude) = below_min_normal(l, bits);
-    let max_finite = l.splat_bits(MAX_FINITE_BITS);
-    let big = l.magnitude_above(magnitude, max_finite);
-    let sign_mask = l.splat_bits(SIGN_BIT);
-    let sign = l.and(bits, sign_mask);
-    let infinity = l.splat_bits(INFINITY_BITS);
-    let signed_infinity = l.or(sign, infinity);
-    let r = l.select(big, signed_infinity, bits);
-    l.clear_where(small, r)
 }
 
 /// The multiply of the shader units: a NaN product of two non-NaN factors (inf·0) is +0.

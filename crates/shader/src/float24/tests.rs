@@ -739,13 +739,71 @@ fn known_factor_rules_are_the_plain_rules() {
     );
 }
 
-/// The fast rounding decides "below 2^-62" on the magnitude before truncation: truncating
-/// cannot move a magnitude across the smallest normal, whose dropped bits are zero.
+/// The rounding in real arithmetic, independent of the bit operations `round` uses: a finite
+/// non-zero value is a multiple of its ulp with 16 mantissa bits (2^(e-16) for 2^e ≤ |x| <
+/// 2^(e+1)); truncation keeps the multiple toward zero, nearest-even the nearest one, ties to the
+/// even multiple (f64 holds every quotient exactly). Then the range rules: below 2^-62 in
+/// magnitude → +0, beyond the largest finite float24 → ±inf.
+fn rounded_in_real_arithmetic(x: f32, precision: Precision) -> f32 {
+    if x.is_nan() {
+        return CANONICAL_NAN;
+    }
+    if precision == Precision::F32 {
+        return x;
+    }
+    let value = x as f64;
+    let rounded = if value == 0.0 || value.is_infinite() {
+        value
+    } else {
+        let ulp = 2f64.powi(value.abs().log2().floor() as i32 - 16);
+        let multiple = value / ulp;
+        let kept = match precision {
+            Precision::F24Nearest => multiple.round_ties_even(),
+            _ => multiple.trunc(),
+        };
+        kept * ulp
+    };
+    if rounded.abs() < 2f64.powi(-62) {
+        0.0
+    } else if rounded.abs() > MAX_FINITE as f64 {
+        f32::INFINITY.copysign(x)
+    } else {
+        rounded as f32
+    }
+}
+
+/// `round` (whose range rules test the unrounded magnitude against bounds derived for each mode)
+/// agrees with the rounding in real arithmetic: densely around both range bounds, at every ulp
+/// edge near them, and on a sweep of all bit patterns.
 #[test]
-fn truncation_never_crosses_the_smallest_normal() {
-    assert_eq!(MIN_NORMAL_BITS & DROPPED_MANTISSA_BITS, 0);
-    for m in MIN_NORMAL_BITS - 4096..MIN_NORMAL_BITS + 4096 {
-        let truncated = m & !DROPPED_MANTISSA_BITS;
-        assert_eq!(truncated < MIN_NORMAL_BITS, m < MIN_NORMAL_BITS, "{m:#x}");
+fn round_is_the_rounding_in_real_arithmetic() {
+    let dense = |centre: u32| (centre - 4096..centre + 4096).flat_map(|m| [m, m | lanes::SIGN_BIT]);
+    let bounds = [
+        MIN_NORMAL_BITS,
+        MAX_FINITE_BITS,
+        MAX_FINITE_BITS + 0x80,
+        0x3F80_0000,
+    ];
+    let patterns: Vec<u32> = bounds
+        .into_iter()
+        .flat_map(dense)
+        .chain((0..=u32::MAX).step_by(251))
+        .chain([
+            0x7F80_0000,
+            0xFF80_0000,
+            0x7FC0_0001,
+            1,
+            lanes::SIGN_BIT | 1,
+        ])
+        .collect();
+    for precision in Precision::ALL {
+        for &bits in &patterns {
+            let expected = rounded_in_real_arithmetic(f(bits), precision);
+            assert_eq!(
+                round(f(bits), precision).to_bits(),
+                expected.to_bits(),
+                "{precision:?} {bits:#010x}"
+            );
+        }
     }
 }
