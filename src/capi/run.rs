@@ -246,23 +246,11 @@ fn check_disjoint(regions: &[(&'static str, usize, usize)]) -> Result<(), CapiEr
     Ok(())
 }
 
-/// The register values of the caller's input floats under a rounding precision mode (F32 mode
-/// keeps the floats exactly, so its callers use the caller's registers as they are): the mode's
-/// rounding and range rules for an f32 attribute (docs/execution-model.md §7,
-/// `float24::convert_f32`). Only the registers the program can read are converted (no result
-/// depends on the others), into `converted`, a register at a time: [`lanes::round`] (what
-/// `convert_f32` applies) on the vectorised interpreter's four-element vectors, which LLVM
-/// compiles to vector instructions.
-fn input_registers<'a>(
-    engine: &EngineHandle,
-    inputs: &InputRegisters,
-    converted: &'a mut InputRegisters,
-) -> &'a InputRegisters {
-    convert_registers(engine.layout.inputs, engine.precision, inputs, converted);
-    converted
-}
-
-/// The registers of `set` of `inputs` converted under a rounding `precision`, into `converted`.
+/// The registers of `set` of the caller's input floats as register values under a rounding
+/// precision mode (F32 mode keeps the floats exactly, so its callers use the caller's registers
+/// as they are), into `converted`: the mode's rounding and range rules for an f32 attribute
+/// (docs/execution-model.md §7, `float24::convert_f32`). `set` holds the registers the program
+/// can read (no result depends on the others); a register at a time ([`converted_register`]).
 fn convert_registers(
     set: RegisterSet,
     precision: Precision,
@@ -277,6 +265,7 @@ fn convert_registers(
 /// One register of f32 attributes as the register value under `precision`: `convert_f32`'s
 /// rule on four lanes at once ([`lanes::round`] on the vectorised interpreter's vectors in the
 /// rounding modes; F32 mode keeps the floats exactly, NaN payloads included).
+#[inline(always)]
 fn converted_register(register: Vec4, precision: Precision) -> Vec4 {
     if precision == Precision::F32 {
         register
@@ -336,10 +325,13 @@ pub unsafe extern "C" fn picajit_run_vertex(
         let outcome = if engine.precision == Precision::F32 {
             runner.run_vertex_into(uniforms, inputs, outputs)
         } else {
-            // The registers the program does not read are never looked at: left unset.
-            let mut converted = [[0.0; 4]; 16];
-            let inputs = input_registers(engine, inputs, &mut converted);
-            runner.run_vertex_into(uniforms, inputs, outputs)
+            // Converted where the engine reads them; the registers the program does not read
+            // are never looked at.
+            let (set, precision) = (engine.layout.inputs, engine.precision);
+            let mut fill = |converted: &mut InputRegisters| {
+                convert_registers(set, precision, inputs, converted)
+            };
+            runner.run_filled_into(uniforms, &mut fill, outputs)
         };
         if let Some(flow) = flow {
             *flow = outcome.clone().unwrap_or_default().into();

@@ -776,20 +776,45 @@ impl JitShader {
         inputs: &InputRegisters,
         outputs: &mut [Vec4; 16],
     ) -> Result<FlowRegisters, ExecError> {
+        with_context(|ctx| self.run_in_context(ctx, uniforms, inputs, outputs))
+    }
+
+    /// [`ShaderEngine::run_filled_into`]: `fill` writes the inputs into the thread's context,
+    /// which the code reads them from.
+    pub fn run_filled_into(
+        &self,
+        uniforms: &Uniforms,
+        fill: &mut dyn FnMut(&mut InputRegisters),
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
         with_context(|ctx| {
-            Self::set_uniforms(ctx, uniforms, uniforms.bools);
-            ctx.input = inputs;
-            ctx.reset_registers(self.temps);
-            // The code writes the caller's registers: no copy, and no wide reads of what it
-            // has just stored in 16-byte pieces.
-            *outputs = [[0.0; 4]; 16];
-            ctx.output = outputs;
-            let outcome = self.execute(ctx);
-            if outcome.is_err() {
-                *outputs = [[0.0; 4]; 16];
-            }
-            outcome.map(|()| Self::flow_registers(ctx))
+            fill(&mut ctx.filled);
+            let inputs: *const InputRegisters = &ctx.filled;
+            self.run_in_context(ctx, uniforms, inputs, outputs)
         })
+    }
+
+    /// The body of [`run_vertex_into`](Self::run_vertex_into) in the thread's context, on the
+    /// inputs at `inputs` (the caller's, or the context's own filled ones).
+    fn run_in_context(
+        &self,
+        ctx: &mut JitContext,
+        uniforms: &Uniforms,
+        inputs: *const InputRegisters,
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        Self::set_uniforms(ctx, uniforms, uniforms.bools);
+        ctx.input = inputs;
+        ctx.reset_registers(self.temps);
+        // The code writes the caller's registers: no copy, and no wide reads of what it
+        // has just stored in 16-byte pieces.
+        *outputs = [[0.0; 4]; 16];
+        ctx.output = outputs;
+        let outcome = self.execute(ctx);
+        if outcome.is_err() {
+            *outputs = [[0.0; 4]; 16];
+        }
+        outcome.map(|()| Self::flow_registers(ctx))
     }
 
     /// [`run_vertex`](Self::run_vertex) in a context whose uniforms are set, reused across a
@@ -899,6 +924,15 @@ impl ShaderEngine for JitShader {
         outputs: &mut [Vec4; 16],
     ) -> Result<FlowRegisters, ExecError> {
         JitShader::run_vertex_into(self, uniforms, inputs, outputs)
+    }
+
+    fn run_filled_into(
+        &self,
+        uniforms: &Uniforms,
+        fill: &mut dyn FnMut(&mut InputRegisters),
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        JitShader::run_filled_into(self, uniforms, fill, outputs)
     }
 
     fn run_geometry(

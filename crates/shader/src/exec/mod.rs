@@ -432,6 +432,22 @@ pub trait ShaderEngine: Send + Sync {
         }
     }
 
+    /// [`ShaderEngine::run_vertex_into`] on input registers that `fill` writes into a buffer
+    /// the engine provides (a caller that converts its attributes on the way in, as the C ABI
+    /// does, writes them where the engine reads them, with no buffer of its own to zero). The
+    /// registers `fill` does not write hold values of earlier calls: it must write every
+    /// register the program can read ([`BatchLayout::inputs`]).
+    fn run_filled_into(
+        &self,
+        uniforms: &Uniforms,
+        fill: &mut dyn FnMut(&mut InputRegisters),
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        let mut inputs = [[0.0; 4]; 16];
+        fill(&mut inputs);
+        self.run_vertex_into(uniforms, &inputs, outputs)
+    }
+
     /// Runs a batch of vertices, appending one result per input to `results`.
     fn run_vertices(
         &self,
