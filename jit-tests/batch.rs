@@ -341,4 +341,8 @@ fn layout_names_the_float_uniforms_reachable_code_reads() {
     a.float[7][2] = -0.0;
     a.float[9] = [1.0; 4];
     assert!(b.floats_are(&a.float, ALL_FLOAT_UNIFORMS));
+    // Registers past c63 (the set's upper half) count too, and only those in the set.
+    b.float[70][3] = 2.0;
+    assert!(!b.floats_are(&a.float, 1 << 3 | 1 << 70));
+    assert!(b.floats_are(&a.float, 1 << 3 | 1 << 69 | 1 << 71));
 }

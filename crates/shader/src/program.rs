@@ -191,12 +191,18 @@ impl Uniforms {
             // Most of them: one comparison of everything.
             return bytes(&self.float) == bytes(floats);
         }
-        let mut left = registers;
-        while left != 0 {
-            let n = left.trailing_zeros() as usize;
-            left &= left - 1;
-            if n < FLOAT_UNIFORMS && bytes(&self.float[n..=n]) != bytes(&floats[n..=n]) {
-                return false;
+        // Each register as one 128-bit word; the set's two halves walked apart (no 128-bit
+        // bit scans on the way).
+        let word =
+            |v: &Vec4| u128::from_ne_bytes(bytes(std::slice::from_ref(v)).try_into().unwrap());
+        for (half, base) in [(registers as u64, 0), ((registers >> 64) as u64, 64)] {
+            let mut left = half;
+            while left != 0 {
+                let n = base + left.trailing_zeros() as usize;
+                left &= left - 1;
+                if n < FLOAT_UNIFORMS && word(&self.float[n]) != word(&floats[n]) {
+                    return false;
+                }
             }
         }
         true
