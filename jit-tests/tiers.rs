@@ -289,9 +289,10 @@ fn every_engine_says_which_engine_runs_its_single_vertices() {
     }
 }
 
-/// `run_filled_into` runs on what `fill` writes, on every engine and through every wrapper,
-/// warm or not: the same outputs as `run_vertex_into` on those registers. The JIT fills a
-/// buffer it keeps per thread; a second fill of another value must not see the first.
+/// `run_filled_into` runs on what `fill` writes, on every engine (a wrapper by the default, its
+/// settled runner by its own), warm or not: the same outputs as `run_vertex_into` on those
+/// registers. The JIT fills a buffer it keeps per thread; a second fill of another value must
+/// not see the first.
 #[test]
 fn every_engine_runs_the_registers_a_caller_fills_in_place() {
     let config = ExecConfig::default();

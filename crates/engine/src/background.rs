@@ -212,15 +212,6 @@ impl ShaderEngine for Background {
         self.for_work(1).run_vertex_into(uniforms, inputs, outputs)
     }
 
-    fn run_filled_into(
-        &self,
-        uniforms: &Uniforms,
-        fill: &mut dyn FnMut(&mut InputRegisters),
-        outputs: &mut [Vec4; 16],
-    ) -> Result<FlowRegisters, ExecError> {
-        self.for_work(1).run_filled_into(uniforms, fill, outputs)
-    }
-
     fn run_batch(
         &self,
         uniforms: &Uniforms,

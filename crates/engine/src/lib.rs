@@ -295,15 +295,6 @@ impl ShaderEngine for Renamed {
         self.inner.run_vertex_into(uniforms, inputs, outputs)
     }
 
-    fn run_filled_into(
-        &self,
-        uniforms: &shader::program::Uniforms,
-        fill: &mut dyn FnMut(&mut shader::program::InputRegisters),
-        outputs: &mut [shader::program::Vec4; 16],
-    ) -> Result<shader::program::FlowRegisters, shader::exec::ExecError> {
-        self.inner.run_filled_into(uniforms, fill, outputs)
-    }
-
     fn run_batch(
         &self,
         uniforms: &shader::program::Uniforms,

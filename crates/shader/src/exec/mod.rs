@@ -436,7 +436,9 @@ pub trait ShaderEngine: Send + Sync {
     /// the engine provides (a caller that converts its attributes on the way in, as the C ABI
     /// does, writes them where the engine reads them, with no buffer of its own to zero). The
     /// registers `fill` does not write hold values of earlier calls: it must write every
-    /// register the program can read ([`BatchLayout::inputs`]).
+    /// register the program can read ([`BatchLayout::inputs`]). Wrapper engines keep the
+    /// default: a caller running single vertices calls their settled
+    /// [`vertex_runner`](ShaderEngine::vertex_runner), which may fill in place.
     fn run_filled_into(
         &self,
         uniforms: &Uniforms,
