@@ -473,6 +473,52 @@ fn registers_keep_their_values_across_the_cuts_of_a_long_straight_line() {
 }
 
 #[test]
+fn a_zero_has_the_models_sign_wherever_the_sign_is_seen() {
+    // In the float24 modes every rounded zero is +0 (docs/execution-model.md §2), but the JIT's
+    // fast path leaves the sign of a zero product (−2·0 = −0) to the places that see it
+    // (docs/architecture.md, "Negative zeros left pending"): a raw copy, a negation one
+    // passes on, MAX and MIN, DST's copied lanes, RCP and LG2, and a register's home (an
+    // output, or a temporary stored at a cut and loaded again). r0 and r3 hold such products
+    // (−0 in x and y where the model has +0); r1 mixes a −0 that is the model's own (a
+    // negated +0 moved) with such a product; r2 crosses a cut that is a jump target.
+    let v = inputs(&[
+        (0, [-2.0, -3.0, 2.0, 5.0]),
+        (1, [0.0; 4]),
+        (2, [-1.0; 4]),
+        (3, [f32::INFINITY; 4]),
+        (4, [1.0; 4]),
+    ]);
+    let mut b = Builder::new();
+    b.ops(
+        "mul r0, v0, v1; mov o0, r0; mov o1, -r0; max o2, -r0, v2; \
+         rcp o3, r0.x; lg2 o4, r0.y; min o5, -r0, v4; dst o6, v0, r0; \
+         mov r1.xz, -v1; mul r1.yw, v0, v1; mul r2, v0, v1; jmpu b0, 12; \
+         mov o7, r1; mov o8, -r2; mul r3, v0, v1; mul o9, -r3, v3; \
+         flr o10, -r3; add o11, -r3, -r3; end",
+    );
+    let (zero, negative_zero) = (0.0, -0.0);
+    for p in [Precision::F24Truncate, Precision::F24Nearest] {
+        let r = run_vs(&b, p, &Uniforms::default(), &v).unwrap();
+        assert_bits(r.outputs[0], [zero; 4]);
+        assert_bits(r.outputs[1], [negative_zero; 4]);
+        assert_bits(r.outputs[2], [negative_zero; 4]);
+        assert_bits(r.outputs[3], [f32::INFINITY; 4]);
+        assert_bits(r.outputs[4], [f32::NEG_INFINITY; 4]);
+        assert_bits(r.outputs[5], [negative_zero; 4]);
+        assert_bits(r.outputs[6], [1.0, zero, 2.0, zero]);
+        assert_bits(r.outputs[7], [negative_zero, zero, negative_zero, zero]);
+        assert_bits(r.outputs[8], [negative_zero; 4]);
+        // inf·0 = +0, however the zero was signed before the flush.
+        assert_bits(r.outputs[9], [zero; 4]);
+        assert_bits(r.outputs[10], [zero; 4]);
+        assert_bits(r.outputs[11], [zero; 4]);
+    }
+    // f32 mode keeps the product's −0 (and run_vs compares the engines there too).
+    let r = run_vs(&b, Precision::F32, &Uniforms::default(), &v).unwrap();
+    assert_bits(r.outputs[0], [negative_zero, negative_zero, zero, zero]);
+}
+
+#[test]
 fn ex2_and_lg2_give_the_interpreters_bits_on_edge_values() {
     // The JIT computes EX2 and LG2 inline (the f64 part of float24::transcendental), or calls
     // the Rust functions in a program with more than INLINE_TRANSCENDENTALS of them (the second

@@ -64,6 +64,15 @@ macro_rules! vector_ir_elements {
         fn magnitude_above(&mut self, a: Value, b: Value) -> Value {
             self.b.ins().icmp(IntCC::SignedGreaterThan, a, b)
         }
+        fn signed_below(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().icmp(IntCC::SignedLessThan, a, b)
+        }
+        fn signed_max(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().smax(a, b)
+        }
+        fn signed_min(&mut self, a: Value, b: Value) -> Value {
+            self.b.ins().smin(a, b)
+        }
         fn clear_where(&mut self, mask: Value, bits: Value) -> Value {
             self.b.ins().band_not(bits, mask)
         }

@@ -124,6 +124,10 @@ pub struct RegisterCache {
     /// flush or a rounding, canonical temporaries and their swizzles), and the flushed copy
     /// of each other value flushed so far ([`lanes::flush`] asks [`Elements::flushed_already`]).
     flushed: std::collections::HashMap<Value, Value>,
+    /// Float24 modes: the lanes of each value that may hold −0 where the model holds +0
+    /// (results of the fast path, [`lanes::FlaggingSignedZeros`], and what merges them), which
+    /// [`Lowering::settled`] makes +0 before a use that sees a zero's sign.
+    negative_zeros: std::collections::HashMap<Value, u8>,
 }
 
 impl RegisterCache {
@@ -133,6 +137,7 @@ impl RegisterCache {
         self.carried.clear();
         self.constants.clear();
         self.flushed.clear();
+        self.negative_zeros.clear();
     }
 
     /// Keeps the registers this run used for the next run, which only this one leads to: their
@@ -262,8 +267,9 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// Stores `value` to the home of `reg`.
+    /// Stores `value` to the home of `reg`, settled: a home holds the model's bits.
     pub fn store_reg(&mut self, reg: Reg, value: Value) {
+        let value = self.settled(value);
         let offset = reg.home().0;
         match reg {
             Reg::Output(_) => {
@@ -326,9 +332,48 @@ impl Lowering<'_, '_> {
     }
 
     /// Whether `v` is a value of the run the input flush leaves unchanged (float24 modes; see
-    /// [`RegisterCache`]'s `flushed`).
+    /// [`RegisterCache`]'s `flushed`), up to the sign of a zero in the lanes
+    /// [`Lowering::negative_zero_lanes`] gives.
     fn is_flushed(&self, v: Value) -> bool {
         self.cache.flushed.get(&v) == Some(&v)
+    }
+
+    /// The lanes of `v` that may hold −0 where the model holds +0 (bit `i`: lane `i`).
+    fn negative_zero_lanes(&self, v: Value) -> u8 {
+        self.cache.negative_zeros.get(&v).copied().unwrap_or(0)
+    }
+
+    /// Records that the lanes `lanes` of `v` may hold −0 where the model holds +0.
+    fn note_negative_zeros(&mut self, v: Value, lanes: u8) {
+        if lanes != 0 {
+            self.cache.negative_zeros.insert(v, lanes);
+        }
+    }
+
+    /// `v` with the model's bits: a −0 left by the fast path ([`lanes::FlaggingSignedZeros`])
+    /// made +0, in the lanes that may hold one (one compare and one and-not; in the other
+    /// lanes the compare is with +0, whose clearing changes nothing).
+    fn settled(&mut self, v: Value) -> Value {
+        let lanes = self.negative_zero_lanes(v);
+        if lanes == 0 {
+            return v;
+        }
+        let pattern = std::array::from_fn(|lane| {
+            if lanes & (1 << lane) != 0 {
+                lanes::SIGN_BIT
+            } else {
+                0
+            }
+        });
+        let pattern = self.i32x4_const(pattern);
+        let bits = self.as_int(v);
+        let negative_zero = self.b.ins().icmp(IntCC::Equal, bits, pattern);
+        let settled = self.b.ins().band_not(bits, negative_zero);
+        let settled = self.as_float(settled);
+        if self.is_flushed(v) {
+            self.note_flushed(settled);
+        }
+        settled
     }
 
     /// Ends the run: stores the dirty registers and forgets every value, or, when `carry` (the
@@ -389,8 +434,13 @@ impl Lowering<'_, '_> {
         OperandDescriptor(self.program.opdescs[index as usize])
     }
 
-    /// Reads a source: register (relative addressing for uniforms), swizzle, negate.
-    fn read(&mut self, operand: Operand, desc: OperandDescriptor) -> Value {
+    /// Reads a source: register (relative addressing for uniforms), swizzle, negate. With
+    /// `either_sign` the instruction reads a zero of either sign alike (its rule flushes the
+    /// operand and only adds and multiplies it, or compares it), so the register's value is
+    /// taken as it is, −0 left by the fast path included, and in the float24 modes a negation
+    /// of a flushed value counts as flushed (its zero is −0 where the model's is +0, or the
+    /// reverse); otherwise the value is [`Lowering::settled`] first.
+    fn read(&mut self, operand: Operand, desc: OperandDescriptor, either_sign: bool) -> Value {
         let Operand { reg, rel, slot } = operand;
         let raw = match reg.file_index() {
             (RegisterFile::Input, n) => {
@@ -402,18 +452,26 @@ impl Lowering<'_, '_> {
             (RegisterFile::Temporary, n) => self.get(Reg::Temp(n)),
             (_, n) => self.read_uniform(n, rel),
         };
+        let raw = if either_sign { raw } else { self.settled(raw) };
         let swizzle = desc.swizzle(slot);
         let components = std::array::from_fn(|lane| swizzle.component(lane));
         let value = self.permute(raw, components);
-        if desc.negate(slot) {
-            return self.b.ins().fneg(value);
-        }
-        // A swizzle of canonical lanes is canonical (a negation is not: +0 becomes −0).
+        // A swizzle of canonical lanes is canonical.
         let canonical_lanes = match reg.file_index() {
             (RegisterFile::Temporary, n) => self.facts.canonical_temps[n as usize],
             _ => 0,
         };
-        if components.iter().all(|&c| canonical_lanes & (1 << c) != 0) || self.is_flushed(raw) {
+        let flushed =
+            components.iter().all(|&c| canonical_lanes & (1 << c) != 0) || self.is_flushed(raw);
+        if desc.negate(slot) {
+            let negated = self.b.ins().fneg(value);
+            // A negation makes −0 of +0: flushed only up to the sign of a zero.
+            if either_sign && flushed && self.precision.is_f24() {
+                self.note_flushed(negated);
+            }
+            return negated;
+        }
+        if flushed {
             self.note_flushed(value);
         }
         value
@@ -467,7 +525,15 @@ impl Lowering<'_, '_> {
             let old = self.get(reg);
             let lanes = std::array::from_fn(|lane| if mask.lane(lane) { u32::MAX } else { 0 });
             let select = self.i32x4_const(lanes);
-            self.select_vec(select, value, old)
+            let merged = self.select_vec(select, value, old);
+            let written: u8 = (0..4)
+                .filter(|&lane| mask.lane(lane))
+                .map(|lane| 1 << lane)
+                .sum();
+            let negative_zeros = (self.negative_zero_lanes(value) & written)
+                | (self.negative_zero_lanes(old) & !written);
+            self.note_negative_zeros(merged, negative_zeros);
+            merged
         };
         self.set(reg, merged);
     }
@@ -492,8 +558,8 @@ impl Lowering<'_, '_> {
         let mut written = 0u8;
         for dot in dots {
             let d = self.descriptor(dot.desc);
-            let a = self.read(dot.a, d);
-            let c = self.read(dot.b, d);
+            let a = self.read(dot.a, d, true);
+            let c = self.read(dot.b, d, true);
             let mask = d.dest_mask();
             for lane in (0..4).filter(|&lane| mask.lane(lane)) {
                 first[lane] = Some(a);
@@ -574,24 +640,29 @@ impl Lowering<'_, '_> {
         columns
     }
 
-    /// An instruction with products: `fast` (its rule finished by [`lanes::Flagging`]: plain
-    /// products, and a rounding that flags the lanes whose result it cannot vouch for: NaNs,
-    /// and in the float24 modes magnitudes past the largest finite float24), then, only when a
+    /// An instruction with products: `fast` (its rule finished by
+    /// [`lanes::FlaggingSignedZeros`]: plain products, and a rounding that flags the lanes
+    /// whose result it cannot vouch for: NaNs, and in the float24 modes magnitudes past the
+    /// largest finite float24 or rounding below 2^-62 without being zero), then, only when a
     /// lane was flagged, `exact` (the rule itself) in a cold block. Every lane the fast form
-    /// does not flag is already exact (`float24::tests`), so the result is the rule's; the
-    /// common case skips the inf·0 products' fix-up and the rounding's NaN and overflow
-    /// selects. Values read before stay valid in both blocks (they dominate them).
+    /// does not flag is already exact up to the sign of a zero (`float24::tests`), and the
+    /// result's lanes are recorded as possibly holding such a −0 ([`Lowering::settled`]); the
+    /// common case skips the inf·0 products' fix-up and the rounding's NaN, overflow and
+    /// small-value selects. Values read before stay valid in both blocks (they dominate them).
     fn checked(
         &mut self,
-        fast: impl FnOnce(&mut Self, &mut lanes::Flagging<Value>) -> Value,
+        fast: impl FnOnce(&mut Self, &mut lanes::FlaggingSignedZeros<Value, Value>) -> Value,
         exact: impl FnOnce(&mut Self) -> Value,
     ) -> Value {
         if !self.checked_products {
             return exact(self);
         }
-        let mut flagging = lanes::Flagging { unusual: None };
+        let mut flagging = lanes::FlaggingSignedZeros::default();
         let quick = fast(self, &mut flagging);
-        let Some(unusual) = flagging.unusual else {
+        let negative_zeros = if self.precision.is_f24() { 0xF } else { 0 };
+        self.note_negative_zeros(quick, negative_zeros);
+        let p = self.precision;
+        let Some(unusual) = flagging.flagged(self, p) else {
             return quick;
         };
         let any = self.b.ins().vany_true(unusual);
@@ -617,6 +688,7 @@ impl Lowering<'_, '_> {
         if exact_flushed && self.is_flushed(quick) {
             self.note_flushed(result);
         }
+        self.note_negative_zeros(result, negative_zeros);
         result
     }
 
@@ -670,7 +742,10 @@ impl Lowering<'_, '_> {
                 let copied = self.select_vec(z_lane, a, c);
                 let r = self.select_vec(y_lane, product, copied);
                 let one = self.b.ins().f32const(1.0);
-                self.b.ins().insertlane(r, one, 0)
+                let r = self.b.ins().insertlane(r, one, 0);
+                let negative_zeros = self.negative_zero_lanes(product) & 0b0010;
+                self.note_negative_zeros(r, negative_zeros);
+                r
             }
         }
     }
@@ -812,18 +887,25 @@ impl Lowering<'_, '_> {
         let d = self.descriptor(operation.desc());
         match operation {
             Operation::Binary { op, dst, a, b, .. } => {
-                let a = self.read(a, d);
-                let c = self.read(b, d);
+                // MAX and MIN pass an operand on raw, DST copies two lanes.
+                let either_sign = !matches!(
+                    op,
+                    BinaryOperation::Max | BinaryOperation::Min | BinaryOperation::Dst
+                );
+                let a = self.read(a, d, either_sign);
+                let c = self.read(b, d, either_sign);
                 let r = self.binary(op, a, c);
                 self.write(dst, d, r);
             }
             Operation::Unary { op, dst, a, .. } => {
-                let a = self.read(a, d);
+                // FLR rounds a floor of the flushed operand, which only the sign of a zero
+                // result sees; MOV and LITP pass it on raw, and RCP, RSQ, EX2 and LG2 see it.
+                let a = self.read(a, d, op == UnaryOp::Flr);
                 let r = self.unary(op, a);
                 self.write(dst, d, r);
             }
             Operation::Mova { a, .. } => {
-                let a = self.read(a, d);
+                let a = self.read(a, d, true);
                 let ints = self.b.ins().fcvt_to_sint_sat(I32X4, a);
                 for lane in 0..2 {
                     if d.dest_mask().lane(lane) {
@@ -835,8 +917,8 @@ impl Lowering<'_, '_> {
             Operation::Cmp {
                 a, b, cmp_x, cmp_y, ..
             } => {
-                let a = self.read(a, d);
-                let c = self.read(b, d);
+                let a = self.read(a, d, true);
+                let c = self.read(b, d, true);
                 for (lane, op) in [(0u8, cmp_x), (1, cmp_y)] {
                     let flag = match compare_cc(op) {
                         Some(cc) => {
@@ -851,9 +933,9 @@ impl Lowering<'_, '_> {
                 }
             }
             Operation::Mad { dst, a, b, c, .. } => {
-                let a = self.read(a, d);
-                let c2 = self.read(b, d);
-                let e = self.read(c, d);
+                let a = self.read(a, d, true);
+                let c2 = self.read(b, d, true);
+                let e = self.read(c, d, true);
                 let p = self.precision;
                 let r = self.checked(
                     |l, fin| lanes::mad_by(l, fin, a, c2, e, p),

@@ -118,6 +118,24 @@ pub trait Elements {
     fn magnitude_above(&mut self, a: Self::Bits, b: Self::Bits) -> Self::Mask {
         self.above(a, b)
     }
+    /// Signed `a < b` of the elements read as i32s.
+    fn signed_below(&mut self, a: Self::Bits, b: Self::Bits) -> Self::Mask {
+        // Offsetting both by 2^31 turns the signed order into the unsigned one.
+        let offset = self.splat_bits(SIGN_BIT);
+        let a = self.add_bits(a, offset);
+        let b = self.add_bits(b, offset);
+        self.below(a, b)
+    }
+    /// The greater of `a` and `b` read as i32s, element by element.
+    fn signed_max(&mut self, a: Self::Bits, b: Self::Bits) -> Self::Bits {
+        let b_greater = self.signed_below(a, b);
+        self.select(b_greater, b, a)
+    }
+    /// The lesser of `a` and `b` read as i32s, element by element.
+    fn signed_min(&mut self, a: Self::Bits, b: Self::Bits) -> Self::Bits {
+        let a_less = self.signed_below(a, b);
+        self.select(a_less, a, b)
+    }
     /// `mask ? 0 : bits`, element by element (an and-not on hosts that have one).
     fn clear_where(&mut self, mask: Self::Mask, bits: Self::Bits) -> Self::Bits {
         let zero = self.splat_bits(0);
@@ -351,6 +369,46 @@ fn flag_elements<L: Elements>(l: &mut L, unusual: &mut Option<L::Mask>, flag: L:
     });
 }
 
+/// [`round`] for a fast path that keeps the sign of a zero ([`FlaggingSignedZeros`]): in the
+/// float24 modes the dropped mantissa bits are cleared and nothing else; the range rules are
+/// left to the flags `fin` accumulates (the unrounded magnitude beyond the largest finite
+/// float24, or rounding below 2^-62 without being zero), so the result is the rule's wherever
+/// they do not flag it, except that a zero result keeps its sign (−0 where the rule gives +0).
+/// In f32 mode it is [`round_flagging`].
+#[inline(always)]
+pub fn round_flagging_signed_zeros<L: Elements>(
+    l: &mut L,
+    v: L::Float,
+    precision: Precision,
+    fin: &mut FlaggingSignedZeros<L::Bits, L::Mask>,
+) -> L::Float {
+    if !precision.is_f24() {
+        return round_flagging(l, v, precision, &mut fin.unusual);
+    }
+    let bits = l.bits_of(v);
+    let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
+    let magnitude = l.and(bits, magnitude_mask);
+    fin.largest = Some(match fin.largest {
+        Some(largest) => l.signed_max(largest, magnitude),
+        None => magnitude,
+    });
+    // magnitude − 1 + 2^31: a zero becomes the greatest i32, a magnitude m > 0 the least ones
+    // in the order of m, so one minimum finds the least non-zero magnitude.
+    let offset = l.splat_bits(MAGNITUDE_BITS);
+    let shifted = l.add_bits(magnitude, offset);
+    fin.least = Some(match fin.least {
+        Some(least) => l.signed_min(least, shifted),
+        None => shifted,
+    });
+    let uncleared = round_mantissa_uncleared(l, bits, precision);
+    let keep = l.splat_bits(!DROPPED_MANTISSA_BITS);
+    let rounded = l.and(uncleared, keep);
+    let r = l.float_of(rounded);
+    // Flushed up to the sign of a zero: see [`FlaggingSignedZeros`].
+    l.note_flushed(r);
+    r
+}
+
 /// [`round`] for a fast path that leaves only NaNs to an exact engine: the result is exact in
 /// every element that is not flagged (infinities and the range rules included), and `unusual`
 /// gains the elements whose result is a NaN.
@@ -451,6 +509,27 @@ impl<L: Elements> Finish<L> for Exactly {
     }
 }
 
+/// The parts of [`Finish`] every fast path shares: the plain IEEE product (a product
+/// [`sanitized_mul`] would change is a NaN, which the rounding that always follows flags) and
+/// NaN results flagged in the finish's `unusual` elements.
+macro_rules! fast_path_products {
+    () => {
+        #[inline(always)]
+        fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
+            l.fmul(a, b)
+        }
+        #[inline(always)]
+        fn flags_nan_results(&self) -> bool {
+            true
+        }
+        #[inline(always)]
+        fn poison(&mut self, l: &mut L, nan: L::Mask, v: L::Float) -> L::Float {
+            flag_elements(l, &mut self.unusual, nan);
+            v
+        }
+    };
+}
+
 /// The finish of a fast path that leaves rare values to an exact engine: [`round_flagging`],
 /// accumulating its flags in `unusual`, and the plain IEEE product. A product that
 /// [`sanitized_mul`] would change (inf·0, a NaN) is a NaN, which the rounding that always
@@ -466,19 +545,7 @@ impl<L: Elements> Finish<L> for Flagging<L::Mask> {
     fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
         round_flagging(l, v, p, &mut self.unusual)
     }
-    #[inline(always)]
-    fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
-        l.fmul(a, b)
-    }
-    #[inline(always)]
-    fn flags_nan_results(&self) -> bool {
-        true
-    }
-    #[inline(always)]
-    fn poison(&mut self, l: &mut L, nan: L::Mask, v: L::Float) -> L::Float {
-        flag_elements(l, &mut self.unusual, nan);
-        v
-    }
+    fast_path_products!();
 }
 
 /// The finish of a fast path that leaves only NaNs to an exact one (the structure-of-arrays
@@ -496,19 +563,72 @@ impl<L: Elements> Finish<L> for FlaggingNan<L::Mask> {
     fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
         round_flagging_nan(l, v, p, &mut self.unusual)
     }
-    #[inline(always)]
-    fn product(&mut self, l: &mut L, a: L::Float, b: L::Float) -> L::Float {
-        l.fmul(a, b)
+    fast_path_products!();
+}
+
+/// The finish of a fast path that also leaves the sign of a zero result to its caller (the
+/// scalar JIT's, docs/architecture.md, "Negative zeros left pending"): the plain IEEE product and
+/// [`round_flagging_signed_zeros`], whose flags are the elements [`FlaggingSignedZeros::flagged`]
+/// gives at the end. Where nothing is flagged, a result is the rule's, except that in the float24
+/// modes a zero may be −0 where the rule gives +0; and the results are flushed up to that sign
+/// (a value the input flush leaves unchanged, or −0), which this finish notes
+/// ([`Elements::note_flushed`]) for an implementation that reads a −0 as +0's flush.
+///
+/// That is sound for the rules that flush their inputs and only add and multiply them (ADD,
+/// MUL, MAD, the dot products), whose results do not depend on the sign of a zero input except
+/// in the sign of a zero result, and for the comparisons; before any other use (a raw copy, a
+/// negation it would make −0 of +0, RCP, RSQ, EX2, LG2, a register's home), the caller turns
+/// such a −0 into +0.
+#[derive(Clone, Copy, Debug)]
+pub struct FlaggingSignedZeros<B, M> {
+    /// Elements flagged outright: a product skipped as zero whose other factor was a NaN, and
+    /// in f32 mode the NaN results (`None`: none).
+    pub unusual: Option<M>,
+    /// Float24 modes: the largest unrounded magnitude rounded so far.
+    largest: Option<B>,
+    /// Float24 modes: the least unrounded magnitude rounded so far, as
+    /// [`round_flagging_signed_zeros`] offsets it (a zero greatest).
+    least: Option<B>,
+}
+
+impl<B, M> Default for FlaggingSignedZeros<B, M> {
+    fn default() -> Self {
+        FlaggingSignedZeros {
+            unusual: None,
+            largest: None,
+            least: None,
+        }
     }
-    #[inline(always)]
-    fn flags_nan_results(&self) -> bool {
-        true
+}
+
+impl<B: Copy, M: Copy> FlaggingSignedZeros<B, M> {
+    /// The elements flagged by everything this finish rounded: those it flagged outright, and
+    /// in the float24 modes those where a magnitude was beyond the largest finite float24 (NaN
+    /// and infinity included) or rounds below 2^-62 without being zero (`None`: nothing was
+    /// rounded or flagged).
+    pub fn flagged<L: Elements<Bits = B, Mask = M>>(&self, l: &mut L, p: Precision) -> Option<M> {
+        let mut unusual = self.unusual;
+        if let Some(largest) = self.largest {
+            let max_finite = l.splat_bits(MAX_FINITE_BITS);
+            let big = l.magnitude_above(largest, max_finite);
+            flag_elements(l, &mut unusual, big);
+        }
+        if let Some(least) = self.least {
+            let (least_normal, _) = range_bounds(p);
+            let bound = l.splat_bits((least_normal - 1).wrapping_add(SIGN_BIT));
+            let small = l.signed_below(least, bound);
+            flag_elements(l, &mut unusual, small);
+        }
+        unusual
     }
+}
+
+impl<L: Elements> Finish<L> for FlaggingSignedZeros<L::Bits, L::Mask> {
     #[inline(always)]
-    fn poison(&mut self, l: &mut L, nan: L::Mask, v: L::Float) -> L::Float {
-        flag_elements(l, &mut self.unusual, nan);
-        v
+    fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
+        round_flagging_signed_zeros(l, v, p, self)
     }
+    fast_path_products!();
 }
 
 /// ADD: round(flush a + flush b).

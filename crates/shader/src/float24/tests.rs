@@ -428,14 +428,10 @@ fn assert_exact_where_unflagged(
     }
 }
 
-/// Every rule finished by [`lanes::Flagging`] gives the exact rule's bits in every element it
-/// does not flag, and flags every element whose exact result is a NaN or (float24 modes) an
-/// infinity, on operands drawn from the landmarks (zeros, subnormals, the normal range's ends,
-/// infinities, NaNs) and ordinary values.
-#[test]
-fn flagging_rules_are_exact_where_unflagged() {
-    use lanes::{Exact, Exactly, Flagging};
-    let values: Vec<f32> = [
+/// Operands for the fast finishes' tests: zeros, subnormals, the normal range's ends,
+/// infinities, NaNs and ordinary values.
+fn landmark_operands() -> Vec<f32> {
+    [
         0,
         0x8000_0000,
         1,
@@ -459,7 +455,17 @@ fn flagging_rules_are_exact_where_unflagged() {
     ]
     .into_iter()
     .map(f)
-    .collect();
+    .collect()
+}
+
+/// Every rule finished by [`lanes::Flagging`] gives the exact rule's bits in every element it
+/// does not flag, and flags every element whose exact result is a NaN or (float24 modes) an
+/// infinity, on operands drawn from the landmarks (zeros, subnormals, the normal range's ends,
+/// infinities, NaNs) and ordinary values.
+#[test]
+fn flagging_rules_are_exact_where_unflagged() {
+    use lanes::{Exact, Exactly, Flagging};
+    let values = landmark_operands();
     for precision in Precision::ALL {
         let p = precision;
         for &a in &values {
@@ -512,6 +518,142 @@ fn flagging_rules_are_exact_where_unflagged() {
     }
 }
 
+/// Every rule finished by [`lanes::FlaggingSignedZeros`] (the scalar JIT's fast path) gives the
+/// exact rule's bits in every element it does not flag, except that a zero may be −0 where the
+/// rule gives +0; it flags every element whose exact result is a NaN or (float24 modes) an
+/// infinity, and (float24 modes) only elements whose exact result is one of those or comes from
+/// a magnitude the range rules change. The operands are the landmarks and ordinary values; the
+/// rules that only add and multiply also run on operands whose zeros are read as flushed
+/// whatever their sign (as the JIT reads that finish's results and their negations), and must
+/// still give those bits.
+#[test]
+fn signed_zero_flagging_rules_are_exact_up_to_a_zero_sign_where_unflagged() {
+    use lanes::{Exact, Exactly, FlaggingSignedZeros};
+    let mut values = landmark_operands();
+    values.extend([0x8000_0001, 0x3F80_0041, 0x9F00_0000].map(f));
+    let mut flagged_lanes = 0usize;
+    let mut kept_negative_zeros = 0usize;
+    for p in Precision::ALL {
+        for &a in &values {
+            for &b in &values {
+                for c in [0.0, -0.0, 1.0, f32::INFINITY, f32::NAN] {
+                    let (x, y, z) = ([a, b, c, a], [b, c, a, b], [c, a, b, c]);
+                    let mut check =
+                        |name: &str, exact: [f32; 4], got: [f32; 4], flags: [bool; 4]| {
+                            let what = || format!("{name} {p:?} {x:?} {y:?} {z:?}");
+                            for lane in 0..4 {
+                                let e = exact[lane];
+                                let special = e.is_nan() || (p.is_f24() && e.is_infinite());
+                                assert!(
+                                    !special || flags[lane],
+                                    "{} lane {lane} not flagged",
+                                    what()
+                                );
+                                if flags[lane] {
+                                    flagged_lanes += 1;
+                                    continue;
+                                }
+                                let (e, g) = (e.to_bits(), got[lane].to_bits());
+                                let kept_sign = p.is_f24() && e == 0 && g == 0x8000_0000;
+                                kept_negative_zeros += usize::from(kept_sign);
+                                assert!(
+                                    e == g || kept_sign,
+                                    "{} lane {lane}: {g:#x}, not {e:#x}",
+                                    what()
+                                );
+                            }
+                        };
+                    macro_rules! compare {
+                        ($name:literal, $either_sign:expr, |$l:ident, $fin:ident| $body:expr) => {{
+                            let exact = {
+                                let $l = &mut Exact;
+                                let $fin = &mut Exactly;
+                                $body
+                            };
+                            for either_sign in [false, $either_sign] {
+                                let mut fast = FlaggingSignedZeros::default();
+                                let $l = &mut Knowing {
+                                    precision: p,
+                                    fast: true,
+                                    zeros_of_either_sign: either_sign,
+                                };
+                                let got = {
+                                    let $fin = &mut fast;
+                                    $body
+                                };
+                                let flags = fast.flagged($l, p).unwrap_or([false; 4]);
+                                check($name, exact, got, flags);
+                            }
+                        }};
+                    }
+                    compare!("add", true, |l, fin| lanes::add_by(l, fin, x, y, p));
+                    compare!("mul", true, |l, fin| lanes::mul_by(l, fin, x, y, p));
+                    compare!("mad", true, |l, fin| lanes::mad_by(l, fin, x, y, z, p));
+                    compare!("dp3", true, |l, fin| lanes::dot_by(
+                        l,
+                        fin,
+                        &[(x, y), (y, z), (z, x)],
+                        p
+                    ));
+                    compare!("dp4", true, |l, fin| lanes::dot_by(
+                        l,
+                        fin,
+                        &[(x, y), (y, z), (z, x), (x, z)],
+                        p
+                    ));
+                    compare!("rcp", false, |l, fin| lanes::rcp_each_by(l, fin, x, p));
+                    compare!("rsq", false, |l, fin| lanes::rsq_each_by(l, fin, x, p));
+                    compare!("ex2", false, |l, fin| lanes::ex2_each_by(l, fin, x, p));
+                    compare!("lg2", false, |l, fin| lanes::lg2_each_by(l, fin, x, p));
+                    compare!("flr", false, |l, fin| lanes::flr_by(l, fin, x, p));
+                }
+            }
+        }
+    }
+    // The sweep meets both: flagged elements, and zeros whose sign is left.
+    assert!(flagged_lanes > 0 && kept_negative_zeros > 0);
+}
+
+/// The fast rounding of [`lanes::FlaggingSignedZeros`] on one value: unflagged, it is `round`
+/// up to the sign of a zero; it flags every NaN and infinite result, and otherwise only
+/// magnitudes past the largest finite float24 or non-zero ones that round below 2^-62 (a sweep
+/// of bit patterns and the landmarks around both bounds, in every mode).
+#[test]
+fn signed_zero_flagging_round_flags_only_the_range_rules() {
+    use lanes::{Exact, FlaggingSignedZeros, round, round_flagging_signed_zeros};
+    let mut landmarks = vec![0, 0x8000_0000, MAX_FINITE_BITS, 0x7F80_0000, 0x7FC0_0000];
+    for bound in [MIN_NORMAL_BITS, MAX_FINITE_BITS + 0x80] {
+        landmarks.extend((bound - 0x90..bound + 0x90).flat_map(|b| [b, b | 0x8000_0000]));
+    }
+    let sweep = (0..=u32::MAX).step_by(4099);
+    for p in Precision::ALL {
+        for bits in landmarks.iter().copied().chain(sweep.clone()) {
+            let v = [f(bits); 4];
+            let mut fin = FlaggingSignedZeros::default();
+            let fast = round_flagging_signed_zeros(&mut Exact, v, p, &mut fin);
+            let exact = round(&mut Exact, v, p)[0];
+            let flagged = fin.flagged(&mut Exact, p).unwrap_or([false; 4])[0];
+            let magnitude = bits & lanes::MAGNITUDE_BITS;
+            let changed_by_range =
+                p.is_f24() && magnitude != 0 && exact.to_bits() & lanes::MAGNITUDE_BITS == 0;
+            let may_flag =
+                f(bits).is_nan() || (p.is_f24() && magnitude > MAX_FINITE_BITS) || changed_by_range;
+            let must_flag =
+                exact.is_nan() || (p.is_f24() && exact.is_infinite()) || changed_by_range;
+            assert!(!must_flag || flagged, "{p:?} {bits:#010x} not flagged");
+            assert!(!flagged || may_flag, "{p:?} {bits:#010x} flagged");
+            if !flagged {
+                let (e, g) = (exact.to_bits(), fast[0].to_bits());
+                let kept_sign = p.is_f24() && e == 0 && g == 0x8000_0000;
+                assert!(
+                    e == g || kept_sign,
+                    "{p:?} {bits:#010x}: {g:#x}, not {e:#x}"
+                );
+            }
+        }
+    }
+}
+
 /// [`lanes::Exact`] that knows which of its values are zero or +1.0 in every element and which
 /// the rounding leaves unchanged, as a code generator specialised on uniforms knows them: the
 /// rules that skip vanishing work ([`lanes::KnownFactor`]) must give the plain rules' bits.
@@ -520,6 +662,9 @@ struct Knowing {
     /// Finishing by a fast path, whose rounded values are finite wherever they are not flagged
     /// (elsewhere in the program): only finite values count as rounded by it.
     fast: bool,
+    /// Reads a zero of either sign as flushed, as the scalar JIT does with the results of
+    /// [`lanes::FlaggingSignedZeros`] and their negations.
+    zeros_of_either_sign: bool,
 }
 
 impl lanes::Elements for Knowing {
@@ -600,6 +745,12 @@ impl lanes::Elements for Knowing {
             None
         }
     }
+    fn flushed_already(&mut self, v: [f32; 4]) -> Option<[f32; 4]> {
+        let flushed = lanes::flush(&mut lanes::Exact, v, self.precision);
+        let same_up_to_zero_sign = (0..4)
+            .all(|i| v[i].to_bits() == flushed[i].to_bits() || (v[i] == 0.0 && flushed[i] == 0.0));
+        (self.zeros_of_either_sign && same_up_to_zero_sign).then_some(v)
+    }
     fn is_rounded(&mut self, v: [f32; 4]) -> bool {
         let rounded = lanes::round(&mut lanes::Exact, v, self.precision);
         rounded.map(f32::to_bits) == v.map(f32::to_bits)
@@ -653,6 +804,7 @@ fn known_factor_rules_are_the_plain_rules() {
                 let mut knowing = Knowing {
                     precision: p,
                     fast: false,
+                    zeros_of_either_sign: false,
                 };
                 let known = lanes::Elements::known_factor(&mut knowing, k).is_some();
                 skipped += usize::from(known);
@@ -676,6 +828,7 @@ fn known_factor_rules_are_the_plain_rules() {
                             let $l = &mut Knowing {
                                 precision: p,
                                 fast: false,
+                                zeros_of_either_sign: false,
                             };
                             let $fin = &mut Exactly;
                             $body
@@ -686,6 +839,7 @@ fn known_factor_rules_are_the_plain_rules() {
                             let $l = &mut Knowing {
                                 precision: p,
                                 fast: true,
+                                zeros_of_either_sign: false,
                             };
                             let $fin = &mut flagging;
                             $body
@@ -722,6 +876,7 @@ fn known_factor_rules_are_the_plain_rules() {
                             &mut Knowing {
                                 precision: p,
                                 fast: false,
+                                zeros_of_either_sign: false,
                             },
                             &mut Exactly,
                             &pairs[..n],
