@@ -479,8 +479,9 @@ fn a_zero_has_the_models_sign_wherever_the_sign_is_seen() {
     // (docs/architecture.md, "Negative zeros left pending"): a raw copy, a negation one
     // passes on, MAX and MIN, DST's copied lanes, RCP and LG2, and a register's home (an
     // output, or a temporary stored at a cut and loaded again). r0 and r3 hold such products
-    // (−0 in x and y where the model has +0); r1 mixes a −0 that is the model's own (a
-    // negated +0 moved) with such a product; r2 crosses a cut that is a jump target.
+    // (−0 in x and y where the model has +0), and r4 a move of r0; r1 mixes a −0 that is
+    // the model's own (a negated +0 moved) with such a product; r2 crosses a cut that is a
+    // jump target.
     let v = inputs(&[
         (0, [-2.0, -3.0, 2.0, 5.0]),
         (1, [0.0; 4]),
@@ -492,9 +493,10 @@ fn a_zero_has_the_models_sign_wherever_the_sign_is_seen() {
     b.ops(
         "mul r0, v0, v1; mov o0, r0; mov o1, -r0; max o2, -r0, v2; \
          rcp o3, r0.x; lg2 o4, r0.y; min o5, -r0, v4; dst o6, v0, r0; \
-         mov r1.xz, -v1; mul r1.yw, v0, v1; mul r2, v0, v1; jmpu b0, 12; \
-         mov o7, r1; mov o8, -r2; mul r3, v0, v1; mul o9, -r3, v3; \
-         flr o10, -r3; add o11, -r3, -r3; end",
+         max r5, r0, -v1; mov o12, r5; mov r4, r0; mov o13, r4; \
+         mov o14, -r4; mov r1.xz, -v1; mul r1.yw, v0, v1; mul r2, v0, v1; \
+         jmpu b0, 17; mov o7, r1; mov o8, -r2; mul r3, v0, v1; \
+         mul o9, -r3, v3; flr o10, -r3; add o11, -r3, -r3; end",
     );
     let (zero, negative_zero) = (0.0, -0.0);
     for p in [Precision::F24Truncate, Precision::F24Nearest] {
@@ -512,6 +514,11 @@ fn a_zero_has_the_models_sign_wherever_the_sign_is_seen() {
         assert_bits(r.outputs[9], [zero; 4]);
         assert_bits(r.outputs[10], [zero; 4]);
         assert_bits(r.outputs[11], [zero; 4]);
+        // max(+0, −0) is the second operand, the model's own −0; a moved value keeps the
+        // record of its pending zeros, and a negated move settles them first.
+        assert_bits(r.outputs[12], [negative_zero; 4]);
+        assert_bits(r.outputs[13], [zero; 4]);
+        assert_bits(r.outputs[14], [negative_zero; 4]);
     }
     // f32 mode keeps the product's −0 (and run_vs compares the engines there too).
     let r = run_vs(&b, Precision::F32, &Uniforms::default(), &v).unwrap();

@@ -125,8 +125,10 @@ pub struct RegisterCache {
     /// of each other value flushed so far ([`lanes::flush`] asks [`Elements::flushed_already`]).
     flushed: std::collections::HashMap<Value, Value>,
     /// Float24 modes: the lanes of each value that may hold −0 where the model holds +0
-    /// (results of the fast path, [`lanes::FlaggingSignedZeros`], and what merges them), which
-    /// [`Lowering::settled`] makes +0 before a use that sees a zero's sign.
+    /// (results of the fast path, [`lanes::FlaggingSignedZeros`], their moves, and what merges
+    /// them), which [`Lowering::settled`] makes +0 before a use that sees a zero's sign. The
+    /// model's value in such a lane is never −0 (it is a rounding's result), so settling it is
+    /// exact; a lane that may hold the model's own −0 is never recorded.
     negative_zeros: std::collections::HashMap<Value, u8>,
 }
 
@@ -153,6 +155,21 @@ impl RegisterCache {
         }
         self.constants.clear();
     }
+}
+
+/// How an instruction treats the sign of a zero operand, for the −0s the fast path leaves
+/// pending (docs/architecture.md, "Negative zeros left pending").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ZeroSign {
+    /// Alike either way: the rule flushes the operand and only adds and multiplies it (a −0
+    /// changes only the sign of a zero result), or compares it (−0 = +0).
+    Ignored,
+    /// Passed on to the result (MOV): a −0 left pending stays pending there (the model's value
+    /// is never −0 in such a lane), unless the operand is negated (the model's +0 must become
+    /// −0).
+    PassedOn,
+    /// Seen: the operand is settled first.
+    Seen,
 }
 
 /// The per-function lowering state.
@@ -434,13 +451,14 @@ impl Lowering<'_, '_> {
         OperandDescriptor(self.program.opdescs[index as usize])
     }
 
-    /// Reads a source: register (relative addressing for uniforms), swizzle, negate. With
-    /// `either_sign` the instruction reads a zero of either sign alike (its rule flushes the
-    /// operand and only adds and multiplies it, or compares it), so the register's value is
-    /// taken as it is, −0 left by the fast path included, and in the float24 modes a negation
-    /// of a flushed value counts as flushed (its zero is −0 where the model's is +0, or the
-    /// reverse); otherwise the value is [`Lowering::settled`] first.
-    fn read(&mut self, operand: Operand, desc: OperandDescriptor, either_sign: bool) -> Value {
+    /// Reads a source: register (relative addressing for uniforms), swizzle, negate, for an
+    /// instruction that treats a zero's sign as `zero_sign` says. A register's −0 left pending
+    /// by the fast path ([`Lowering::settled`]) is taken as it is where the sign is
+    /// [`ZeroSign::Ignored`] (and in the float24 modes a negation of a flushed value then
+    /// counts as flushed: its zero is −0 where the model's is +0, or the reverse) or
+    /// [`ZeroSign::PassedOn`] without a negation (the swizzled value's lanes are recorded as
+    /// possibly −0); otherwise it is settled first.
+    fn read(&mut self, operand: Operand, desc: OperandDescriptor, zero_sign: ZeroSign) -> Value {
         let Operand { reg, rel, slot } = operand;
         let raw = match reg.file_index() {
             (RegisterFile::Input, n) => {
@@ -452,10 +470,23 @@ impl Lowering<'_, '_> {
             (RegisterFile::Temporary, n) => self.get(Reg::Temp(n)),
             (_, n) => self.read_uniform(n, rel),
         };
-        let raw = if either_sign { raw } else { self.settled(raw) };
+        let negate = desc.negate(slot);
+        let raw = match zero_sign {
+            ZeroSign::Ignored => raw,
+            ZeroSign::PassedOn if !negate => raw,
+            _ => self.settled(raw),
+        };
         let swizzle = desc.swizzle(slot);
-        let components = std::array::from_fn(|lane| swizzle.component(lane));
+        let components: [usize; 4] = std::array::from_fn(|lane| swizzle.component(lane));
         let value = self.permute(raw, components);
+        if zero_sign == ZeroSign::PassedOn && !negate {
+            let pending = self.negative_zero_lanes(raw);
+            let swizzled = (0..4)
+                .filter(|&lane| pending & (1 << components[lane]) != 0)
+                .map(|lane| 1u8 << lane)
+                .sum();
+            self.note_negative_zeros(value, swizzled);
+        }
         // A swizzle of canonical lanes is canonical.
         let canonical_lanes = match reg.file_index() {
             (RegisterFile::Temporary, n) => self.facts.canonical_temps[n as usize],
@@ -463,10 +494,10 @@ impl Lowering<'_, '_> {
         };
         let flushed =
             components.iter().all(|&c| canonical_lanes & (1 << c) != 0) || self.is_flushed(raw);
-        if desc.negate(slot) {
+        if negate {
             let negated = self.b.ins().fneg(value);
             // A negation makes −0 of +0: flushed only up to the sign of a zero.
-            if either_sign && flushed && self.precision.is_f24() {
+            if zero_sign == ZeroSign::Ignored && flushed && self.precision.is_f24() {
                 self.note_flushed(negated);
             }
             return negated;
@@ -558,8 +589,8 @@ impl Lowering<'_, '_> {
         let mut written = 0u8;
         for dot in dots {
             let d = self.descriptor(dot.desc);
-            let a = self.read(dot.a, d, true);
-            let c = self.read(dot.b, d, true);
+            let a = self.read(dot.a, d, ZeroSign::Ignored);
+            let c = self.read(dot.b, d, ZeroSign::Ignored);
             let mask = d.dest_mask();
             for lane in (0..4).filter(|&lane| mask.lane(lane)) {
                 first[lane] = Some(a);
@@ -887,25 +918,33 @@ impl Lowering<'_, '_> {
         let d = self.descriptor(operation.desc());
         match operation {
             Operation::Binary { op, dst, a, b, .. } => {
-                // MAX and MIN pass an operand on raw, DST copies two lanes.
-                let either_sign = !matches!(
-                    op,
-                    BinaryOperation::Max | BinaryOperation::Min | BinaryOperation::Dst
-                );
-                let a = self.read(a, d, either_sign);
-                let c = self.read(b, d, either_sign);
+                // MAX and MIN pass on one of two operands, whose other may be the model's own
+                // −0; DST copies two lanes beside its product.
+                let zero_sign = match op {
+                    BinaryOperation::Max | BinaryOperation::Min | BinaryOperation::Dst => {
+                        ZeroSign::Seen
+                    }
+                    _ => ZeroSign::Ignored,
+                };
+                let a = self.read(a, d, zero_sign);
+                let c = self.read(b, d, zero_sign);
                 let r = self.binary(op, a, c);
                 self.write(dst, d, r);
             }
             Operation::Unary { op, dst, a, .. } => {
                 // FLR rounds a floor of the flushed operand, which only the sign of a zero
-                // result sees; MOV and LITP pass it on raw, and RCP, RSQ, EX2 and LG2 see it.
-                let a = self.read(a, d, op == UnaryOp::Flr);
+                // result sees; MOV passes it on; LITP, RCP, RSQ, EX2 and LG2 see it.
+                let zero_sign = match op {
+                    UnaryOp::Flr => ZeroSign::Ignored,
+                    UnaryOp::Mov => ZeroSign::PassedOn,
+                    _ => ZeroSign::Seen,
+                };
+                let a = self.read(a, d, zero_sign);
                 let r = self.unary(op, a);
                 self.write(dst, d, r);
             }
             Operation::Mova { a, .. } => {
-                let a = self.read(a, d, true);
+                let a = self.read(a, d, ZeroSign::Ignored);
                 let ints = self.b.ins().fcvt_to_sint_sat(I32X4, a);
                 for lane in 0..2 {
                     if d.dest_mask().lane(lane) {
@@ -917,8 +956,8 @@ impl Lowering<'_, '_> {
             Operation::Cmp {
                 a, b, cmp_x, cmp_y, ..
             } => {
-                let a = self.read(a, d, true);
-                let c = self.read(b, d, true);
+                let a = self.read(a, d, ZeroSign::Ignored);
+                let c = self.read(b, d, ZeroSign::Ignored);
                 for (lane, op) in [(0u8, cmp_x), (1, cmp_y)] {
                     let flag = match compare_cc(op) {
                         Some(cc) => {
@@ -933,9 +972,9 @@ impl Lowering<'_, '_> {
                 }
             }
             Operation::Mad { dst, a, b, c, .. } => {
-                let a = self.read(a, d, true);
-                let c2 = self.read(b, d, true);
-                let e = self.read(c, d, true);
+                let a = self.read(a, d, ZeroSign::Ignored);
+                let c2 = self.read(b, d, ZeroSign::Ignored);
+                let e = self.read(c, d, ZeroSign::Ignored);
                 let p = self.precision;
                 let r = self.checked(
                     |l, fin| lanes::mad_by(l, fin, a, c2, e, p),
