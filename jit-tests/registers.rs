@@ -423,9 +423,13 @@ fn only_temporaries_that_always_hold_float24_values_skip_the_input_flush() {
     // (jit::analysis FlowFacts::find_canonical_temps) and flushes everything else. Each output
     // below shows a case where a skipped flush would change the bits (docs/execution-model.md
     // §2: arithmetic reads |x| < 2^-62 and -0 as +0): 2^-70 · 2^20 is +0 after the flush
-    // (2^-50 without), and RCP of -0 is +inf after it (-inf without).
+    // (2^-50 without), and RCP of -0 is +inf after it (-inf without). The fast forms read such
+    // an operand without flushing it and flag it (float24::lanes::FlaggingSignedZeros).
     let tiny = 2f32.powi(-70);
-    let mut u = uniforms(&[(0, [2f32.powi(20); 4])]);
+    let mut u = uniforms(&[
+        (0, [2f32.powi(20); 4]),
+        (1, [2f32.powi(20), 2f32.powi(20), 2f32.powi(20), 0.0]),
+    ]);
     u.int[0] = [1, 0, 1, 0]; // two passes
     let v = inputs(&[(0, [tiny, -0.0, tiny, 1.0])]);
     let mut b = Builder::new();
@@ -435,7 +439,8 @@ fn only_temporaries_that_always_hold_float24_values_skip_the_input_flush() {
          mov r1, v0; mul o0, c0, r1; \
          mov r2, -r0; rcp o1, r2; \
          max r3, r2, r2; rcp o3, r3; \
-         dp4 r4, c0, r0; mov r5, r4; rcp o4, r5; end",
+         dp4 r4, c0, r0; mov r5, r4; rcp o4, r5; \
+         dp4 o5.x, c1, r1; dp4 o5.y, c1, r1; end",
     );
     for p in [Precision::F24Truncate, Precision::F24Nearest] {
         let r = run_vs(&b, p, &u, &v).unwrap();
@@ -446,6 +451,8 @@ fn only_temporaries_that_always_hold_float24_values_skip_the_input_flush() {
         assert_bits(r.outputs[3], [f32::INFINITY; 4]);
         // r5 = r4 = +0, a rounded result: canonical, and still +inf.
         assert_bits(r.outputs[4], [f32::INFINITY; 4]);
+        // A dot-product group's fast form reads the row of r1 once for all its members.
+        assert_bits(r.outputs[5], [0.0; 4]);
     }
 }
 

@@ -602,23 +602,24 @@ impl Lowering<'_, '_> {
         let p = self.precision;
         // Each form transposes the rows itself: only the rows are live across the fast form
         // into the exact one, not the columns.
-        let pairs = |l: &mut Self, flushed: bool| {
-            let first = l.transposed(first, flushed);
-            let second = l.transposed(second, flushed);
-            let mut pairs: Vec<(Value, Value)> =
-                (0..count).map(|i| (first[i], second[i])).collect();
-            if op == BinaryOperation::Dph {
-                pairs[3].0 = l.f32x4_const([1.0; 4]);
-            }
-            pairs
-        };
+        let pairs =
+            |l: &mut Self, mut fast: Option<&mut lanes::FlaggingSignedZeros<Value, Value>>| {
+                let first = l.transposed(first, fast.as_deref_mut());
+                let second = l.transposed(second, fast);
+                let mut pairs: Vec<(Value, Value)> =
+                    (0..count).map(|i| (first[i], second[i])).collect();
+                if op == BinaryOperation::Dph {
+                    pairs[3].0 = l.f32x4_const([1.0; 4]);
+                }
+                pairs
+            };
         let r = self.checked(
             |l, fin| {
-                let pairs = pairs(l, true);
+                let pairs = pairs(l, Some(&mut *fin));
                 lanes::dot_by(l, fin, &pairs, p)
             },
             |l| {
-                let pairs = pairs(l, false);
+                let pairs = pairs(l, None);
                 lanes::dot_by(l, &mut lanes::Exactly, &pairs, p)
             },
         );
@@ -627,21 +628,40 @@ impl Lowering<'_, '_> {
 
     /// The columns of the 4x4 matrix whose rows are `rows` (column `i` holds lane `i` of each
     /// row; a missing row is any other, its lanes unused): the broadcasts of lanes 0-3 when
-    /// every row is the same vector. With `flushed` (the float24 modes' fast forms) the rows
-    /// are flushed first, each once (a flush commutes with moving lanes, and the dot products
-    /// flush their factors), so the columns are known to be flushed; otherwise the rule
+    /// every row is the same vector. For a fast form (`fast`, float24 modes) each row is read
+    /// once as that finish reads an operand (its flush up to what the finish flags; reading
+    /// commutes with moving lanes), so the columns count as read already; otherwise the rule
     /// flushes each column.
-    fn transposed(&mut self, rows: [Option<Value>; 4], flushed: bool) -> [Value; 4] {
+    fn transposed(
+        &mut self,
+        rows: [Option<Value>; 4],
+        fast: Option<&mut lanes::FlaggingSignedZeros<Value, Value>>,
+    ) -> [Value; 4] {
         let any = rows.iter().flatten().copied().next().expect("a row");
         let rows = rows.map(|row| row.unwrap_or(any));
-        let flushed = flushed && self.precision.is_f24();
-        let rows = if flushed {
-            rows.map(|row| lanes::flush(self, row, self.precision))
-        } else {
-            rows
+        let p = self.precision;
+        let (rows, flushed) = match fast {
+            Some(fin) if p.is_f24() => {
+                let mut read = rows;
+                for (i, row) in rows.iter().enumerate() {
+                    // A row met before is read already.
+                    read[i] = match rows[..i].iter().position(|earlier| earlier == row) {
+                        Some(j) => read[j],
+                        None => lanes::Finish::operand(fin, self, *row, p),
+                    };
+                }
+                (read, true)
+            }
+            _ => (rows, false),
         };
         if rows.iter().all(|&row| row == rows[0]) {
-            return std::array::from_fn(|lane| self.broadcast(rows[0], lane));
+            let columns = std::array::from_fn(|lane| self.broadcast(rows[0], lane));
+            if flushed {
+                for column in columns {
+                    self.note_flushed(column);
+                }
+            }
+            return columns;
         }
         // Lanes 0-3 of `x` and 4-7 (that is, 0-3 of `y`) picked into a vector.
         let mut pick = |x: Value, y: Value, lanes: [u8; 4]| {
@@ -692,8 +712,7 @@ impl Lowering<'_, '_> {
         let quick = fast(self, &mut flagging);
         let negative_zeros = if self.precision.is_f24() { 0xF } else { 0 };
         self.note_negative_zeros(quick, negative_zeros);
-        let p = self.precision;
-        let Some(unusual) = flagging.flagged(self, p) else {
+        let Some(unusual) = flagging.flagged(self) else {
             return quick;
         };
         let any = self.b.ins().vany_true(unusual);

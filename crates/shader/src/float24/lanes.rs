@@ -372,8 +372,9 @@ fn flag_elements<L: Elements>(l: &mut L, unusual: &mut Option<L::Mask>, flag: L:
 /// [`round`] for a fast path that keeps the sign of a zero ([`FlaggingSignedZeros`]): in the
 /// float24 modes the dropped mantissa bits are cleared and nothing else; the range rules are
 /// left to the flags `fin` accumulates (the unrounded magnitude beyond the largest finite
-/// float24, or rounding below 2^-62 without being zero), so the result is the rule's wherever
-/// they do not flag it, except that a zero result keeps its sign (−0 where the rule gives +0).
+/// float24, or below 2^-62 without being zero: under nearest-even that includes a few that
+/// round up to 2^-62), so the result is the rule's wherever they do not flag it, except that a
+/// zero result keeps its sign (−0 where the rule gives +0).
 /// In f32 mode it is [`round_flagging`].
 #[inline(always)]
 pub fn round_flagging_signed_zeros<L: Elements>(
@@ -396,10 +397,7 @@ pub fn round_flagging_signed_zeros<L: Elements>(
     // in the order of m, so one minimum finds the least non-zero magnitude.
     let offset = l.splat_bits(MAGNITUDE_BITS);
     let shifted = l.add_bits(magnitude, offset);
-    fin.least = Some(match fin.least {
-        Some(least) => l.signed_min(least, shifted),
-        None => shifted,
-    });
+    fin.note_least(l, shifted);
     let uncleared = round_mantissa_uncleared(l, bits, precision);
     let keep = l.splat_bits(!DROPPED_MANTISSA_BITS);
     let rounded = l.and(uncleared, keep);
@@ -481,6 +479,12 @@ pub trait Finish<L: Elements> {
     /// `v` made a NaN result in the elements of `nan` (a product skipped as zero whose other
     /// factor was a NaN): the canonical NaN there, or, for a fast path, those elements flagged.
     fn poison(&mut self, l: &mut L, nan: L::Mask, v: L::Float) -> L::Float;
+    /// An operand of an arithmetic instruction as the rule reads it: [`flush`] (the default),
+    /// or, for a fast path, a value equal to it wherever the finish does not flag.
+    #[inline(always)]
+    fn operand(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
+        flush(l, v, p)
+    }
 }
 
 /// The exact finish: [`sanitized_mul`] and [`round`].
@@ -602,11 +606,21 @@ impl<B, M> Default for FlaggingSignedZeros<B, M> {
 }
 
 impl<B: Copy, M: Copy> FlaggingSignedZeros<B, M> {
-    /// The elements flagged by everything this finish rounded: those it flagged outright, and
-    /// in the float24 modes those where a magnitude was beyond the largest finite float24 (NaN
-    /// and infinity included) or rounds below 2^-62 without being zero (`None`: nothing was
-    /// rounded or flagged).
-    pub fn flagged<L: Elements<Bits = B, Mask = M>>(&self, l: &mut L, p: Precision) -> Option<M> {
+    /// Counts a magnitude, offset as [`round_flagging_signed_zeros`] offsets it, among the
+    /// least ones.
+    #[inline(always)]
+    fn note_least<L: Elements<Bits = B, Mask = M>>(&mut self, l: &mut L, shifted: B) {
+        self.least = Some(match self.least {
+            Some(least) => l.signed_min(least, shifted),
+            None => shifted,
+        });
+    }
+
+    /// The elements flagged by everything this finish rounded or read: those it flagged
+    /// outright, and in the float24 modes those where a rounded magnitude was beyond the
+    /// largest finite float24 (NaN and infinity included), or a rounded or read one was below
+    /// 2^-62 without being zero (`None`: nothing was rounded, read or flagged).
+    pub fn flagged<L: Elements<Bits = B, Mask = M>>(&self, l: &mut L) -> Option<M> {
         let mut unusual = self.unusual;
         if let Some(largest) = self.largest {
             let max_finite = l.splat_bits(MAX_FINITE_BITS);
@@ -614,8 +628,9 @@ impl<B: Copy, M: Copy> FlaggingSignedZeros<B, M> {
             flag_elements(l, &mut unusual, big);
         }
         if let Some(least) = self.least {
-            let (least_normal, _) = range_bounds(p);
-            let bound = l.splat_bits((least_normal - 1).wrapping_add(SIGN_BIT));
+            // 2^-62 in every mode: the input flush's bound, and (at or above the bound below
+            // which nearest-even rounds to a subnormal) a conservative one for results.
+            let bound = l.splat_bits((MIN_NORMAL_BITS - 1).wrapping_add(SIGN_BIT));
             let small = l.signed_below(least, bound);
             flag_elements(l, &mut unusual, small);
         }
@@ -627,6 +642,26 @@ impl<L: Elements> Finish<L> for FlaggingSignedZeros<L::Bits, L::Mask> {
     #[inline(always)]
     fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
         round_flagging_signed_zeros(l, v, p, self)
+    }
+    /// The operand as it is, its magnitude counted among the least ones (float24 modes): an
+    /// operand the input flush would change (a non-zero magnitude below 2^-62) is flagged, so
+    /// wherever nothing is flagged it is its flush up to the sign of a zero. The flush's three
+    /// operations leave the critical path. An operand known flushed is taken as it is.
+    #[inline(always)]
+    fn operand(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
+        if !p.is_f24() {
+            return v;
+        }
+        if let Some(flushed) = l.flushed_already(v) {
+            return flushed;
+        }
+        let bits = l.bits_of(v);
+        let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
+        let magnitude = l.and(bits, magnitude_mask);
+        let offset = l.splat_bits(MAGNITUDE_BITS);
+        let shifted = l.add_bits(magnitude, offset);
+        self.note_least(l, shifted);
+        v
     }
     fast_path_products!();
 }
@@ -646,8 +681,8 @@ pub fn add_by<L: Elements, F: Finish<L>>(
     b: L::Float,
     p: Precision,
 ) -> L::Float {
-    let a = flush(l, a, p);
-    let b = flush(l, b, p);
+    let a = fin.operand(l, a, p);
+    let b = fin.operand(l, b, p);
     let sum = l.fadd(a, b);
     fin.round(l, sum, p)
 }
@@ -667,8 +702,8 @@ pub fn mul_by<L: Elements, F: Finish<L>>(
     b: L::Float,
     p: Precision,
 ) -> L::Float {
-    let a = flush(l, a, p);
-    let b = flush(l, b, p);
+    let a = fin.operand(l, a, p);
+    let b = fin.operand(l, b, p);
     match product_term(l, fin, a, b, p, p.is_f24(), false) {
         Term::Rounded(v) => v,
         Term::Vanished(nan) => {
@@ -793,9 +828,9 @@ pub fn mad_by<L: Elements, F: Finish<L>>(
     c: L::Float,
     p: Precision,
 ) -> L::Float {
-    let a = flush(l, a, p);
-    let b = flush(l, b, p);
-    let c = flush(l, c, p);
+    let a = fin.operand(l, a, p);
+    let b = fin.operand(l, b, p);
+    let c = fin.operand(l, c, p);
     // A product of +0 adds nothing in the float24 modes (c is flushed, so never -0); in f32
     // mode a -0 product would turn a -0 addend into +0, so the product is kept there.
     match product_term(l, fin, a, b, p, p.is_f24(), true) {
@@ -901,8 +936,8 @@ pub fn dot_by<L: Elements, F: Finish<L>>(
     let mut nan = None;
     let mut terms = [None; 4];
     for (term, &(a, b)) in terms.iter_mut().zip(pairs) {
-        let a = flush(l, a, p);
-        let b = flush(l, b, p);
+        let a = fin.operand(l, a, p);
+        let b = fin.operand(l, b, p);
         *term = match product_term(l, fin, a, b, p, true, true) {
             Term::Rounded(v) => Some(v),
             Term::Vanished(poison) => {
@@ -977,7 +1012,7 @@ pub fn rcp_each_by<L: Elements, F: Finish<L>>(
     x: L::Float,
     p: Precision,
 ) -> L::Float {
-    let x = flush(l, x, p);
+    let x = fin.operand(l, x, p);
     let one = l.splat(1.0);
     let q = l.fdiv(one, x);
     fin.round(l, q, p)
@@ -997,7 +1032,7 @@ pub fn rsq_each_by<L: Elements, F: Finish<L>>(
     x: L::Float,
     p: Precision,
 ) -> L::Float {
-    let x = flush(l, x, p);
+    let x = fin.operand(l, x, p);
     let root = l.sqrt(x);
     let one = l.splat(1.0);
     let q = l.fdiv(one, root);
@@ -1014,7 +1049,7 @@ fn transcendental_rule<L: Elements, F: Finish<L>>(
     p: Precision,
     f: impl FnOnce(&mut L, L::Float) -> L::Float,
 ) -> L::Float {
-    let x = flush(l, x, p);
+    let x = fin.operand(l, x, p);
     let r = f(l, x);
     fin.round(l, r, p)
 }
@@ -1089,7 +1124,7 @@ pub fn flr_by<L: Elements, F: Finish<L>>(
     a: L::Float,
     p: Precision,
 ) -> L::Float {
-    let x = flush(l, a, p);
+    let x = fin.operand(l, a, p);
     let f = l.floor(x);
     fin.round(l, f, p)
 }
