@@ -557,10 +557,7 @@ impl Lowering<'_, '_> {
             let lanes = std::array::from_fn(|lane| if mask.lane(lane) { u32::MAX } else { 0 });
             let select = self.i32x4_const(lanes);
             let merged = self.select_vec(select, value, old);
-            let written: u8 = (0..4)
-                .filter(|&lane| mask.lane(lane))
-                .map(|lane| 1 << lane)
-                .sum();
+            let written = mask.lanes();
             let negative_zeros = (self.negative_zero_lanes(value) & written)
                 | (self.negative_zero_lanes(old) & !written);
             self.note_negative_zeros(merged, negative_zeros);

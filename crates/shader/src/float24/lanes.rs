@@ -387,17 +387,11 @@ pub fn round_flagging_signed_zeros<L: Elements>(
         return round_flagging(l, v, precision, &mut fin.unusual);
     }
     let bits = l.bits_of(v);
-    let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
-    let magnitude = l.and(bits, magnitude_mask);
+    let magnitude = fin.note_least(l, bits);
     fin.largest = Some(match fin.largest {
         Some(largest) => l.signed_max(largest, magnitude),
         None => magnitude,
     });
-    // magnitude − 1 + 2^31: a zero becomes the greatest i32, a magnitude m > 0 the least ones
-    // in the order of m, so one minimum finds the least non-zero magnitude.
-    let offset = l.splat_bits(MAGNITUDE_BITS);
-    let shifted = l.add_bits(magnitude, offset);
-    fin.note_least(l, shifted);
     let uncleared = round_mantissa_uncleared(l, bits, precision);
     let keep = l.splat_bits(!DROPPED_MANTISSA_BITS);
     let rounded = l.and(uncleared, keep);
@@ -590,8 +584,8 @@ pub struct FlaggingSignedZeros<B, M> {
     pub unusual: Option<M>,
     /// Float24 modes: the largest unrounded magnitude rounded so far.
     largest: Option<B>,
-    /// Float24 modes: the least unrounded magnitude rounded so far, as
-    /// [`round_flagging_signed_zeros`] offsets it (a zero greatest).
+    /// Float24 modes: the least magnitude rounded (unrounded) or read as an operand so far, as
+    /// [`FlaggingSignedZeros::note_least`] offsets it (a zero greatest).
     least: Option<B>,
 }
 
@@ -606,14 +600,19 @@ impl<B, M> Default for FlaggingSignedZeros<B, M> {
 }
 
 impl<B: Copy, M: Copy> FlaggingSignedZeros<B, M> {
-    /// Counts a magnitude, offset as [`round_flagging_signed_zeros`] offsets it, among the
-    /// least ones.
+    /// Counts the magnitude of `bits` among the least ones, and returns it.
     #[inline(always)]
-    fn note_least<L: Elements<Bits = B, Mask = M>>(&mut self, l: &mut L, shifted: B) {
+    fn note_least<L: Elements<Bits = B, Mask = M>>(&mut self, l: &mut L, bits: B) -> B {
+        let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
+        let magnitude = l.and(bits, magnitude_mask);
+        // magnitude − 1 + 2^31: a zero becomes the greatest i32, a magnitude m > 0 the least
+        // ones in the order of m, so one minimum finds the least non-zero magnitude.
+        let shifted = l.add_bits(magnitude, magnitude_mask);
         self.least = Some(match self.least {
             Some(least) => l.signed_min(least, shifted),
             None => shifted,
         });
+        magnitude
     }
 
     /// The elements flagged by everything this finish rounded or read: those it flagged
@@ -656,11 +655,7 @@ impl<L: Elements> Finish<L> for FlaggingSignedZeros<L::Bits, L::Mask> {
             return flushed;
         }
         let bits = l.bits_of(v);
-        let magnitude_mask = l.splat_bits(MAGNITUDE_BITS);
-        let magnitude = l.and(bits, magnitude_mask);
-        let offset = l.splat_bits(MAGNITUDE_BITS);
-        let shifted = l.add_bits(magnitude, offset);
-        self.note_least(l, shifted);
+        self.note_least(l, bits);
         v
     }
     fast_path_products!();
