@@ -155,10 +155,11 @@ fn bound() -> [f64; 3] {
             }
         }
         eprintln!("bound per reachable word: {bound:.1?}");
-        // A sanity check of the bound itself: about 145 IR instructions (a small vertex
-        // shader's MAD and DP4, each a checked fast form and an exact one), 8.5 blocks and 400
+        // A sanity check of the bound itself, slack included: about 236 IR instructions (a
+        // small vertex shader's MAD and DP4, each a checked fast form and an exact one, and
+        // again in the whole invocation's fast form, a second function), 19.4 blocks and 900
         // code bytes per word today.
-        let absolute = [200.0, 11.0, 700.0];
+        let absolute = [280.0, 24.0, 1100.0];
         for k in 0..3 {
             assert!(
                 bound[k] <= absolute[k],

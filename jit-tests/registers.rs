@@ -584,3 +584,87 @@ fn ex2_and_lg2_give_the_interpreters_bits_on_edge_values() {
         }
     }
 }
+
+#[test]
+fn a_whole_invocation_runs_on_the_fast_form_and_again_exactly_where_it_flags() {
+    // A vertex shader with enough products has a whole-invocation fast form
+    // (docs/architecture.md, "Whole invocations on the fast path"): run on every invocation
+    // here, its result stands where its checks flag nothing (no rerun), and the exact function
+    // runs the invocation again from the start where they flag. Either way the bits are the
+    // interpreter's, zero signs and all.
+    use picajit::exec::ExecConfig;
+    use picajit::interp::Interpreter;
+    use picajit::jit::{FastPolicy, JitShader};
+    use picajit::program::ShaderKind;
+    let mut b = Builder::new();
+    b.ops(
+        "mul r0, v0, v1; mad r1, v0, v1, v2; dp4 r2.x, v0, v1; dp3 r2.y, v1, v2; \
+         add r3, r0, -r1; mul r4, r3, v2; dph r2.z, v0, r4; mov o0, r0; mov o1, r1; \
+         mov o2, r2; mov o3, r3; mov o4, -r4; max o5, r0, -v2; end",
+    );
+    let program = b.program(ShaderKind::Vertex);
+    // In bounds: zeros of both signs (−0 products left pending), ordinary magnitudes.
+    let ordinary = inputs(&[
+        (0, [-2.0, 0.0, 1.5, -0.0]),
+        (1, [0.0, -3.0, 0.25, 7.0]),
+        (2, [1.0, -0.5, 0.0, 1e-5]),
+    ]);
+    // Each leaves the bounds in one lane: an infinity, a NaN, a magnitude past 2^30, one the
+    // input flush changes, a product below 2^-46, and a sum that cancels below it.
+    let unusual = [
+        inputs(&[
+            (0, [f32::INFINITY, 1.0, 1.0, 1.0]),
+            (1, [0.0, 1.0, 1.0, 1.0]),
+        ]),
+        inputs(&[(0, [1.0, f32::NAN, 1.0, 1.0]), (1, [1.0; 4])]),
+        inputs(&[(0, [1.0, 1.0, 2e9, 1.0]), (1, [1.0; 4])]),
+        inputs(&[(0, [1.0, 1.0, 1.0, MIN_NORMAL / 2.0]), (1, [1.0e9; 4])]),
+        inputs(&[(0, [1e-8, 1.0, 1.0, 1.0]), (1, [1e-8, 1.0, 1.0, 1.0])]),
+        inputs(&[
+            (0, [1.0 + 1.0 / 65536.0, 1.0, 1.0, 1.0]),
+            (1, [1e-10, 1.0, 1.0, 1.0]),
+            (2, [-1e-10, 1.0, 1.0, 1.0]),
+        ]),
+    ];
+    for p in [Precision::F24Truncate, Precision::F24Nearest] {
+        let config = ExecConfig {
+            precision: p,
+            ..ExecConfig::default()
+        };
+        let interp = Interpreter::new(program.clone(), config);
+        let mut jit = JitShader::compile(program.clone(), config).unwrap();
+        assert!(jit.has_fast_form());
+        jit.set_fast_policy(FastPolicy::Always);
+        let u = Uniforms::default();
+        let expected = interp.run_vertex(&u, &ordinary);
+        assert_same_vertex(&expected, &jit.run_vertex(&u, &ordinary));
+        // The ordinary vertex's products include −0s the model makes +0.
+        assert_bits(
+            expected.as_ref().unwrap().outputs[0],
+            [0.0, 0.0, 0.375, 0.0],
+        );
+        assert_eq!(
+            jit.fast_form_reruns(),
+            0,
+            "{p:?}: the fast form's result stands"
+        );
+        for (k, v) in unusual.iter().enumerate() {
+            assert_same_vertex(&interp.run_vertex(&u, v), &jit.run_vertex(&u, v));
+            assert_eq!(
+                jit.fast_form_reruns(),
+                k as u64 + 1,
+                "{p:?}: vertex {k} runs again"
+            );
+        }
+    }
+    // f32 mode and geometry shaders have no fast form.
+    let f32_config = ExecConfig {
+        precision: Precision::F32,
+        ..ExecConfig::default()
+    };
+    assert!(
+        !JitShader::compile(program, f32_config)
+            .unwrap()
+            .has_fast_form()
+    );
+}

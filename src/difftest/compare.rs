@@ -25,12 +25,17 @@ pub fn interpreter(
     engine::prepare(EngineKind::Interpreter, program, config)
 }
 
-/// Prepares programs with the JIT.
+/// Prepares programs with the JIT, running a vertex shader's whole-invocation fast form (where
+/// it has one) on every invocation, so that the fast form is compared wherever it does not flag
+/// an invocation and the exact function wherever it does (the adaptive default would skip the
+/// fast form after a flagged invocation; the bits are the same either way).
 pub fn jit(
     program: ShaderProgram,
     config: ExecConfig,
 ) -> Result<Box<dyn ShaderEngine>, EngineError> {
-    engine::prepare(EngineKind::Jit, program, config)
+    let mut shader = crate::jit::JitShader::compile(program, config).map_err(EngineError::from)?;
+    shader.set_fast_policy(crate::jit::FastPolicy::Always);
+    Ok(Box::new(shader))
 }
 
 /// A program prepared by the reference and the candidate engine.

@@ -86,6 +86,11 @@ pub struct LoopCounters {
 pub struct JitContext {
     /// r0-r15 (in at the start, out at every exit).
     pub temp: [Vec4; 16],
+    /// A whole invocation's fast function: the largest magnitude its operand checks met, per
+    /// lane (docs/architecture.md, "Whole invocations on the fast path").
+    pub checked_largest: [u32; 4],
+    /// The least one, offset as `lanes::FlaggingSignedZeros` offsets it (a zero greatest).
+    pub checked_least: [u32; 4],
     /// o0-o15 (for a geometry shader, the current output bank): [`bank`](Self::bank) or the
     /// caller's registers (no alignment beyond an f32's is assumed).
     pub output: *mut [Vec4; 16],
@@ -140,6 +145,8 @@ impl JitContext {
     pub fn new() -> Box<JitContext> {
         Box::new(JitContext {
             temp: [[0.0; 4]; 16],
+            checked_largest: [0; 4],
+            checked_least: [0; 4],
             output: std::ptr::null_mut(),
             input: std::ptr::null(),
             uniform: std::ptr::null(),

@@ -155,9 +155,10 @@ use context::{GeometryRun, JitContext, status};
 use shader::exec::{
     BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
 };
+use shader::float24::lanes;
 use shader::isa::{
-    CondFlowOp, Instruction, OperandDescriptor, PROGRAM_WORDS, RegisterFile, SimpleOp, UnaryOp,
-    decode_words,
+    BinaryOp, CondFlowOp, Instruction, OperandDescriptor, PROGRAM_WORDS, RegisterFile, SimpleOp,
+    UnaryOp, decode_words,
 };
 use shader::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
 
@@ -337,6 +338,8 @@ struct ChunkFunction<'a> {
     inline_transcendentals: bool,
     /// Checked fast paths for products ([`lower::CHECKED_PRODUCTS_WORDS`]).
     checked_products: bool,
+    /// A whole invocation's fast form ([`lower::Lowering::fast_invocation`]).
+    fast_invocation: bool,
     /// Its chunk.
     chunk: usize,
     /// The host functions.
@@ -428,6 +431,7 @@ impl ChunkFunction<'_> {
             },
             inline_transcendentals: self.inline_transcendentals,
             checked_products: self.checked_products,
+            fast_invocation: self.fast_invocation,
             cache: lower::RegisterCache::default(),
             budget,
             facts: self.facts,
@@ -457,12 +461,40 @@ impl ChunkFunction<'_> {
     }
 }
 
+/// When a [`JitShader`] runs a whole invocation's fast form first (docs/architecture.md,
+/// "Whole invocations on the fast path"). The bits are the same under every policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FastPolicy {
+    /// On every invocation but the [`FAST_RETRY_AFTER`] after one it flagged.
+    Adaptive,
+    /// On every invocation.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// How many invocations run on the exact function directly after the fast form flagged one:
+/// a program whose values keep leaving the bounds pays for the fast form about once in this
+/// many invocations.
+pub const FAST_RETRY_AFTER: i32 = 16;
+
 /// A program compiled to native code.
 pub struct JitShader {
     program: ShaderProgram,
     config: ExecConfig,
     stats: CompileStats,
     function: CompiledFn,
+    /// A whole invocation's fast form, run first when [`JitShader::fast_first`] says so
+    /// (docs/architecture.md, "Whole invocations on the fast path"): vertex shaders in the
+    /// float24 modes that have checked products.
+    fast_function: Option<CompiledFn>,
+    /// Whether to run the fast form first: below zero, the invocations left to run on the
+    /// exact function directly since the fast form last flagged one.
+    fast_credit: std::sync::atomic::AtomicI32,
+    /// When the fast form runs first.
+    fast_policy: FastPolicy,
+    /// Invocations the fast form ran and the exact function ran again.
+    fast_reruns: std::sync::atomic::AtomicU64,
     /// The temporaries reachable code reads or writes (bit n: rN): the only ones a vertex
     /// invocation must start zeroed.
     temps: u16,
@@ -493,6 +525,32 @@ fn uses_stacks(decoded: &[Instruction], facts: &FlowFacts) -> bool {
                 }
             )
         })
+}
+
+/// How many reachable words of `decoded` are instructions a whole invocation's fast form
+/// checks (ADD, MUL, MAD, DP3, DP4, DPH, DST).
+fn checked_instructions(decoded: &[Instruction], reachable: &[bool]) -> usize {
+    decoded
+        .iter()
+        .zip(reachable)
+        .filter(|&(inst, &r)| {
+            r && match inst {
+                Instruction::Binary { op, .. } => matches!(
+                    op,
+                    BinaryOp::Add
+                        | BinaryOp::Mul
+                        | BinaryOp::Dp3
+                        | BinaryOp::Dp4
+                        | BinaryOp::Dph
+                        | BinaryOp::Dphi
+                        | BinaryOp::Dst
+                        | BinaryOp::Dsti
+                ),
+                Instruction::Mad { .. } => true,
+                _ => false,
+            }
+        })
+        .count()
 }
 
 /// How many reachable words of `decoded` are EX2 or LG2.
@@ -636,75 +694,100 @@ impl JitShader {
                 .map_err(declaration(name))?;
             host_ids.push(id);
         }
-        let shader_id = module
-            .declare_function("shader", Linkage::Local, &shader_signature(pointer))
-            .map_err(declaration("shader"))?;
-        // One chunk: the shader itself. Several: a function per chunk, entered by the shader.
-        let chunk_ids = if facts.chunks.len() == 1 {
-            vec![shader_id]
-        } else {
-            (0..facts.chunks.len())
-                .map(|k| {
-                    module
-                        .declare_function(
-                            &format!("chunk{k}"),
-                            Linkage::Local,
-                            &chunk_signature(pointer),
-                        )
-                        .map_err(declaration("a chunk"))
-                })
-                .collect::<Result<Vec<_>, _>>()?
-        };
-
+        let fast_invocation = checked_products
+            && config.precision.is_f24()
+            && program.stage == ShaderKind::Vertex
+            && checked_instructions(&decoded, &facts.reachable) >= lower::FAST_FORM_INSTRUCTIONS;
         let mut stats = CompileStats {
             reachable_words,
             ..CompileStats::default()
         };
         let mut ctx = module.make_context();
         let mut builder_context = FunctionBuilderContext::new();
-        for (chunk, &id) in chunk_ids.iter().enumerate() {
-            let function = ChunkFunction {
-                program: &program,
-                config,
-                decoded: &decoded,
-                facts: &facts,
-                inline_transcendentals,
-                checked_products,
-                chunk,
-                host_ids: &host_ids,
-                chunk_ids: &chunk_ids,
+        let mut entries = Vec::new();
+        for fast in [false, true] {
+            if fast && !fast_invocation {
+                continue;
+            }
+            let prefix = if fast { "fast_" } else { "" };
+            let shader_id = module
+                .declare_function(
+                    &format!("{prefix}shader"),
+                    Linkage::Local,
+                    &shader_signature(pointer),
+                )
+                .map_err(declaration("shader"))?;
+            // One chunk: the shader itself. Several: a function per chunk, entered by the
+            // shader.
+            let chunk_ids = if facts.chunks.len() == 1 {
+                vec![shader_id]
+            } else {
+                (0..facts.chunks.len())
+                    .map(|k| {
+                        module
+                            .declare_function(
+                                &format!("{prefix}chunk{k}"),
+                                Linkage::Local,
+                                &chunk_signature(pointer),
+                            )
+                            .map_err(declaration("a chunk"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?
             };
-            function.lower(&mut module, &mut ctx, &mut builder_context, pointer);
-            define(&mut module, id, &mut ctx, &mut stats)?;
-        }
-        if chunk_ids.len() > 1 {
-            entry_function(
-                &mut module,
-                &mut ctx,
-                &mut builder_context,
-                &facts,
-                &program,
-                &chunk_ids,
-                pointer,
-            );
-            define(&mut module, shader_id, &mut ctx, &mut stats)?;
+            for (chunk, &id) in chunk_ids.iter().enumerate() {
+                let function = ChunkFunction {
+                    program: &program,
+                    config,
+                    decoded: &decoded,
+                    facts: &facts,
+                    inline_transcendentals,
+                    checked_products,
+                    fast_invocation: fast,
+                    chunk,
+                    host_ids: &host_ids,
+                    chunk_ids: &chunk_ids,
+                };
+                function.lower(&mut module, &mut ctx, &mut builder_context, pointer);
+                define(&mut module, id, &mut ctx, &mut stats)?;
+            }
+            if chunk_ids.len() > 1 {
+                entry_function(
+                    &mut module,
+                    &mut ctx,
+                    &mut builder_context,
+                    &facts,
+                    &program,
+                    &chunk_ids,
+                    pointer,
+                );
+                define(&mut module, shader_id, &mut ctx, &mut stats)?;
+            }
+            entries.push(shader_id);
         }
         module
             .finalize_definitions()
             .map_err(|e| JitError::Finalization {
                 detail: e.to_string(),
             })?;
-        let code = module.get_finalized_function(shader_id);
-        // SAFETY: the function was defined with `shader_signature`, which is `CompiledFn`'s
+        // SAFETY: the functions were defined with `shader_signature`, which is `CompiledFn`'s
         // parameters, result and calling convention.
-        let function = unsafe { std::mem::transmute::<*const u8, CompiledFn>(code) };
+        let functions: Vec<CompiledFn> = entries
+            .iter()
+            .map(|&id| unsafe {
+                std::mem::transmute::<*const u8, CompiledFn>(module.get_finalized_function(id))
+            })
+            .collect();
         let temps = temps_named(&program, &decoded, &facts.reachable);
         let uses_stacks = uses_stacks(&decoded, &facts);
         Ok(JitShader {
             program,
             config,
             stats,
-            function,
+            function: functions[0],
+            fast_function: functions.get(1).copied(),
+            fast_credit: std::sync::atomic::AtomicI32::new(0),
+            fast_policy: FastPolicy::Adaptive,
+            fast_reruns: std::sync::atomic::AtomicU64::new(0),
             temps,
             uses_stacks,
             module: Some(module),
@@ -726,8 +809,78 @@ impl JitShader {
         self.stats
     }
 
-    /// Runs the compiled code on a prepared context; the error for a failed status.
+    /// Whether the program has a whole invocation's fast form (docs/architecture.md, "Whole
+    /// invocations on the fast path").
+    pub fn has_fast_form(&self) -> bool {
+        self.fast_function.is_some()
+    }
+
+    /// Sets when the fast form runs first (the default: [`FastPolicy::Adaptive`]). Every
+    /// policy gives the same bits; [`FastPolicy::Always`] is for a tester that wants the fast
+    /// form run on every invocation.
+    pub fn set_fast_policy(&mut self, policy: FastPolicy) {
+        self.fast_policy = policy;
+    }
+
+    /// How many invocations ran the fast form and then, flagged or not ended, the exact
+    /// function (a measure of how often the fast form's bounds are left, never of results).
+    pub fn fast_form_reruns(&self) -> u64 {
+        self.fast_reruns.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether this invocation runs the fast form first.
+    fn fast_first(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        match self.fast_policy {
+            FastPolicy::Always => true,
+            FastPolicy::Never => false,
+            FastPolicy::Adaptive => {
+                // Plain loads and stores: threads that race lose a count, not a result.
+                let credit = self.fast_credit.load(Relaxed);
+                if credit < 0 {
+                    self.fast_credit.store(credit + 1, Relaxed);
+                }
+                credit >= 0
+            }
+        }
+    }
+
+    /// Runs the compiled code on a prepared context; the error for a failed status. A vertex
+    /// shader with a fast form runs it first, and the exact function after it only when its
+    /// operand checks flagged an element or it did not end (from the registers and outputs
+    /// the invocation started with).
     fn execute(&self, ctx: &mut JitContext) -> Result<(), ExecError> {
+        if let Some(fast) = self.fast_function
+            && self.fast_first()
+        {
+            ctx.budget = self.config.instruction_budget;
+            if self.uses_stacks {
+                ctx.reset_flow();
+            }
+            ctx.checked_largest = [0; 4];
+            ctx.checked_least = [lanes::MAGNITUDE_BITS; 4];
+            // SAFETY: as below; a vertex shader's code touches nothing but `ctx` and what it
+            // points to.
+            let code = unsafe { fast(ctx) };
+            let flagged = lanes::FlaggingSignedZeros::<(), ()>::any_flagged_accumulated(
+                lower::FAST_INVOCATION_CHECKS,
+                ctx.checked_largest,
+                ctx.checked_least,
+            );
+            if code == status::END && !flagged {
+                return Ok(());
+            }
+            self.fast_reruns
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if self.fast_policy == FastPolicy::Adaptive {
+                self.fast_credit
+                    .store(-FAST_RETRY_AFTER, std::sync::atomic::Ordering::Relaxed);
+            }
+            ctx.reset_registers(self.temps);
+            // SAFETY: a vertex invocation's output registers are valid for writes (every
+            // caller sets `ctx.output` before executing).
+            unsafe { *ctx.output = [[0.0; 4]; 16] };
+        }
         ctx.budget = self.config.instruction_budget;
         if self.uses_stacks {
             ctx.reset_flow();

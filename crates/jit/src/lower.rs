@@ -60,6 +60,14 @@ pub const INLINE_TRANSCENDENTALS: usize = 64;
 /// the hardware's vertex-shader code memory holds 512 words.
 pub const CHECKED_PRODUCTS_WORDS: usize = 512;
 
+/// What a whole invocation's fast form checks.
+pub const FAST_INVOCATION_CHECKS: lanes::Checks = lanes::Checks::Operands;
+
+/// The fewest reachable instructions with checks (ADD, MUL, MAD, the dot products, DST) a
+/// vertex shader needs for a whole invocation's fast form: below it the fast form saves less
+/// than its own setting up and checking costs (a pass-through shader with one transform).
+pub const FAST_FORM_INSTRUCTIONS: usize = 6;
+
 /// Names and signatures of the host functions, in [`HostFunctions`] order.
 pub fn host_signatures(
     pointer: Type,
@@ -130,6 +138,12 @@ pub struct RegisterCache {
     /// model's value in such a lane is never −0 (it is a rounding's result), so settling it is
     /// exact; a lane that may hold the model's own −0 is never recorded.
     negative_zeros: std::collections::HashMap<Value, u8>,
+    /// A whole-invocation fast function's operand checks in this run
+    /// ([`lanes::Checks::Operands`]), merged into the context's when the run ends
+    /// ([`Lowering::end_run`]).
+    checked: Option<lanes::FlaggingSignedZeros<Value, Value>>,
+    /// The values of the run those checks cover (checked, or within the bounds as constants).
+    bounded: std::collections::HashSet<Value>,
 }
 
 impl RegisterCache {
@@ -140,6 +154,8 @@ impl RegisterCache {
         self.constants.clear();
         self.flushed.clear();
         self.negative_zeros.clear();
+        self.checked = None;
+        self.bounded.clear();
     }
 
     /// Keeps the registers this run used for the next run, which only this one leads to: their
@@ -198,6 +214,12 @@ pub struct Lowering<'a, 'b> {
     /// flagged a lane ([`Lowering::checked`]; vertex shaders of at most
     /// [`CHECKED_PRODUCTS_WORDS`] reachable words).
     pub checked_products: bool,
+    /// The function is a whole invocation's fast form (docs/architecture.md, "Whole
+    /// invocations on the fast path"): the instructions with products, and ADD, check their
+    /// operands ([`lanes::Checks::Operands`]) instead of their results, have no exact form,
+    /// and leave what they checked in the context for the caller, who runs the invocation
+    /// again on the exact function where it flags an element.
+    pub fast_invocation: bool,
     /// The registers of the current run.
     pub cache: RegisterCache,
     /// Instructions the invocation may still execute.
@@ -242,12 +264,23 @@ impl Lowering<'_, '_> {
         let constant = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
         let v = self.b.ins().vconst(I32X4, constant);
         self.cache.constants.insert(lanes, v);
+        let within_bounds = lanes.iter().all(|&bits| {
+            let magnitude = bits & lanes::MAGNITUDE_BITS;
+            magnitude <= lanes::OPERAND_GREATEST_BITS
+        });
+        if within_bounds && self.fast_invocation {
+            self.cache.bounded.insert(v);
+        }
         v
     }
 
     fn f32x4_const(&mut self, lanes: [f32; 4]) -> Value {
-        let v = self.i32x4_const(lanes.map(f32::to_bits));
-        self.as_float(v)
+        let bits = self.i32x4_const(lanes.map(f32::to_bits));
+        let v = self.as_float(bits);
+        if self.cache.bounded.contains(&bits) {
+            self.cache.bounded.insert(v);
+        }
+        v
     }
 
     fn as_int(&mut self, v: Value) -> Value {
@@ -398,10 +431,37 @@ impl Lowering<'_, '_> {
     /// ([`RegisterCache::carry_over`]), so that the next run reads them without a reload.
     pub fn end_run(&mut self, carry: bool) {
         self.store_dirty();
+        // Merged at every run's end, carried or not: the code computes a check where it is
+        // used, so a check kept for a later run would keep its value live (or spilled) until
+        // then.
+        self.merge_checked();
         if carry {
             self.cache.carry_over();
         } else {
             self.cache.clear();
+        }
+    }
+
+    /// Merges the run's operand checks (a whole invocation's fast form) into the context's:
+    /// the largest magnitude by a signed maximum, the least (offset) by a signed minimum.
+    fn merge_checked(&mut self) {
+        let Some(checked) = self.cache.checked.take() else {
+            return;
+        };
+        let Some((largest, least)) = checked.accumulated(self) else {
+            return;
+        };
+        for (value, offset, max) in [
+            (largest, offset_of!(JitContext, checked_largest), true),
+            (least, offset_of!(JitContext, checked_least), false),
+        ] {
+            let old = self.load(I32X4, offset);
+            let merged = if max {
+                self.b.ins().smax(old, value)
+            } else {
+                self.b.ins().smin(old, value)
+            };
+            self.store(merged, offset);
         }
     }
 
@@ -637,6 +697,9 @@ impl Lowering<'_, '_> {
         let any = rows.iter().flatten().copied().next().expect("a row");
         let rows = rows.map(|row| row.unwrap_or(any));
         let p = self.precision;
+        let bounded = fast
+            .as_ref()
+            .is_some_and(|fin| fin.checks() == lanes::Checks::Operands);
         let (rows, flushed) = match fast {
             Some(fin) if p.is_f24() => {
                 let mut read = rows;
@@ -653,11 +716,7 @@ impl Lowering<'_, '_> {
         };
         if rows.iter().all(|&row| row == rows[0]) {
             let columns = std::array::from_fn(|lane| self.broadcast(rows[0], lane));
-            if flushed {
-                for column in columns {
-                    self.note_flushed(column);
-                }
-            }
+            self.note_columns(columns, flushed, bounded);
             return columns;
         }
         // Lanes 0-3 of `x` and 4-7 (that is, 0-3 of `y`) picked into a vector.
@@ -680,12 +739,21 @@ impl Lowering<'_, '_> {
             pick(high01, high23, [0, 1, 4, 5]),
             pick(high01, high23, [2, 3, 6, 7]),
         ];
-        if flushed {
-            for column in columns {
+        self.note_columns(columns, flushed, bounded);
+        columns
+    }
+
+    /// Notes the columns of rows read as operands: flushed, and checked when the finish checks
+    /// operands (moving lanes keeps both).
+    fn note_columns(&mut self, columns: [Value; 4], flushed: bool, bounded: bool) {
+        for column in columns {
+            if flushed {
                 self.note_flushed(column);
             }
+            if bounded {
+                self.cache.bounded.insert(column);
+            }
         }
-        columns
     }
 
     /// An instruction with products: `fast` (its rule finished by
@@ -702,6 +770,16 @@ impl Lowering<'_, '_> {
         fast: impl FnOnce(&mut Self, &mut lanes::FlaggingSignedZeros<Value, Value>) -> Value,
         exact: impl FnOnce(&mut Self) -> Value,
     ) -> Value {
+        if self.fast_invocation {
+            let mut checks =
+                self.cache.checked.take().unwrap_or_else(|| {
+                    lanes::FlaggingSignedZeros::checking(FAST_INVOCATION_CHECKS)
+                });
+            let quick = fast(self, &mut checks);
+            self.cache.checked = Some(checks);
+            self.note_negative_zeros(quick, 0xF);
+            return quick;
+        }
         if !self.checked_products {
             return exact(self);
         }
@@ -742,6 +820,10 @@ impl Lowering<'_, '_> {
     fn binary(&mut self, op: BinaryOperation, a: Value, c: Value) -> Value {
         let p = self.precision;
         match op {
+            BinaryOperation::Add if self.fast_invocation => self.checked(
+                |l, fin| lanes::add_by(l, fin, a, c, p),
+                |l| lanes::add(l, a, c, p),
+            ),
             BinaryOperation::Add => lanes::add(self, a, c, p),
             BinaryOperation::Mul => self.checked(
                 |l, fin| lanes::mul_by(l, fin, a, c, p),
@@ -1029,6 +1111,12 @@ impl Elements for Lowering<'_, '_> {
     fn note_flush(&mut self, v: Value, flushed: Value) {
         self.cache.flushed.insert(v, flushed);
         self.cache.flushed.insert(flushed, flushed);
+    }
+    fn known_bounded(&mut self, v: Value) -> bool {
+        self.cache.bounded.contains(&v)
+    }
+    fn note_bounded(&mut self, v: Value) {
+        self.cache.bounded.insert(v);
     }
     fn exp2_each(&mut self, a: Value) -> Value {
         let f = self.host.exp2;

@@ -614,6 +614,137 @@ fn signed_zero_flagging_rules_are_exact_up_to_a_zero_sign_where_unflagged() {
     assert!(flagged_lanes > 0 && kept_negative_zeros > 0);
 }
 
+/// [`lanes::FlaggingSignedZeros`] checking operands ([`lanes::Checks::Operands`]): where it
+/// flags no element, the rules that only add and multiply give the exact rule's bits up to the
+/// sign of a zero; it flags every element with an operand beyond 2^30 (NaNs and infinities
+/// included) or one the input flush changes; and it flags no MUL, ADD or dot-product element
+/// whose operands are zeros or within [2^-20, 2^30] (it is conservative only near the range's
+/// ends). The operands are the landmarks, the bounds and their neighbours, and a
+/// pseudo-random sweep (every exponent from 2^-70 to 2^34, mantissas of 24 bits, both signs,
+/// zeros), in both float24 modes.
+#[test]
+fn operand_checking_rules_are_exact_up_to_a_zero_sign_where_unflagged() {
+    use lanes::{CHECKED_LEAST_BITS, Exact, Exactly, FlaggingSignedZeros, OPERAND_GREATEST_BITS};
+    let mut values = landmark_operands();
+    for bound in [CHECKED_LEAST_BITS, OPERAND_GREATEST_BITS, 0x3580_0000] {
+        for bits in [bound - 1, bound, bound + 1] {
+            values.extend([f(bits), f(bits | 0x8000_0000)]);
+        }
+    }
+    // 2^-25·(1 + 2^-16) and 2^-25: with c = −2^-25 below, a dot product's first two products
+    // cancel to 2^-66, which the range rules make +0.
+    values.extend([f(0x3300_0080), f(0x3300_0000)]);
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut random = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    // Exponents 2^-70 to 2^34.
+    let (low, high) = (0x1C80_0000u32, 0x5080_0000u32);
+    let mut swept: Vec<f32> = (0..600)
+        .map(|_| {
+            let r = random();
+            if r % 9 == 0 {
+                return if r & 16 == 0 { 0.0 } else { -0.0 };
+            }
+            let magnitude = low + ((r >> 8) % u64::from(high - low)) as u32;
+            f(magnitude | ((r >> 5) as u32 & 1) << 31)
+        })
+        .collect();
+    swept.extend([1.0, -1.0, 0.5, 3.0]);
+    let magnitude = |v: f32| v.to_bits() & lanes::MAGNITUDE_BITS;
+    let must_flag = |v: f32| {
+        let m = magnitude(v);
+        m > OPERAND_GREATEST_BITS || (m != 0 && m < MIN_NORMAL_BITS)
+    };
+    let comfortable = |v: f32| {
+        let m = magnitude(v);
+        m == 0 || (0x3580_0000..=OPERAND_GREATEST_BITS).contains(&m)
+    };
+    let (mut flagged_lanes, mut exact_lanes) = (0usize, 0usize);
+    for p in [Precision::F24Truncate, Precision::F24Nearest] {
+        let mut check = |name: &str, operands: &[[f32; 4]], exact: [f32; 4], got, flags| {
+            let got: [f32; 4] = got;
+            let flags: [bool; 4] = flags;
+            for lane in 0..4 {
+                let lane_operands: Vec<f32> = operands.iter().map(|o| o[lane]).collect();
+                let what = || format!("{name} {p:?} {lane_operands:?}");
+                if lane_operands.iter().any(|&v| must_flag(v)) {
+                    assert!(flags[lane], "{}: not flagged", what());
+                }
+                if name != "mad" && lane_operands.iter().all(|&v| comfortable(v)) {
+                    assert!(!flags[lane], "{}: flagged", what());
+                }
+                if flags[lane] {
+                    flagged_lanes += 1;
+                    continue;
+                }
+                exact_lanes += 1;
+                let (e, g) = (exact[lane].to_bits(), got[lane].to_bits());
+                let kept_sign = e == 0 && g == 0x8000_0000;
+                assert!(e == g || kept_sign, "{}: {g:#x}, not {e:#x}", what());
+            }
+        };
+        let mut compare = |x: [f32; 4], y: [f32; 4], z: [f32; 4]| {
+            macro_rules! compare {
+                ($name:literal, [$($operand:expr),*], |$l:ident, $fin:ident| $body:expr) => {{
+                    let exact = {
+                        let $l = &mut Exact;
+                        let $fin = &mut Exactly;
+                        $body
+                    };
+                    let mut fast = FlaggingSignedZeros::checking_operands();
+                    let got = {
+                        let $l = &mut Exact;
+                        let $fin = &mut fast;
+                        $body
+                    };
+                    let flags = fast.flagged(&mut Exact).unwrap_or([false; 4]);
+                    check($name, &[$($operand),*], exact, got, flags);
+                }};
+            }
+            compare!("add", [x, y], |l, fin| lanes::add_by(l, fin, x, y, p));
+            compare!("mul", [x, y], |l, fin| lanes::mul_by(l, fin, x, y, p));
+            compare!("mad", [x, y, z], |l, fin| lanes::mad_by(l, fin, x, y, z, p));
+            compare!("dp3", [x, y, z], |l, fin| lanes::dot_by(
+                l,
+                fin,
+                &[(x, y), (y, z), (z, x)],
+                p
+            ));
+            compare!("dp4", [x, y, z], |l, fin| lanes::dot_by(
+                l,
+                fin,
+                &[(x, y), (y, z), (z, x), (x, z)],
+                p
+            ));
+        };
+        for &a in &values {
+            for &b in &values {
+                let edges = [f(OPERAND_GREATEST_BITS), f(0xB300_0000)];
+                for c in [0.0, -0.0, 1.0, f32::INFINITY, f32::NAN, edges[0], edges[1]] {
+                    compare([a, b, c, a], [b, c, a, b], [c, a, b, c]);
+                }
+            }
+        }
+        for chunk in swept.chunks_exact(12) {
+            let vector = |k: usize| std::array::from_fn(|lane| chunk[4 * k + lane]);
+            for rotation in 0..3 {
+                let [x, y, z] = std::array::from_fn(|k| vector((k + rotation) % 3));
+                compare(x, y, z);
+            }
+        }
+        for &a in &swept {
+            for &b in swept.iter().step_by(7) {
+                compare([a, b, -a, b], [b, a, b, -b], [a, -b, b, a]);
+            }
+        }
+    }
+    assert!(flagged_lanes > 0 && exact_lanes > 0);
+}
+
 /// The fast rounding of [`lanes::FlaggingSignedZeros`] on one value: unflagged, it is `round`
 /// up to the sign of a zero; it flags every NaN and infinite result and every non-zero value
 /// that rounds below 2^-62, and otherwise only magnitudes past the largest finite float24 or
