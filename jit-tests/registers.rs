@@ -657,6 +657,34 @@ fn a_whole_invocation_runs_on_the_fast_form_and_again_exactly_where_it_flags() {
             );
         }
     }
+    // The fast form reads uniforms unchecked, so a uniform beyond the bounds keeps every
+    // invocation off it: here an infinite c0 times a zero input is +0 (inf·0), where the fast
+    // form's plain product would be a NaN that no check of its flags.
+    let mut b = Builder::new();
+    b.ops(
+        "mul r0, c0, v0; mul r1, r0, v0; mul r2, r1, v0; mad r3, r2, c1, v0; \
+         dp4 o1.x, c0, v0; add r4, c1, r3; mov o0, r0; mov o2, r4; end",
+    );
+    let program = b.program(ShaderKind::Vertex);
+    let v = inputs(&[(0, [0.0, 1.0, 1.0, 1.0])]);
+    let u = uniforms(&[(0, [f32::INFINITY, 1.0, 1.0, 1.0]), (1, [1.0; 4])]);
+    for p in [Precision::F24Truncate, Precision::F24Nearest] {
+        let config = ExecConfig {
+            precision: p,
+            ..ExecConfig::default()
+        };
+        let mut jit = JitShader::compile(program.clone(), config).unwrap();
+        assert!(jit.has_fast_form());
+        jit.set_fast_policy(FastPolicy::Always);
+        let expected = Interpreter::new(program.clone(), config).run_vertex(&u, &v);
+        assert_same_vertex(&expected, &jit.run_vertex(&u, &v));
+        assert_bits(expected.unwrap().outputs[0], [0.0, 1.0, 1.0, 1.0]);
+        assert_eq!(
+            jit.fast_form_reruns(),
+            0,
+            "{p:?}: the fast form is not tried"
+        );
+    }
     // f32 mode and geometry shaders have no fast form.
     let f32_config = ExecConfig {
         precision: Precision::F32,

@@ -320,6 +320,7 @@ pub unsafe extern "C" fn picajit_run_vertex(
             Some(unsafe { ptr_mut(flow, "flow") }?)
         };
         require_stage(engine, ShaderKind::Vertex)?;
+        let comfortable = uniforms.comfortable();
         let uniforms = uniforms.for_engine(engine.precision)?;
         let runner = engine.vertex_engine();
         let outcome = if engine.precision == Precision::F32 {
@@ -331,7 +332,7 @@ pub unsafe extern "C" fn picajit_run_vertex(
             let mut fill = |converted: &mut InputRegisters| {
                 convert_registers(set, precision, inputs, converted)
             };
-            runner.run_filled_into(uniforms, &mut fill, outputs)
+            runner.run_filled_knowing_into(uniforms, comfortable, &mut fill, outputs)
         };
         if let Some(flow) = flow {
             *flow = outcome.clone().unwrap_or_default().into();

@@ -158,3 +158,76 @@ fn set_ints_sets_what_four_set_int_calls_set() {
     assert_eq!(all.uniforms.int, one.uniforms.int);
     assert_eq!(all.uniforms.int, ints);
 }
+
+/// Every float-uniform write keeps the handle's record of which registers are within the
+/// scalar JIT's operand bounds (`UniformsHandle::comfortable`) equal to looking at them all:
+/// through each setter, in every precision mode, with values in and out of the bounds
+/// (infinities, NaNs, a float24 subnormal, −0, magnitudes past 2^30 and below 2^-46).
+#[test]
+fn every_float_write_keeps_the_record_of_uniforms_within_the_operand_bounds() {
+    use crate::float24::lanes::uniforms_within_operand_bounds;
+    let all_floats = (1u128 << 96) - 1;
+    let values: [[f32; 4]; 6] = [
+        [1.0, -2.5, 0.0, 1e-3],
+        [f32::INFINITY, 1.0, 1.0, 1.0],
+        [1.0, f32::NAN, 1.0, 1.0],
+        [-0.0, 1.0, 1.0, 1.0],
+        [2e9, 1.0, 1.0, 1.0],
+        [1e-15, 1.0, 1.0, 1.0],
+    ];
+    let mut u = UniformsHandle::default();
+    let check = |u: &UniformsHandle, what: &str| {
+        let looked = uniforms_within_operand_bounds(&u.uniforms.float, all_floats);
+        assert_eq!(u.comfortable(), looked, "{what}");
+    };
+    check(&u, "new");
+    // PICAJIT_PRECISION_F24, _F24_RNE and _F32.
+    for precision in [0, 1, 2] {
+        // SAFETY: a live handle used by nothing else; valid buffers of the counts given.
+        unsafe {
+            assert_eq!(picajit_uniforms_reset(&mut u), OK);
+            for (k, value) in values.iter().enumerate() {
+                let index = 10 * k as u32;
+                assert_eq!(
+                    picajit_uniforms_set_float(&mut u, index, value, precision),
+                    OK
+                );
+                check(&u, "set_float");
+                let count = (values.len() - k).min(2);
+                let from = values[k..].as_ptr();
+                assert_eq!(
+                    picajit_uniforms_set_floats(&mut u, index + 1, count, from, precision),
+                    OK
+                );
+                check(&u, "set_floats");
+                let words = value.map(f32::to_bits);
+                let words = [words[3], words[2], words[1], words[0]];
+                assert_eq!(
+                    picajit_uniforms_set_float_f32_words(&mut u, index + 3, &words, precision),
+                    OK
+                );
+                check(&u, "set_float_f32_words");
+            }
+            // A float24 subnormal (exponent 0, mantissa 1) and a float24 one, exactly.
+            for (index, word) in [(90u32, 0x00_0001u32), (91, 0x3F_0000)] {
+                let group = [0, 0, word];
+                assert_eq!(
+                    picajit_uniforms_set_float_f24_words(&mut u, index, &group),
+                    OK
+                );
+                check(&u, "set_float_f24_words");
+            }
+            let groups = [[0u32, 0, 0x7F_0000], [0, 0, 0x3F_0000]];
+            assert_eq!(
+                picajit_uniforms_set_floats_f24_words(&mut u, 92, 2, groups.as_ptr()),
+                OK
+            );
+            check(&u, "set_floats_f24_words");
+        }
+        assert_ne!(
+            u.comfortable(),
+            all_floats,
+            "some written values are out of bounds"
+        );
+    }
+}

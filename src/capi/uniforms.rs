@@ -5,6 +5,7 @@ use super::{
     CapiError, OK, free_handle, guard, guard_infallible, precision, ptr_mut, ptr_ref, slice_of,
     store_handle,
 };
+use crate::float24::lanes::within_operand_bounds;
 use crate::float24::{Precision, convert_f32, unpack_uniform, unpack_uniform_f32};
 use crate::program::{ProgramError, Uniforms};
 
@@ -12,13 +13,30 @@ use super::program::ShbinHandle;
 
 /// `picajit_uniforms`: the uniforms of one shader unit (c0-c95, i0-i3, b0-b15), and the precision
 /// mode its f32 floats were converted under, which a run checks against its engine's.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct UniformsHandle {
     /// The values.
     pub uniforms: Uniforms,
     /// The mode of the f32 conversions since the last reset (`None`: none; exact float24
     /// values fit every mode).
     converted: Option<Precision>,
+    /// The float uniforms `lanes::within_operand_bounds` (bit n: c`n`), kept up to date by
+    /// every write, so that a run knows it without looking ([`UniformsHandle::comfortable`]).
+    comfortable: u128,
+}
+
+/// Bits 0-95: every float uniform.
+const ALL_FLOATS: u128 = (1 << 96) - 1;
+
+impl Default for UniformsHandle {
+    fn default() -> Self {
+        UniformsHandle {
+            uniforms: Uniforms::default(),
+            converted: None,
+            // +0 everywhere.
+            comfortable: ALL_FLOATS,
+        }
+    }
 }
 
 /// The error of [`UniformsHandle::for_engine`], apart so that the check inlines.
@@ -36,6 +54,25 @@ fn converted_under(converted: Precision, precision: Precision) -> CapiError {
 }
 
 impl UniformsHandle {
+    /// The float uniforms within the scalar JIT's operand bounds
+    /// (`ShaderEngine::run_filled_knowing_into`).
+    #[inline]
+    pub fn comfortable(&self) -> u128 {
+        self.comfortable
+    }
+
+    /// Notes the float uniforms of `written` as they now are.
+    fn note_written(&mut self, written: std::ops::Range<usize>) {
+        for n in written {
+            let bit = 1u128 << n;
+            if within_operand_bounds(self.uniforms.float[n]) {
+                self.comfortable |= bit;
+            } else {
+                self.comfortable &= !bit;
+            }
+        }
+    }
+
     /// The uniforms, for an engine running under `precision`: an error when f32 floats were
     /// converted under another mode (they would hold values that engine's rules never make).
     #[inline]
@@ -228,6 +265,7 @@ fn set_floats(
     {
         *target = value.map(|lane| convert_f32(lane, precision));
     }
+    u.note_written(first..first + values.len());
     Ok(())
 }
 
@@ -251,6 +289,7 @@ pub unsafe extern "C" fn picajit_uniforms_set_float_f24_words(
             // SAFETY: null or valid for three words (this function's contract).
             let words = ptr_ref(words, "words")?;
             u.uniforms.set_float_f24(index, unpack_uniform(*words));
+            u.note_written(index..index + 1);
             Ok(())
         })
     }
@@ -277,9 +316,10 @@ pub unsafe extern "C" fn picajit_uniforms_set_floats_f24_words(
             let range = float_range(first, count)?;
             // SAFETY: valid for `count` groups (this function's contract).
             let groups = slice_of(words, count, "words")?;
-            for (index, group) in range.zip(groups) {
+            for (index, group) in range.clone().zip(groups) {
                 u.uniforms.set_float_f24(index, unpack_uniform(*group));
             }
+            u.note_written(range);
             Ok(())
         })
     }
@@ -351,6 +391,7 @@ fn set_floats_f32_words(
     {
         *target = unpack_uniform_f32(*group, precision);
     }
+    u.note_written(first..first + groups.len());
     Ok(())
 }
 
@@ -491,6 +532,7 @@ pub unsafe extern "C" fn picajit_uniforms_apply_constants(
                     count: shbin.dvles.len(),
                 })?;
             u.uniforms.apply_constants(entry);
+            u.note_written(0..96);
             Ok(())
         })
     }

@@ -157,10 +157,12 @@ use shader::exec::{
 };
 use shader::float24::lanes;
 use shader::isa::{
-    BinaryOp, CondFlowOp, Instruction, OperandDescriptor, PROGRAM_WORDS, RegisterFile, SimpleOp,
-    UnaryOp, decode_words,
+    BinaryOp, CondFlowOp, Instruction, OperandDescriptor, PROGRAM_WORDS, RegisterFile, RelIndex,
+    SimpleOp, UnaryOp, decode_words,
 };
-use shader::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
+use shader::program::{
+    FLOAT_UNIFORMS, FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4,
+};
 
 /// Why the JIT could not compile a program: an environment problem (an unsupported host, no
 /// executable memory) or a code-generator limit, never a property of the program, since every
@@ -495,6 +497,10 @@ pub struct JitShader {
     fast_policy: FastPolicy,
     /// Invocations the fast form ran and the exact function ran again.
     fast_reruns: std::sync::atomic::AtomicU64,
+    /// The float uniforms reachable code reads (bit n: c`n`; all of them if it reads one
+    /// relative to an address register): the fast form runs only when each is
+    /// `lanes::within_operand_bounds`, and reads them unchecked.
+    fast_uniforms: u128,
     /// The temporaries reachable code reads or writes (bit n: rN): the only ones a vertex
     /// invocation must start zeroed.
     temps: u16,
@@ -568,6 +574,27 @@ fn transcendentals(decoded: &[Instruction], reachable: &[bool]) -> usize {
             )
         })
         .count()
+}
+
+/// The float uniforms the reachable instructions of `decoded` read (bit n: c`n`), all 96 when
+/// one is read relative to an address register.
+fn uniforms_read(program: &ShaderProgram, decoded: &[Instruction], reachable: &[bool]) -> u128 {
+    let all = (1u128 << FLOAT_UNIFORMS) - 1;
+    let mut read = 0u128;
+    for (inst, _) in decoded.iter().zip(reachable).filter(|&(_, &r)| r) {
+        let Some(desc) = inst.desc() else { continue };
+        let desc = OperandDescriptor(program.opdescs[desc as usize]);
+        for source in inst.sources(desc) {
+            if let (RegisterFile::FloatUniform, n) = source.reg.file_index() {
+                read |= if source.rel == RelIndex::None {
+                    1 << n
+                } else {
+                    all
+                };
+            }
+        }
+    }
+    read & all
 }
 
 /// The temporaries the reachable instructions of `decoded` name, as sources or destination.
@@ -697,7 +724,8 @@ impl JitShader {
         let fast_invocation = checked_products
             && config.precision.is_f24()
             && program.stage == ShaderKind::Vertex
-            && checked_instructions(&decoded, &facts.reachable) >= lower::FAST_FORM_INSTRUCTIONS;
+            && (checked_instructions(&decoded, &facts.reachable) >= lower::FAST_FORM_INSTRUCTIONS
+                || !facts.loop_entries.is_empty());
         let mut stats = CompileStats {
             reachable_words,
             ..CompileStats::default()
@@ -778,6 +806,7 @@ impl JitShader {
             })
             .collect();
         let temps = temps_named(&program, &decoded, &facts.reachable);
+        let fast_uniforms = uniforms_read(&program, &decoded, &facts.reachable);
         let uses_stacks = uses_stacks(&decoded, &facts);
         Ok(JitShader {
             program,
@@ -788,6 +817,7 @@ impl JitShader {
             fast_credit: std::sync::atomic::AtomicI32::new(0),
             fast_policy: FastPolicy::Adaptive,
             fast_reruns: std::sync::atomic::AtomicU64::new(0),
+            fast_uniforms,
             temps,
             uses_stacks,
             module: Some(module),
@@ -828,6 +858,22 @@ impl JitShader {
         self.fast_reruns.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Whether the uniforms `ctx` reads let the fast form run: every one the program reads is
+    /// within the operand bounds (known from `comfortable`, or looked at).
+    fn uniforms_allow_fast_form(&self, ctx: &JitContext, comfortable: Option<u128>) -> bool {
+        let needed = self.fast_uniforms;
+        if needed == 0 {
+            return true;
+        }
+        let known = comfortable.unwrap_or_else(|| {
+            // SAFETY: every caller points `ctx.uniform` at the invocation's live uniforms
+            // before executing.
+            let floats = unsafe { &*ctx.uniform };
+            lanes::uniforms_within_operand_bounds(floats, needed)
+        });
+        known & needed == needed
+    }
+
     /// Whether this invocation runs the fast form first.
     fn fast_first(&self) -> bool {
         use std::sync::atomic::Ordering::Relaxed;
@@ -849,8 +895,13 @@ impl JitShader {
     /// shader with a fast form runs it first, and the exact function after it only when its
     /// operand checks flagged an element or it did not end (from the registers and outputs
     /// the invocation started with).
-    fn execute(&self, ctx: &mut JitContext) -> Result<(), ExecError> {
+    ///
+    /// `comfortable` holds the float uniforms the caller knows to be
+    /// `lanes::within_operand_bounds` (bit n: c`n`); `None`: the fast form checks the ones it
+    /// reads here.
+    fn execute(&self, ctx: &mut JitContext, comfortable: Option<u128>) -> Result<(), ExecError> {
         if let Some(fast) = self.fast_function
+            && self.uniforms_allow_fast_form(ctx, comfortable)
             && self.fast_first()
         {
             ctx.budget = self.config.instruction_budget;
@@ -938,7 +989,7 @@ impl JitShader {
         inputs: &InputRegisters,
         outputs: &mut [Vec4; 16],
     ) -> Result<FlowRegisters, ExecError> {
-        with_context(|ctx| self.run_in_context(ctx, uniforms, inputs, outputs))
+        with_context(|ctx| self.run_in_context(ctx, uniforms, inputs, outputs, None))
     }
 
     /// [`ShaderEngine::run_filled_into`]: `fill` writes the inputs into the thread's context,
@@ -949,10 +1000,22 @@ impl JitShader {
         fill: &mut dyn FnMut(&mut InputRegisters),
         outputs: &mut [Vec4; 16],
     ) -> Result<FlowRegisters, ExecError> {
+        self.run_filled(uniforms, None, fill, outputs)
+    }
+
+    /// [`run_filled_into`](Self::run_filled_into) with the float uniforms known within the
+    /// operand bounds, if the caller knows them (`JitShader::execute`).
+    fn run_filled(
+        &self,
+        uniforms: &Uniforms,
+        comfortable: Option<u128>,
+        fill: &mut dyn FnMut(&mut InputRegisters),
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
         with_context(|ctx| {
             fill(&mut ctx.filled);
             let inputs: *const InputRegisters = &ctx.filled;
-            self.run_in_context(ctx, uniforms, inputs, outputs)
+            self.run_in_context(ctx, uniforms, inputs, outputs, comfortable)
         })
     }
 
@@ -964,6 +1027,7 @@ impl JitShader {
         uniforms: &Uniforms,
         inputs: *const InputRegisters,
         outputs: &mut [Vec4; 16],
+        comfortable: Option<u128>,
     ) -> Result<FlowRegisters, ExecError> {
         Self::set_uniforms(ctx, uniforms, uniforms.bools);
         ctx.input = inputs;
@@ -972,7 +1036,7 @@ impl JitShader {
         // has just stored in 16-byte pieces.
         *outputs = [[0.0; 4]; 16];
         ctx.output = outputs;
-        let outcome = self.execute(ctx);
+        let outcome = self.execute(ctx, comfortable);
         if outcome.is_err() {
             *outputs = [[0.0; 4]; 16];
         }
@@ -990,7 +1054,7 @@ impl JitShader {
         ctx.reset_registers(self.temps);
         ctx.bank = [[0.0; 4]; 16];
         ctx.output = &mut ctx.bank;
-        self.execute(ctx)?;
+        self.execute(ctx, None)?;
         Ok(VertexResult {
             outputs: ctx.bank,
             flow: Self::flow_registers(ctx),
@@ -1023,7 +1087,7 @@ impl JitShader {
                 sink,
             };
             ctx.geometry = (&mut run as *mut GeometryRun).cast();
-            let outcome = self.execute(ctx);
+            let outcome = self.execute(ctx, None);
             ctx.geometry = std::ptr::null_mut();
             let state = run.state;
             state.banks[state.bank] = ctx.bank;
@@ -1095,6 +1159,16 @@ impl ShaderEngine for JitShader {
         outputs: &mut [Vec4; 16],
     ) -> Result<FlowRegisters, ExecError> {
         JitShader::run_filled_into(self, uniforms, fill, outputs)
+    }
+
+    fn run_filled_knowing_into(
+        &self,
+        uniforms: &Uniforms,
+        comfortable: u128,
+        fill: &mut dyn FnMut(&mut InputRegisters),
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        self.run_filled(uniforms, Some(comfortable), fill, outputs)
     }
 
     fn run_geometry(

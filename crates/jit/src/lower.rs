@@ -64,8 +64,9 @@ pub const CHECKED_PRODUCTS_WORDS: usize = 512;
 pub const FAST_INVOCATION_CHECKS: lanes::Checks = lanes::Checks::Operands;
 
 /// The fewest reachable instructions with checks (ADD, MUL, MAD, the dot products, DST) a
-/// vertex shader needs for a whole invocation's fast form: below it the fast form saves less
-/// than its own setting up and checking costs (a pass-through shader with one transform).
+/// vertex shader needs for a whole invocation's fast form, unless it has a LOOP: below it the
+/// fast form saves less than its own setting up and checking costs (a pass-through shader with
+/// one transform).
 pub const FAST_FORM_INSTRUCTIONS: usize = 6;
 
 /// Names and signatures of the host functions, in [`HostFunctions`] order.
@@ -528,8 +529,20 @@ impl Lowering<'_, '_> {
                     .load(F32X4, caller_memory(), inputs, 16 * i32::from(n))
             }
             (RegisterFile::Temporary, n) => self.get(Reg::Temp(n)),
-            (_, n) => self.read_uniform(n, rel),
+            (_, n) => {
+                let uniform = self.read_uniform(n, rel);
+                // A whole invocation's fast form runs only with uniforms within the operand
+                // bounds (`JitShader::execute`): within them, and so unchanged by the flush
+                // up to the sign of a zero.
+                if self.fast_invocation {
+                    self.cache.bounded.insert(uniform);
+                    self.note_flushed(uniform);
+                }
+                uniform
+            }
         };
+        // Moving lanes and negating keep magnitudes: within the operand bounds if `raw` is.
+        let bounded = self.cache.bounded.contains(&raw);
         let negate = desc.negate(slot);
         let raw = match zero_sign {
             ZeroSign::Ignored => raw,
@@ -554,11 +567,17 @@ impl Lowering<'_, '_> {
         };
         let flushed =
             components.iter().all(|&c| canonical_lanes & (1 << c) != 0) || self.is_flushed(raw);
+        if bounded {
+            self.cache.bounded.insert(value);
+        }
         if negate {
             let negated = self.b.ins().fneg(value);
             // A negation makes −0 of +0: flushed only up to the sign of a zero.
             if zero_sign == ZeroSign::Ignored && flushed && self.precision.is_f24() {
                 self.note_flushed(negated);
+            }
+            if bounded {
+                self.cache.bounded.insert(negated);
             }
             return negated;
         }

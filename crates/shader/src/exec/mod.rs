@@ -450,6 +450,22 @@ pub trait ShaderEngine: Send + Sync {
         self.run_vertex_into(uniforms, &inputs, outputs)
     }
 
+    /// [`ShaderEngine::run_filled_into`] for a caller that keeps a fact about its uniforms:
+    /// `comfortable` has bit n set where every lane of c`n` is
+    /// [`within_operand_bounds`](crate::float24::lanes::within_operand_bounds) (a caller that
+    /// tracks its uniform writes knows it without looking; the scalar JIT's fast form needs
+    /// it). The default ignores it.
+    fn run_filled_knowing_into(
+        &self,
+        uniforms: &Uniforms,
+        comfortable: u128,
+        fill: &mut dyn FnMut(&mut InputRegisters),
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        let _ = comfortable;
+        self.run_filled_into(uniforms, fill, outputs)
+    }
+
     /// Runs a batch of vertices, appending one result per input to `results`.
     fn run_vertices(
         &self,

@@ -37,6 +37,33 @@ pub const OPERAND_GREATEST_BITS: u32 = 0x4E80_0000;
 /// 2^-62, and so is every sum of them: a dot product's sums are never non-zero below 2^-62.
 pub const CHECKED_LEAST_BITS: u32 = 0x2880_0000;
 
+/// Whether every lane of `v` is +0 or has a magnitude within [2^-46, 2^30]
+/// ([`CHECKED_LEAST_BITS`], [`OPERAND_GREATEST_BITS`]): an operand [`Checks::Operands`] would
+/// not flag, and that the input flush leaves as it is (so not −0). The scalar JIT's
+/// whole-invocation fast form reads uniforms known so without checking them.
+#[inline]
+pub fn within_operand_bounds(v: [f32; 4]) -> bool {
+    v.iter().all(|lane| {
+        let bits = lane.to_bits();
+        bits == 0 || (CHECKED_LEAST_BITS..=OPERAND_GREATEST_BITS).contains(&(bits & MAGNITUDE_BITS))
+    })
+}
+
+/// The registers among `registers` (bit n: c`n`) whose every lane is
+/// [`within_operand_bounds`].
+pub fn uniforms_within_operand_bounds(floats: &[[f32; 4]], registers: u128) -> u128 {
+    let mut within = 0;
+    let mut left = registers;
+    while left != 0 {
+        let n = left.trailing_zeros() as usize;
+        left &= left - 1;
+        if floats.get(n).is_some_and(|&v| within_operand_bounds(v)) {
+            within |= 1 << n;
+        }
+    }
+    within
+}
+
 /// Whether an input value is unusual for the fast finishes ([`Flagging`], [`FlaggingNan`]) in
 /// `precision`: a NaN, and in the float24 modes also an infinity or a magnitude beyond the
 /// float24 range (in f32 mode infinities are exact on the fast path). Results computed from one
