@@ -250,15 +250,31 @@ fn check_disjoint(regions: &[(&'static str, usize, usize)]) -> Result<(), CapiEr
 /// precision mode (F32 mode keeps the floats exactly, so its callers use the caller's registers
 /// as they are), into `converted`: the mode's rounding and range rules for an f32 attribute
 /// (docs/execution-model.md §7, `float24::convert_f32`). `set` holds the registers the program
-/// can read (no result depends on the others); a register at a time ([`converted_register`]).
+/// can read (no result depends on the others).
+///
+/// First by [`lanes::round_flagging`], which has the rule's result wherever it flags nothing
+/// (the small-value rule included) in half the operations: a NaN, infinite or too large
+/// attribute is flagged, and then every register goes through the whole rule
+/// ([`converted_register`]).
 fn convert_registers(
     set: RegisterSet,
     precision: Precision,
     inputs: &InputRegisters,
     converted: &mut InputRegisters,
 ) {
+    let mut unusual = None;
     for index in set.iter() {
-        converted[index] = converted_register(inputs[index], precision);
+        converted[index] = lanes::round_flagging(
+            &mut vinterp::Wide::<4>,
+            inputs[index],
+            precision,
+            &mut unusual,
+        );
+    }
+    if unusual.is_some_and(|flags: [u32; 4]| flags.iter().any(|&flag| flag != 0)) {
+        for index in set.iter() {
+            converted[index] = converted_register(inputs[index], precision);
+        }
     }
 }
 
@@ -529,7 +545,8 @@ pub unsafe extern "C" fn picajit_run_vertices(
 /// the mode, docs/execution-model.md §7) in `planes` (grown when short, never cleared: every
 /// element of the result is written): plane `4 * slot + lane` of the `vertices.len()` vertices.
 /// Four vertices at a time: a 4x4 transposition per register, then each column converted as
-/// one vector ([`converted_register`]).
+/// one vector, first as [`convert_registers`] does (by [`lanes::round_flagging`]) and, where
+/// it flags an unusual attribute, all again by the whole rule ([`converted_register`]).
 fn vertices_to_planes<'p>(
     vertices: &[InputRegisters],
     set: RegisterSet,
@@ -542,13 +559,36 @@ fn vertices_to_planes<'p>(
         planes.resize(len, 0.0);
     }
     let planes = &mut planes[..len];
+    let mut unusual = None;
+    fill_planes(vertices, set, precision, planes, |column| {
+        lanes::round_flagging(&mut vinterp::Wide::<4>, column, precision, &mut unusual)
+    });
+    if unusual.is_some_and(|flags: [u32; 4]| flags.iter().any(|&flag| flag != 0)) {
+        fill_planes(vertices, set, precision, planes, |column| {
+            converted_register(column, precision)
+        });
+    }
+    planes
+}
+
+/// The body of [`vertices_to_planes`], with `convert` for each column of four vertices (the
+/// vertices past the last whole four by `convert_f32`).
+#[inline(always)]
+fn fill_planes(
+    vertices: &[InputRegisters],
+    set: RegisterSet,
+    precision: Precision,
+    planes: &mut [f32],
+    mut convert: impl FnMut(Vec4) -> Vec4,
+) {
+    let count = vertices.len();
     let whole = count / 4 * 4;
     for (slot, n) in set.iter().enumerate() {
         let planes = &mut planes[4 * slot * count..][..4 * count];
         for i in (0..whole).step_by(4) {
             let rows = std::array::from_fn(|k| vertices[i + k][n]);
             for (lane, column) in transposed(rows).into_iter().enumerate() {
-                let column = converted_register(column, precision);
+                let column = convert(column);
                 planes[lane * count + i..][..4].copy_from_slice(&column);
             }
         }
@@ -558,7 +598,6 @@ fn vertices_to_planes<'p>(
             }
         }
     }
-    planes
 }
 
 /// Writes the planes of `set` (as [`vertices_to_planes`] lays them out) to the registers of
@@ -821,7 +860,11 @@ mod tests {
     /// Vertices whose every register lane has its own value (some rounding in float24), lane
     /// w an edge value ([`edge_values`]).
     fn vertices(count: usize) -> Vec<InputRegisters> {
-        let edges = edge_values();
+        vertices_with(count, &edge_values())
+    }
+
+    /// [`vertices`] with lane 3 from `edges`.
+    fn vertices_with(count: usize, edges: &[f32]) -> Vec<InputRegisters> {
         (0..count)
             .map(|i| {
                 std::array::from_fn(|n| {
@@ -866,29 +909,41 @@ mod tests {
 
     /// One vertex's conversion (four lanes at once) gives `convert_f32`'s bits, the documented
     /// one-value rule, on every edge of the float24 range and rounding, and leaves the registers
-    /// outside the set alone.
+    /// outside the set alone. The registers of a vertex hold different edges, so that vertices
+    /// with an unusual value (NaN, infinite, too large: the whole rule) in one register and
+    /// ordinary ones (the flagging form) in the others come up.
     #[test]
     fn a_vertex_converts_as_convert_f32_does() {
         let edges = edge_values();
-        let set = RegisterSet(0b0100_0000_0000_0011);
-        for precision in Precision::ALL.into_iter().filter(|p| p.is_f24()) {
-            for chunk in edges.chunks(4).chain(edges[1..].chunks(4)) {
+        let registers: Vec<Vec4> = edges
+            .chunks(4)
+            .chain(edges[1..].chunks(4))
+            .chain(edges[2..].chunks(4))
+            .map(|chunk| {
                 let mut register = [7.0; 4];
                 register[..chunk.len()].copy_from_slice(chunk);
-                let inputs: InputRegisters = [register; 16];
+                register
+            })
+            .collect();
+        let set = RegisterSet(0b0100_0000_0000_0011);
+        for precision in Precision::ALL.into_iter().filter(|p| p.is_f24()) {
+            for first in 0..registers.len() {
+                let inputs: InputRegisters =
+                    std::array::from_fn(|n| registers[(first + n) % registers.len()]);
                 let mut converted = [[-3.0; 4]; 16];
                 convert_registers(set, precision, &inputs, &mut converted);
                 for (n, got) in converted.iter().enumerate() {
                     for lane in 0..4 {
                         let want = if set.contains(n) {
-                            convert_f32(register[lane], precision)
+                            convert_f32(inputs[n][lane], precision)
                         } else {
                             -3.0
                         };
                         assert_eq!(
                             got[lane].to_bits(),
                             want.to_bits(),
-                            "{precision:?} v{n} lane {lane} of {register:?}"
+                            "{precision:?} v{n} lane {lane} of {:?}",
+                            inputs[n]
                         );
                     }
                 }
@@ -896,14 +951,28 @@ mod tests {
         }
     }
 
+    /// Both with unusual attributes (NaN, infinite, too large for a float24: the whole rule
+    /// for every column) and without (the flagging form).
     #[test]
     fn the_vertex_layout_goes_to_planes_and_back_for_any_count() {
         let set = RegisterSet(0b1000_0000_0010_0101);
-        for precision in Precision::ALL {
+        let largest = f32::from_bits(0x5F7F_FF80);
+        let ordinary: Vec<f32> = edge_values()
+            .into_iter()
+            .filter(|x| x.abs() <= largest)
+            .collect();
+        for (precision, ordinary_only) in Precision::ALL
+            .into_iter()
+            .flat_map(|p| [(p, false), (p, true)])
+        {
             // Longer leftovers of an earlier call first: the planes are not cleared.
             let mut planes = vec![f32::NAN; 1000];
             for count in (0..=9).rev() {
-                let vertices = vertices(count);
+                let vertices = if ordinary_only {
+                    vertices_with(count, &ordinary)
+                } else {
+                    vertices(count)
+                };
                 let got = vertices_to_planes(&vertices, set, precision, &mut planes).to_vec();
                 assert_eq!(got.len(), set.planes() * count);
                 for (slot, n) in set.iter().enumerate() {
