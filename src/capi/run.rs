@@ -545,8 +545,7 @@ pub unsafe extern "C" fn picajit_run_vertices(
 /// the mode, docs/execution-model.md §7) in `planes` (grown when short, never cleared: every
 /// element of the result is written): plane `4 * slot + lane` of the `vertices.len()` vertices.
 /// Four vertices at a time: a 4x4 transposition per register, then each column converted as
-/// one vector, first as [`convert_registers`] does (by [`lanes::round_flagging`]) and, where
-/// it flags an unusual attribute, all again by the whole rule ([`converted_register`]).
+/// one vector ([`converted_register`]).
 fn vertices_to_planes<'p>(
     vertices: &[InputRegisters],
     set: RegisterSet,
@@ -559,36 +558,13 @@ fn vertices_to_planes<'p>(
         planes.resize(len, 0.0);
     }
     let planes = &mut planes[..len];
-    let mut unusual = None;
-    fill_planes(vertices, set, precision, planes, |column| {
-        lanes::round_flagging(&mut vinterp::Wide::<4>, column, precision, &mut unusual)
-    });
-    if unusual.is_some_and(|flags: [u32; 4]| flags.iter().any(|&flag| flag != 0)) {
-        fill_planes(vertices, set, precision, planes, |column| {
-            converted_register(column, precision)
-        });
-    }
-    planes
-}
-
-/// The body of [`vertices_to_planes`], with `convert` for each column of four vertices (the
-/// vertices past the last whole four by `convert_f32`).
-#[inline(always)]
-fn fill_planes(
-    vertices: &[InputRegisters],
-    set: RegisterSet,
-    precision: Precision,
-    planes: &mut [f32],
-    mut convert: impl FnMut(Vec4) -> Vec4,
-) {
-    let count = vertices.len();
     let whole = count / 4 * 4;
     for (slot, n) in set.iter().enumerate() {
         let planes = &mut planes[4 * slot * count..][..4 * count];
         for i in (0..whole).step_by(4) {
             let rows = std::array::from_fn(|k| vertices[i + k][n]);
             for (lane, column) in transposed(rows).into_iter().enumerate() {
-                let column = convert(column);
+                let column = converted_register(column, precision);
                 planes[lane * count + i..][..4].copy_from_slice(&column);
             }
         }
@@ -598,6 +574,7 @@ fn fill_planes(
             }
         }
     }
+    planes
 }
 
 /// Writes the planes of `set` (as [`vertices_to_planes`] lays them out) to the registers of
@@ -951,8 +928,8 @@ mod tests {
         }
     }
 
-    /// Both with unusual attributes (NaN, infinite, too large for a float24: the whole rule
-    /// for every column) and without (the flagging form).
+    /// Both with unusual attributes (NaN, infinite, too large for a float24) and with
+    /// ordinary ones only.
     #[test]
     fn the_vertex_layout_goes_to_planes_and_back_for_any_count() {
         let set = RegisterSet(0b1000_0000_0010_0101);
