@@ -967,10 +967,7 @@ impl JitShader {
         {
             return Ok(());
         }
-        ctx.budget = self.config.instruction_budget;
-        if self.uses_stacks {
-            ctx.reset_flow();
-        }
+        self.prepare_run(ctx);
         // SAFETY: the code only touches `ctx` and, through the EMIT/SETEMIT host functions,
         // the geometry run `ctx.geometry` points to, which the caller keeps alive.
         let code = unsafe { (self.function)(ctx) };
@@ -978,6 +975,16 @@ impl JitShader {
             return Ok(());
         }
         Err(self.status_error(code, ctx.error_pc as u16))
+    }
+
+    /// Gives `ctx` the invocation's budget and, where the program uses them, empty stacks:
+    /// what either function needs before it runs.
+    #[inline(always)]
+    fn prepare_run(&self, ctx: &mut JitContext) {
+        ctx.budget = self.config.instruction_budget;
+        if self.uses_stacks {
+            ctx.reset_flow();
+        }
     }
 
     /// The fast form's part of [`execute`](Self::execute), out of line so that a program
@@ -994,10 +1001,7 @@ impl JitShader {
         if !self.uniforms_allow_fast_form(ctx, comfortable) || !self.fast_first() {
             return false;
         }
-        ctx.budget = self.config.instruction_budget;
-        if self.uses_stacks {
-            ctx.reset_flow();
-        }
+        self.prepare_run(ctx);
         ctx.checked_largest = [0; 4];
         ctx.checked_least = [lanes::MAGNITUDE_BITS; 4];
         // SAFETY: as in `execute`; a vertex shader's code touches nothing but `ctx` and what
@@ -1306,8 +1310,8 @@ impl fmt::Debug for JitShader {
 mod tests {
     use super::FastDebt;
 
-    /// Runs `invocations` through a fresh record, flagging those `flags` says, and returns how
-    /// many ran the fast form.
+    /// Runs `invocations` through `debt`, flagging those `flags` says (by the count of fast
+    /// runs so far), and returns how many ran the fast form.
     fn fast_runs(debt: &FastDebt, invocations: usize, flags: impl Fn(usize) -> bool) -> usize {
         let mut fast = 0;
         for _ in 0..invocations {
