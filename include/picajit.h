@@ -358,7 +358,9 @@ PICAJIT_API int32_t picajit_run_batch(const picajit_engine *engine,
                                       const picajit_batch *batch);
 /* The same in an emulator's own layout (picajit_vertices): each vertex's registers of
  * input_mask are read and converted as picajit_run_vertex's are, its registers of output_mask
- * written (+0 for a failed vertex), the others left as they are. Returns as picajit_run_batch. */
+ * written (+0 for a failed vertex), the others left as they are. Returns as picajit_run_batch.
+ * Fastest with the layout's output_mask: the batch kernel then works on the vertices in place
+ * (docs/c-abi.md, "The vertex layout of a batch"). */
 PICAJIT_API int32_t picajit_run_vertices(const picajit_engine *engine,
                                          const picajit_uniforms *uniforms,
                                          const picajit_vertices *vertices);

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::difftest::runner::case_for;
 use picajit::document::input::parse_input;
-use picajit::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel, SoaBuffer};
+use picajit::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel, RecordIo, SoaBuffer};
 use picajit::float24::Precision;
 use picajit::interp::Interpreter;
 use picajit::jit::{ConstantLanes, SoaArithmetic, SoaCompileError, SoaJit};
@@ -86,6 +86,7 @@ fn check_batch(
     vertices: &[InputRegisters],
 ) -> Result<usize, SoaCompileError> {
     let kernel = SoaJit::compile(program, config, uniforms.bools, uniforms.int)?;
+    check_records(what, &kernel, program, config, uniforms, vertices);
     let declined = check_kernel(what, &kernel, program, config, uniforms, vertices);
     let constants =
         ConstantLanes::of(uniforms, config.precision).within(&ConstantLanes::candidates(program));
@@ -96,6 +97,7 @@ fn check_batch(
             "{what} (specialised on {} constant lanes)",
             constants.count()
         );
+        check_records(&what, &kernel, program, config, uniforms, vertices);
         check_kernel(&what, &kernel, program, config, uniforms, vertices);
     }
     Ok(declined)
@@ -147,6 +149,65 @@ fn check_kernel(
         }
     }
     declined.len()
+}
+
+/// The kernel's vertex-record path (before its first batch on planes, which may leave it
+/// sorting unusual vertices apart, a policy records leave to planes): the interpreter's
+/// outputs in the layout's registers (the others keep what they held) and flow registers, the
+/// failing vertices declined, in order.
+fn check_records(
+    what: &str,
+    kernel: &SoaJit,
+    program: &ShaderProgram,
+    config: ExecConfig,
+    uniforms: &Uniforms,
+    vertices: &[InputRegisters],
+) {
+    let interp = Interpreter::new(program.clone(), config);
+    let layout = BatchLayout::of(program);
+    const KEPT: f32 = -7.0;
+    let mut outputs = vec![[[KEPT; 4]; 16]; vertices.len()];
+    let mut flow = vec![FlowRegisters::default(); vertices.len()];
+    let mut declined = Vec::new();
+    {
+        let mut io =
+            RecordIo::new(vertices, &mut outputs, layout.outputs, Some(&mut flow)).unwrap();
+        if !kernel.run_records(uniforms, &mut io, &mut declined) {
+            assert!(
+                kernel.sorting_in_use(),
+                "{what}: a kernel runs records unless it sorts unusual vertices apart"
+            );
+            return;
+        }
+        assert!(declined.windows(2).all(|w| w[0] < w[1]), "{what}: order");
+        let mut errors = Vec::new();
+        for &i in &declined {
+            io.store(i, interp.run_vertex(uniforms, &vertices[i]), &mut errors);
+        }
+    }
+    for (i, vertex) in vertices.iter().enumerate() {
+        match interp.run_vertex(uniforms, vertex) {
+            Ok(expected) => {
+                for (n, got) in outputs[i].iter().enumerate() {
+                    let want = if layout.outputs.contains(n) {
+                        expected.outputs[n]
+                    } else {
+                        [KEPT; 4]
+                    };
+                    assert_eq!(
+                        got.map(f32::to_bits),
+                        want.map(f32::to_bits),
+                        "{what}: records, vertex {i} o{n}"
+                    );
+                }
+                assert_eq!(flow[i], expected.flow, "{what}: records, vertex {i} flow");
+            }
+            Err(e) => assert!(
+                declined.binary_search(&i).is_ok(),
+                "{what}: records, vertex {i} fails ({e}) but was not declined"
+            ),
+        }
+    }
 }
 
 fn config(precision: Precision) -> ExecConfig {

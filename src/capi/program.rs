@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::ffi::{CStr, CString, c_char};
 use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use super::uniforms::UniformsHandle;
@@ -81,7 +82,18 @@ pub struct EngineHandle {
     /// The engine that runs single vertices for good, once it is settled
     /// ([`ShaderEngine::vertex_runner`]): called directly, past the wrappers.
     vertex: OnceLock<Arc<dyn ShaderEngine>>,
+    /// Batch calls in a row that the engine did not run as vertex records
+    /// ([`ShaderEngine::run_records`]); see [`records_worth_trying`](Self::records_worth_trying).
+    records_declined: AtomicU32,
 }
+
+/// After this many batch calls in a row that an engine did not run as vertex records, only one
+/// call in [`RECORDS_RETRY_EVERY`] tries again (an engine without a record path, or a kernel
+/// still compiling, stepped aside or refused): in the float24 modes a try converts the
+/// attributes into records first, which the plane layout then does again.
+const RECORDS_TRIES: u32 = 8;
+/// See [`RECORDS_TRIES`].
+const RECORDS_RETRY_EVERY: u32 = 64;
 
 impl EngineHandle {
     fn new(engine: Arc<dyn ShaderEngine>, layout: BatchLayout) -> EngineHandle {
@@ -91,6 +103,31 @@ impl EngineHandle {
             engine,
             layout,
             vertex: OnceLock::new(),
+            records_declined: AtomicU32::new(0),
+        }
+    }
+
+    /// Whether a batch call should offer the engine vertex records: always while it runs them,
+    /// now and then when it has not for a while.
+    #[inline]
+    pub fn records_worth_trying(&self) -> bool {
+        let declined = self.records_declined.load(Ordering::Relaxed);
+        declined < RECORDS_TRIES || declined.is_multiple_of(RECORDS_RETRY_EVERY)
+    }
+
+    /// Batch calls in a row that the engine did not run as vertex records (for tests).
+    #[cfg(test)]
+    pub fn records_declined(&self) -> u32 {
+        self.records_declined.load(Ordering::Relaxed)
+    }
+
+    /// Notes whether the engine ran a batch call's vertex records.
+    #[inline]
+    pub fn note_records(&self, ran: bool) {
+        let declined = self.records_declined.load(Ordering::Relaxed);
+        let next = if ran { 0 } else { declined.wrapping_add(1) };
+        if next != declined {
+            self.records_declined.store(next, Ordering::Relaxed);
         }
     }
 

@@ -10,7 +10,7 @@ use super::{
     slice_of, store_handle,
 };
 use crate::exec::{
-    BatchIo, EmitConfig, EmitSink, GeometryState, RegisterSet, SoaInputs, SoaOutputs,
+    BatchIo, EmitConfig, EmitSink, GeometryState, RecordIo, RegisterSet, SoaInputs, SoaOutputs,
 };
 use crate::float24::{Precision, convert_f32, lanes};
 use crate::program::{FlowRegisters, InputRegisters, ShaderKind, Uniforms, Vec4};
@@ -227,6 +227,7 @@ fn planes_len(
 
 /// Fails when two of the caller's regions (name, address, bytes) overlap (one of them is
 /// written).
+#[inline(always)]
 fn check_disjoint(regions: &[(&'static str, usize, usize)]) -> Result<(), CapiError> {
     for (i, &(a, start_a, len_a)) in regions.iter().enumerate() {
         for &(b, start_b, len_b) in &regions[i + 1..] {
@@ -274,6 +275,37 @@ fn convert_registers(
     if unusual.is_some_and(|flags: [u32; 4]| flags.iter().any(|&flag| flag != 0)) {
         for index in set.iter() {
             converted[index] = converted_register(inputs[index], precision);
+        }
+    }
+}
+
+/// [`convert_registers`] for every vertex of a batch, with one test of the flags for all of
+/// them: when one attribute is flagged, every vertex goes through the whole rule.
+fn convert_records(
+    set: RegisterSet,
+    precision: Precision,
+    inputs: &[InputRegisters],
+    converted: &mut [InputRegisters],
+) {
+    let mut registers = [0usize; 16];
+    let mut len = 0;
+    for n in set.iter() {
+        registers[len] = n;
+        len += 1;
+    }
+    let registers = &registers[..len];
+    let mut unusual = None;
+    for (vertex, out) in inputs.iter().zip(converted.iter_mut()) {
+        for &n in registers {
+            out[n] =
+                lanes::round_flagging(&mut vinterp::Wide::<4>, vertex[n], precision, &mut unusual);
+        }
+    }
+    if unusual.is_some_and(|flags: [u32; 4]| flags.iter().any(|&flag| flag != 0)) {
+        for (vertex, out) in inputs.iter().zip(converted.iter_mut()) {
+            for &n in registers {
+                out[n] = converted_register(vertex[n], precision);
+            }
         }
     }
 }
@@ -522,6 +554,19 @@ pub unsafe extern "C" fn picajit_run_vertices(
         let precision = engine.precision;
         let input_set = RegisterSet(batch.input_mask);
         let output_set = RegisterSet(batch.output_mask);
+        if output_set == engine.layout.outputs
+            && engine.records_worth_trying()
+            && let Some(failed) = run_records(
+                engine,
+                uniforms,
+                input_vertices,
+                output_vertices,
+                flow_out,
+                errors_out,
+            )?
+        {
+            return Ok(failed);
+        }
         PLANES.with_borrow_mut(|planes| {
             let inputs =
                 vertices_to_planes(input_vertices, input_set, precision, &mut planes.inputs);
@@ -539,6 +584,51 @@ pub unsafe extern "C" fn picajit_run_vertices(
             Ok(failed)
         })
     })
+}
+
+thread_local! {
+    /// A batch call's attributes as register values, kept for the next call on the thread.
+    static RECORDS: std::cell::RefCell<Vec<InputRegisters>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs a checked batch of vertex records (its output mask the program's) on the engine's
+/// record path, if it has one ready (the kernel reads the records and writes the caller's
+/// outputs in place, with no planes between): in F32 mode from the caller's registers, in the
+/// float24 modes from the layout's input registers converted into a buffer of the thread's.
+/// `None` when the engine did not run them (the caller lays the batch out in planes); else the
+/// number of failed vertices, reported as [`run_planes`] does.
+fn run_records(
+    engine: &EngineHandle,
+    uniforms: &Uniforms,
+    inputs: &[InputRegisters],
+    outputs: &mut [[Vec4; 16]],
+    flow_out: &mut [Flow],
+    errors_out: &mut [VertexError],
+) -> Result<Option<i32>, CapiError> {
+    let count = inputs.len();
+    let mut flow = (!flow_out.is_empty()).then(|| vec![FlowRegisters::default(); count]);
+    let mut errors = Vec::new();
+    let written = engine.layout.outputs;
+    let ran = if engine.precision == Precision::F32 {
+        let mut io = RecordIo::new(inputs, outputs, written, flow.as_deref_mut())?;
+        engine.engine.run_records(uniforms, &mut io, &mut errors)
+    } else {
+        RECORDS.with_borrow_mut(|converted| {
+            if converted.len() < count {
+                converted.resize(count, [[0.0; 4]; 16]);
+            }
+            let converted = &mut converted[..count];
+            // Only the registers the program can read: no result depends on the others.
+            convert_records(engine.layout.inputs, engine.precision, inputs, converted);
+            let mut io = RecordIo::new(converted, outputs, written, flow.as_deref_mut())?;
+            Ok::<_, CapiError>(engine.engine.run_records(uniforms, &mut io, &mut errors))
+        })?
+    };
+    engine.note_records(ran);
+    if !ran {
+        return Ok(None);
+    }
+    Ok(Some(report_batch(flow, flow_out, &errors, errors_out)))
 }
 
 /// The registers of `set` of each vertex as register values (an f32 attribute's conversion in
@@ -639,6 +729,7 @@ fn transposed(rows: [Vec4; 4]) -> [Vec4; 4] {
 /// Checks that no buffer of a batch call overlaps another: `main` are the inputs and outputs
 /// (name, address, bytes), `sides` the names of the flow and error arguments, the flow wanted
 /// (`count` entries) when `flow` is not null. Returns the flow's length.
+#[inline(always)]
 fn check_batch_buffers(
     main: [(&'static str, usize, usize); 2],
     sides: [&'static str; 2],
@@ -724,12 +815,23 @@ fn run_planes(
     let mut io = BatchIo::new(inputs, outputs, flow.as_deref_mut())?;
     let mut errors = Vec::new();
     engine.engine.run_batch(uniforms, &mut io, &mut errors);
+    Ok(report_batch(flow, flow_out, &errors, errors_out))
+}
+
+/// A batch's flow registers (when wanted) and first failures in the caller's entries; the
+/// number of failed vertices.
+fn report_batch(
+    flow: Option<Vec<FlowRegisters>>,
+    flow_out: &mut [Flow],
+    errors: &[(usize, crate::exec::ExecError)],
+    errors_out: &mut [VertexError],
+) -> i32 {
     if let Some(flow) = flow {
         for (entry, registers) in flow_out.iter_mut().zip(flow) {
             *entry = registers.into();
         }
     }
-    for (entry, (vertex, error)) in errors_out.iter_mut().zip(&errors) {
+    for (entry, (vertex, error)) in errors_out.iter_mut().zip(errors) {
         let (code, pc) = exec_status(error);
         *entry = VertexError {
             vertex: *vertex as u32,
@@ -738,7 +840,7 @@ fn run_planes(
             reserved: 0,
         };
     }
-    Ok(errors.len() as i32)
+    errors.len() as i32
 }
 
 /// Creates a fresh geometry-shader state (the start of a draw) in `*out`.
@@ -917,6 +1019,172 @@ mod tests {
                             want.to_bits(),
                             "{precision:?} v{n} lane {lane} of {:?}",
                             inputs[n]
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// `picajit_run_vertices` with the program's output mask runs the batch kernel on the
+    /// vertex records (no planes): each vertex's outputs and flow registers are those
+    /// `picajit_run_vertex` gives it, bit for bit, in every precision, for whole groups and
+    /// partial ones, with attributes the float24 modes round, flush and range-check (and NaNs
+    /// and infinities, which send groups to the more exact kernels); the registers the program
+    /// does not write keep what they held.
+    #[test]
+    fn vertex_records_run_as_single_vertices_do() {
+        use super::super::program::{
+            Config, Layout, Program, picajit_engine_create, picajit_engine_free,
+            picajit_engine_layout, picajit_engine_wait_compiled,
+        };
+        use super::super::uniforms::{
+            picajit_uniforms_create, picajit_uniforms_free, picajit_uniforms_set_float,
+        };
+        use super::super::{ENGINE_AUTO, ENGINE_SOA_JIT};
+        let source = "\
+.fvec scale
+.in a v0
+.in b v1
+.out opos position
+.out ocol color
+.out otex texcoord0
+.proc main
+\tmov opos, a
+\tmul r0, scale, a
+\tadd ocol, r0, b
+\trcp otex.x, b.x
+\tdp4 otex.y, a, r0
+\tmov otex.zw, b.zw
+\tend
+.end
+";
+        let files = [crate::asm::SourceFile {
+            name: "records.v.pica".into(),
+            text: source.into(),
+        }];
+        let shbin = crate::asm::assemble(&files, crate::asm::AsmOptions::default())
+            .unwrap()
+            .shbin;
+        let program = Program {
+            code: shbin.code.as_ptr(),
+            code_len: shbin.code.len(),
+            opdescs: shbin.opdescs.as_ptr(),
+            opdesc_len: shbin.opdescs.len(),
+            entry: shbin.dvles[0].entry,
+            stage: 0,
+            output_mask: shbin.dvles[0].output_mask,
+        };
+        for precision in 0..3 {
+            for kind in [ENGINE_SOA_JIT, ENGINE_AUTO] {
+                let config = Config {
+                    engine: kind,
+                    precision,
+                    instruction_budget: 0,
+                };
+                let (mut engine, mut uniforms) = (std::ptr::null_mut(), std::ptr::null_mut());
+                let mut layout = Layout::default();
+                // SAFETY: valid pointers to live values; the handles are used only below.
+                unsafe {
+                    assert_eq!(
+                        picajit_engine_create(&program, &config, std::ptr::null(), &mut engine),
+                        OK
+                    );
+                    assert_eq!(picajit_uniforms_create(&mut uniforms), OK);
+                    let scale = [0.5, -3.0, 1e-30, 7.1];
+                    assert_eq!(
+                        picajit_uniforms_set_float(uniforms, 0, &scale, precision),
+                        OK
+                    );
+                    assert_eq!(picajit_engine_wait_compiled(engine, uniforms), OK);
+                    assert_eq!(picajit_engine_layout(engine, &mut layout), OK);
+                }
+                for count in [0, 1, 3, 4, 5, 8, 9, 16, 17, 33] {
+                    let inputs = vertices(count);
+                    let mut outputs = vec![[[-7.0f32; 4]; 16]; count];
+                    let mut flow = vec![Flow::default(); count];
+                    let batch = Vertices {
+                        count,
+                        inputs: inputs.as_ptr(),
+                        input_mask: layout.input_mask,
+                        outputs: outputs.as_mut_ptr(),
+                        output_mask: layout.output_mask,
+                        flow: flow.as_mut_ptr(),
+                        errors: std::ptr::null_mut(),
+                        error_capacity: 0,
+                    };
+                    // SAFETY: live handles; the buffers hold `count` vertices and entries.
+                    assert_eq!(unsafe { picajit_run_vertices(engine, uniforms, &batch) }, 0);
+                    // SAFETY: a live engine handle.
+                    let ran = unsafe { &*engine }.records_declined() == 0;
+                    assert!(ran, "precision {precision}, engine {kind}: ran as records");
+                    for (i, vertex) in inputs.iter().enumerate() {
+                        let mut want = [[0.0f32; 4]; 16];
+                        let mut want_flow = Flow::default();
+                        // SAFETY: live handles and valid registers.
+                        let status = unsafe {
+                            picajit_run_vertex(engine, uniforms, vertex, &mut want, &mut want_flow)
+                        };
+                        assert_eq!(status, OK);
+                        for n in 0..16 {
+                            let want = if layout.output_mask & 1 << n != 0 {
+                                want[n]
+                            } else {
+                                [-7.0; 4]
+                            };
+                            assert_eq!(
+                                outputs[i][n].map(f32::to_bits),
+                                want.map(f32::to_bits),
+                                "precision {precision}, engine {kind}, {count} vertices: \
+                                 vertex {i} o{n} of {vertex:?}"
+                            );
+                        }
+                        assert_eq!(flow[i], want_flow, "vertex {i}");
+                    }
+                }
+                // SAFETY: the live handles, freed once.
+                unsafe {
+                    picajit_engine_free(engine);
+                    picajit_uniforms_free(uniforms);
+                }
+            }
+        }
+    }
+
+    /// A batch's conversion gives `convert_f32`'s bits in the registers of the set and leaves
+    /// the others alone, for batches of ordinary attributes only (the flagging form's results)
+    /// and with one unusual attribute among them (every vertex through the whole rule).
+    #[test]
+    fn a_batch_converts_as_convert_f32_does() {
+        let set = RegisterSet(0b1000_0000_0010_0101);
+        let ordinary: Vec<InputRegisters> = vertices(9)
+            .into_iter()
+            .map(|vertex| vertex.map(|register| [register[0], register[1], register[2], -0.0]))
+            .collect();
+        let mut unusual = ordinary.clone();
+        unusual[6][5][1] = f32::NAN;
+        let mut also_unusual = ordinary.clone();
+        also_unusual[2][0][2] = 1e30;
+        for precision in Precision::ALL.into_iter().filter(|p| p.is_f24()) {
+            for (what, inputs) in [
+                ("ordinary", &ordinary),
+                ("a NaN in the set", &unusual),
+                ("1e30 in the set", &also_unusual),
+                ("edges", &vertices(13)),
+            ] {
+                let mut converted = vec![[[-3.0; 4]; 16]; inputs.len()];
+                convert_records(set, precision, inputs, &mut converted);
+                for (i, (vertex, got)) in inputs.iter().zip(&converted).enumerate() {
+                    for n in 0..16 {
+                        let want = if set.contains(n) {
+                            vertex[n].map(|x| convert_f32(x, precision))
+                        } else {
+                            [-3.0; 4]
+                        };
+                        assert_eq!(
+                            got[n].map(f32::to_bits),
+                            want.map(f32::to_bits),
+                            "{precision:?}, {what}: vertex {i} v{n}"
                         );
                     }
                 }

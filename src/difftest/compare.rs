@@ -5,7 +5,7 @@
 
 use crate::engine::parallel::run_batch_chunked;
 use crate::engine::{self, EngineError, EngineKind};
-use crate::exec::{BatchIo, BatchLayout, ShaderEngine, SoaBuffer};
+use crate::exec::{BatchIo, BatchLayout, RecordIo, ShaderEngine, SoaBuffer};
 use crate::exec::{ExecConfig, ExecError, GeometryResult, GeometryState, VertexResult};
 use crate::isa::LANE_NAMES;
 use crate::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Vec4};
@@ -165,6 +165,14 @@ pub fn compare_engines(
                 let b = candidate.run_vertex(&uniforms, r);
                 note(index, vertex_difference(&expected[index], &b, names));
             }
+            // Vertex records, where the candidate runs them (first: a batch on planes may leave
+            // its kernel sorting unusual vertices apart, which records leave to planes).
+            if let Some(got) = record_outcomes(candidate, &uniforms, &registers, &expected) {
+                for (index, b) in got.iter().enumerate() {
+                    let difference = vertex_difference(&expected[index], b, names);
+                    note(index, difference.map(|d| format!("run_records: {d}")));
+                }
+            }
             // The batch paths: whole, and cut into chunks of 3 vertices on 2 threads (so that
             // batches start inside groups and buffers).
             for (path, threads, chunk) in BATCH_PATHS {
@@ -249,6 +257,45 @@ fn batch_outcomes(
             Ok(result)
         })
         .collect()
+}
+
+/// `engine`'s run of `registers` as vertex records, as per-vertex outcomes (the output
+/// registers outside the output mask taken from `expected`, as [`batch_outcomes`] does), or
+/// `None` when the engine does not run records.
+fn record_outcomes(
+    engine: &dyn ShaderEngine,
+    uniforms: &crate::program::Uniforms,
+    registers: &[InputRegisters],
+    expected: &[Result<VertexResult, ExecError>],
+) -> Option<Vec<Result<VertexResult, ExecError>>> {
+    let layout = BatchLayout::of(engine.program());
+    let mut outputs: Vec<[Vec4; 16]> = expected
+        .iter()
+        .map(|e| e.as_ref().map_or([[0.0; 4]; 16], |r| r.outputs))
+        .collect();
+    let mut flow = vec![FlowRegisters::default(); registers.len()];
+    let mut errors = Vec::new();
+    let ran = match RecordIo::new(registers, &mut outputs, layout.outputs, Some(&mut flow)) {
+        Ok(mut io) => engine.run_records(uniforms, &mut io, &mut errors),
+        Err(e) => unreachable!("buffers made for the batch fit it: {e}"),
+    };
+    if !ran {
+        return None;
+    }
+    let mut errors = errors.into_iter().peekable();
+    let outcomes = outputs
+        .into_iter()
+        .zip(flow)
+        .enumerate()
+        .map(|(i, (outputs, flow))| {
+            if errors.peek().is_some_and(|(at, _)| *at == i) {
+                let (_, e) = errors.next().expect("peeked");
+                return Err(e);
+            }
+            Ok(VertexResult { outputs, flow })
+        })
+        .collect();
+    Some(outcomes)
 }
 
 /// Collects differences, keeping the first few.

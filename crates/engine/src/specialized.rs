@@ -20,7 +20,7 @@ use super::tiered::AdaptiveKernel;
 use jit::{ConstantLanes, UniformComponents};
 use shader::exec::{
     BatchIo, BatchLayout, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState,
-    GroupKernel, ShaderEngine, VertexResult, VertexRunner,
+    GroupKernel, RecordIo, ShaderEngine, VertexResult, VertexRunner,
 };
 use shader::program::{
     FLOAT_UNIFORMS, FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4,
@@ -451,6 +451,20 @@ impl ShaderEngine for Specializing {
                 kernel.run(&*self.exact, uniforms, io, errors);
             }
             None => self.meanwhile.run_batch(uniforms, io, errors),
+        }
+    }
+
+    fn run_records(
+        &self,
+        uniforms: &Uniforms,
+        io: &mut RecordIo<'_>,
+        errors: &mut Vec<(usize, ExecError)>,
+    ) -> bool {
+        // No work counted: a batch the kernel does not run goes on to `run_batch`, which
+        // counts it.
+        match self.kernel_for(uniforms, 0) {
+            Some(kernel) => kernel.run_records(&*self.exact, uniforms, io, errors),
+            None => false,
         }
     }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use shader::exec::{
-    BatchIo, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel,
+    BatchIo, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel, RecordIo,
     ShaderEngine, VertexResult, VertexRunner,
 };
 use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
@@ -89,6 +89,38 @@ impl AdaptiveKernel {
         }
         let count = io.count();
         let declined = run_with_fallback(&*self.kernel, exact, uniforms, io, errors);
+        self.note_declined(declined, count);
+    }
+
+    /// [`run`](Self::run) on vertex records: whether the kernel ran them (not once it stepped
+    /// aside, nor when it reads only planes: the caller then runs the batch in planes, which
+    /// counts the bypassed batches).
+    pub fn run_records(
+        &self,
+        exact: &dyn ShaderEngine,
+        uniforms: &Uniforms,
+        io: &mut RecordIo<'_>,
+        errors: &mut Vec<(usize, ExecError)>,
+    ) -> bool {
+        if self.bypassed() {
+            return false;
+        }
+        let mut declined = Vec::new();
+        if !self.kernel.run_records(uniforms, io, &mut declined) {
+            return false;
+        }
+        debug_assert!(declined.windows(2).all(|w| w[0] < w[1]));
+        for &i in &declined {
+            let outcome = exact.run_vertex(uniforms, &io.inputs[i]);
+            io.store(i, outcome, errors);
+        }
+        self.note_declined(declined.len(), io.count());
+        true
+    }
+
+    /// Steps aside after a large batch in which the kernel declined most vertices (and back
+    /// after one in which it did not).
+    fn note_declined(&self, declined: usize, count: usize) {
         if count >= BYPASS_MIN_BATCH {
             self.bypass.store(2 * declined > count, Ordering::Relaxed);
         }
@@ -152,6 +184,15 @@ impl ShaderEngine for KernelEngine {
         errors: &mut Vec<(usize, ExecError)>,
     ) {
         self.kernel.run(&*self.exact, uniforms, io, errors);
+    }
+
+    fn run_records(
+        &self,
+        uniforms: &Uniforms,
+        io: &mut RecordIo<'_>,
+        errors: &mut Vec<(usize, ExecError)>,
+    ) -> bool {
+        self.kernel.run_records(&*self.exact, uniforms, io, errors)
     }
 
     fn warm_up(&self, uniforms: &Uniforms) {

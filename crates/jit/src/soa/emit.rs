@@ -6,12 +6,13 @@ use std::rc::Rc;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    Block, ConstantData, Function, InstBuilder, MemFlagsData, Type, Value, types,
+    Block, BlockArg, ConstantData, Function, InstBuilder, MemFlagsData, Type, Value, types,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
 use super::{
-    ConstantLanes, FLUSHED, NEGATED_FLUSHED, RAW, SoaArgs, SoaArithmetic, SoaCompileError,
+    ConstantLanes, FLUSHED, NEGATED_FLUSHED, RAW, RECORD_BYTES, SoaArgs, SoaArithmetic,
+    SoaCompileError,
 };
 use shader::exec::{BatchLayout, ExecConfig};
 use shader::float24::arith::LITP_Y_LIMIT;
@@ -309,6 +310,11 @@ fn read_only() -> MemFlagsData {
     MemFlagsData::trusted().with_readonly()
 }
 
+/// Vertex records are the caller's arrays of floats: aligned to an f32 only.
+fn caller_records() -> MemFlagsData {
+    MemFlagsData::new().with_notrap().with_readonly()
+}
+
 struct Emitter<'a, 'b> {
     b: FunctionBuilder<'b>,
     s: &'a Setup<'a>,
@@ -316,6 +322,8 @@ struct Emitter<'a, 'b> {
     /// Base pointers and strides (defined in the entry block).
     uniforms: Value,
     in_stride: Value,
+    /// Non-zero when the batch is vertex records, not planes (`SoaArgs::records`).
+    records: Value,
     /// The current group's input, output and flow pointers and its index.
     in_group: Value,
     out_group: Value,
@@ -412,6 +420,8 @@ pub fn lower(
     let flow = field(&mut b, pointer, offset_of!(SoaArgs, flow));
     let flow_stride = field(&mut b, types::I64, offset_of!(SoaArgs, flow_stride));
     let flow_step = field(&mut b, types::I64, offset_of!(SoaArgs, flow_step));
+    let group_step = field(&mut b, types::I64, offset_of!(SoaArgs, group_step));
+    let records = field(&mut b, types::I64, offset_of!(SoaArgs, records));
     let zero = b.ins().iconst(types::I64, 0);
     b.ins().jump(head, &[zero.into()]);
 
@@ -433,7 +443,7 @@ pub fn lower(
     b.ins().jump(head, &[next.into()]);
 
     b.switch_to_block(body);
-    let offset = b.ins().ishl_imm_s(i, 4);
+    let offset = b.ins().imul(i, group_step);
     let in_group = b.ins().iadd(inputs, offset);
     let out_group = b.ins().iadd(outputs, offset);
     let flow_offset = b.ins().imul(i, flow_step);
@@ -455,6 +465,7 @@ pub fn lower(
         precision: setup.config.precision,
         uniforms,
         in_stride,
+        records,
         in_group,
         out_group,
         out_stride,
@@ -592,21 +603,72 @@ impl Emitter<'_, '_> {
         }
         let no_steps = self.b.ins().iconst(types::I64, 0);
         self.b.def_var(self.steps, no_steps);
+        // The inputs the program reads, from planes or from vertex records; the traced code
+        // starts in `start` with them as its parameters.
         let layout = self.s.layout;
+        let start = self.b.create_block();
+        let from_planes = self.b.create_block();
+        let from_records = self.b.create_block();
+        for _ in 0..layout.inputs.planes() {
+            self.b.append_block_param(start, F32X4);
+        }
+        self.b
+            .ins()
+            .brif(self.records, from_records, &[], from_planes, &[]);
+
+        self.switch_to(from_planes);
+        let mut values = Vec::with_capacity(layout.inputs.planes());
+        for plane in 0..layout.inputs.planes() {
+            let offset = self.b.ins().imul_imm_s(self.in_stride, plane as i64);
+            let address = self.b.ins().iadd(self.in_group, offset);
+            values.push(self.b.ins().load(F32X4, read_only(), address, 0).into());
+        }
+        self.b.ins().jump(start, &values);
+
+        self.switch_to(from_records);
+        values.clear();
+        for n in layout.inputs.iter() {
+            let rows = std::array::from_fn(|vertex| {
+                let offset = (vertex * RECORD_BYTES + n * 16) as i32;
+                self.b
+                    .ins()
+                    .load(F32X4, caller_records(), self.in_group, offset)
+            });
+            values.extend(self.transposed(rows).map(BlockArg::from));
+        }
+        self.b.ins().jump(start, &values);
+
+        self.switch_to(start);
+        let params = self.b.block_params(start).to_vec();
         for n in 0..16 {
             for (c, default) in DEFAULT_INPUT.into_iter().enumerate() {
                 let value = match layout.inputs.slot_of(n) {
-                    Some(slot) => {
-                        let plane = (4 * slot + c) as i64;
-                        let offset = self.b.ins().imul_imm_s(self.in_stride, plane);
-                        let address = self.b.ins().iadd(self.in_group, offset);
-                        self.b.ins().load(F32X4, read_only(), address, 0)
-                    }
+                    Some(slot) => params[4 * slot + c],
                     None => self.float_const(default),
                 };
                 self.inputs[n][c] = Some(value);
             }
         }
+    }
+
+    /// The columns of the 4x4 matrix `rows` (f32x4 each): element `k` of result `j` is element
+    /// `j` of row `k`. Turns four vertices' registers into a group's components and back.
+    fn transposed(&mut self, rows: [Value; 4]) -> [Value; 4] {
+        /// The shuffle mask taking lanes `lanes` (0-3 of the first operand, 4-7 of the second).
+        fn lanes_mask(lanes: [u8; 4]) -> [u8; 16] {
+            std::array::from_fn(|byte| 4 * lanes[byte / 4] + (byte % 4) as u8)
+        }
+        let [a, b, c, d] = rows;
+        let ab_low = self.shuffle(a, b, lanes_mask([0, 4, 1, 5]));
+        let cd_low = self.shuffle(c, d, lanes_mask([0, 4, 1, 5]));
+        let ab_high = self.shuffle(a, b, lanes_mask([2, 6, 3, 7]));
+        let cd_high = self.shuffle(c, d, lanes_mask([2, 6, 3, 7]));
+        [
+            self.shuffle(ab_low, cd_low, lanes_mask([0, 1, 4, 5])),
+            self.shuffle(ab_low, cd_low, lanes_mask([2, 3, 6, 7])),
+            self.shuffle(ab_high, cd_high, lanes_mask([0, 1, 4, 5])),
+            self.shuffle(ab_high, cd_high, lanes_mask([2, 3, 6, 7])),
+        ]
     }
 
     // ------------------------------------------------------------------ tracing
@@ -1155,9 +1217,21 @@ impl Emitter<'_, '_> {
     fn emit_end(&mut self) {
         self.switch_to(self.end_block);
         let layout = self.s.layout;
-        for (slot, n) in layout.outputs.iter().enumerate() {
-            for c in 0..4 {
-                let value = self.b.use_var(self.output[n][c]);
+        let outputs: Vec<[Value; 4]> = layout
+            .outputs
+            .iter()
+            .map(|n| self.output[n].map(|v| self.b.use_var(v)))
+            .collect();
+        let to_planes = self.b.create_block();
+        let to_records = self.b.create_block();
+        let stored = self.b.create_block();
+        self.b
+            .ins()
+            .brif(self.records, to_records, &[], to_planes, &[]);
+
+        self.switch_to(to_planes);
+        for (slot, components) in outputs.iter().enumerate() {
+            for (c, &value) in components.iter().enumerate() {
                 let offset = self
                     .b
                     .ins()
@@ -1166,6 +1240,19 @@ impl Emitter<'_, '_> {
                 self.b.ins().store(trusted(), value, address, 0);
             }
         }
+        self.b.ins().jump(stored, &[]);
+
+        self.switch_to(to_records);
+        for (n, &components) in layout.outputs.iter().zip(&outputs) {
+            for (vertex, row) in self.transposed(components).into_iter().enumerate() {
+                let offset = (vertex * RECORD_BYTES + n * 16) as i32;
+                let flags = MemFlagsData::new().with_notrap();
+                self.b.ins().store(flags, row, self.out_group, offset);
+            }
+        }
+        self.b.ins().jump(stored, &[]);
+
+        self.switch_to(stored);
         let al = self.b.use_var(self.al);
         let one = self.bits_const(1);
         let cmp_x = self.b.use_var(self.cmp[0]);

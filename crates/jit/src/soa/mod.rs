@@ -34,11 +34,12 @@ use cranelift_module::{Linkage, Module, default_libcall_names};
 
 use super::{JitError, c_call_conv, code_generator, verify_ir};
 pub use constants::{ConstantLanes, UniformComponents};
-use shader::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel};
+use shader::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel, RecordIo};
 use shader::float24::{Precision, lanes};
 use shader::isa::{Instruction, decode_words};
 use shader::program::{
-    FLOAT_UNIFORMS, FlowRegisters, ShaderProgram, UNIFORM_INDEX_SLOTS, Uniforms, Vec4,
+    FLOAT_UNIFORMS, FlowRegisters, InputRegisters, ShaderProgram, UNIFORM_INDEX_SLOTS, Uniforms,
+    Vec4,
 };
 
 /// Vertices per group: one f32x4 holds a register component of four vertices.
@@ -168,7 +169,16 @@ struct SoaArgs {
     flow_stride: i64,
     /// Bytes between the flow entries of consecutive groups (16, or 0 to overwrite one).
     flow_step: i64,
+    /// Bytes between the inputs (and outputs) of consecutive groups: 16 in planes, four
+    /// records in vertex records.
+    group_step: i64,
+    /// 0: `inputs` and `outputs` are planes; 1: they are vertex records
+    /// ([`shader::exec::RecordIo`]: [`RECORD_BYTES`] a vertex, register `n` at `16 * n`).
+    records: i64,
 }
+
+/// The bytes of one vertex record: sixteen registers of four f32.
+pub(crate) const RECORD_BYTES: usize = size_of::<InputRegisters>();
 
 /// The uniforms as the compiled code reads them: c0-c95 and 32 entries of ones (docs/
 /// execution-model.md §4) in three copies: raw, with the input flush applied, and negated then
@@ -485,6 +495,21 @@ impl SoaJit {
         self.policy.load(std::sync::atomic::Ordering::Relaxed) == SORT_UNUSUAL
     }
 
+    /// Whether batches now sort their vertices with unusual inputs apart, here or on the more
+    /// exact form they run on ([`sorts_unusual_vertices`](Self::sorts_unusual_vertices) of
+    /// the kernel in use): such batches run on planes, never as vertex records.
+    pub fn sorting_in_use(&self) -> bool {
+        match self.policy.load(std::sync::atomic::Ordering::Relaxed) {
+            SORT_UNUSUAL => true,
+            RUN_FALLBACK => self
+                .fallback
+                .get()
+                .and_then(|f| f.as_deref())
+                .is_some_and(SoaJit::sorting_in_use),
+            _ => false,
+        }
+    }
+
     /// Moves the batch policy from `from` to `to`, unless another thread moved it first.
     fn move_policy(&self, from: u8, to: u8) {
         let _ = self.policy.compare_exchange(
@@ -544,13 +569,21 @@ impl SoaJit {
         debug_assert!(declined.len() >= groups);
         let start = first * GROUP;
         let flow_start = if flow.stride == 0 { 0 } else { start };
+        // Floats before group `first`'s first input and output, and bytes between groups.
+        let (skip, group_step) = if planes.records {
+            (start * RECORD_BYTES / 4, GROUP * RECORD_BYTES)
+        } else {
+            (start, 4 * GROUP)
+        };
         let args = SoaArgs {
-            // Group `first` lies inside the planes, as the caller's
+            // Group `first` lies inside the planes or records, as the caller's
             // group count says.
-            inputs: planes.inputs.wrapping_add(start),
+            inputs: planes.inputs.wrapping_add(skip),
             in_stride: (4 * planes.in_stride) as i64,
-            outputs: planes.outputs.wrapping_add(start),
+            outputs: planes.outputs.wrapping_add(skip),
             out_stride: (4 * planes.out_stride) as i64,
+            group_step: group_step as i64,
+            records: i64::from(planes.records),
             groups: groups as i64,
             declined: declined.as_mut_ptr(),
             uniforms: planes.table.0.as_ptr().cast(),
@@ -592,14 +625,16 @@ impl SoaJit {
     }
 }
 
-/// Where a call's groups live: the input and output planes (strides in elements) and the
-/// uniform table.
+/// Where a call's groups live: the input and output planes (strides in elements) or vertex
+/// records, and the uniform table.
 #[derive(Clone, Copy)]
 struct Planes<'t> {
     inputs: *const f32,
     in_stride: usize,
     outputs: *mut f32,
     out_stride: usize,
+    /// `inputs` and `outputs` are vertex records (the strides are unused).
+    records: bool,
     table: &'t UniformTable,
 }
 
@@ -725,17 +760,55 @@ impl GroupKernel for SoaJit {
             return self.run_sorted(self.exact_kernel(), uniforms, io, declined);
         }
         if self.run_here(uniforms, io, declined) {
-            let next = if self.sorting_pays() {
-                SORT_UNUSUAL
-            } else {
-                RUN_FALLBACK
-            };
-            self.move_policy(RUN_HERE, next);
+            self.flagged_many();
         }
+    }
+
+    fn run_records(
+        &self,
+        uniforms: &Uniforms,
+        io: &mut RecordIo<'_>,
+        declined: &mut Vec<usize>,
+    ) -> bool {
+        if io.written != self.layout.outputs {
+            return false;
+        }
+        let policy = self.policy.load(std::sync::atomic::Ordering::Relaxed);
+        if policy != RUN_HERE
+            && let Some(fallback) = self.fallback_kernel()
+        {
+            // Sorting the unusual vertices apart is done on planes.
+            return policy == RUN_FALLBACK && fallback.run_records(uniforms, io, declined);
+        }
+        if self.run_records_here(uniforms, io, declined) {
+            self.flagged_many();
+        }
+        true
     }
 }
 
 impl SoaJit {
+    /// After a batch that flagged many groups: later batches sort the vertices with unusual
+    /// inputs apart or run on the more exact kernel.
+    fn flagged_many(&self) {
+        let next = if self.sorting_pays() {
+            SORT_UNUSUAL
+        } else {
+            RUN_FALLBACK
+        };
+        self.move_policy(RUN_HERE, next);
+    }
+
+    /// Whether batches with `uniforms` can run on this kernel (it is specialised on their bool
+    /// and int uniforms).
+    fn runs_with(&self, uniforms: &Uniforms) -> bool {
+        debug_assert!(
+            uniforms.bools == self.bools && uniforms.int == self.ints,
+            "a SoaJit runs only with the bool and int uniforms it was compiled for"
+        );
+        uniforms.bools == self.bools && uniforms.int == self.ints
+    }
+
     /// Runs the vertices of `io` with an unusual input on `exact` (the exact kernel: such a
     /// vertex would be flagged by every fast form) and the others here, each set in planes of
     /// its own ([`shader::exec::run_sorted`]).
@@ -793,6 +866,86 @@ impl SoaJit {
         Some(table)
     }
 
+    /// The uniform table for a batch of `count` vertices with `uniforms`, or `None` when there is
+    /// nothing to run or the kernel cannot run it (then every vertex is in `declined`).
+    fn batch_table(
+        &self,
+        uniforms: &Uniforms,
+        count: usize,
+        outputs: shader::exec::RegisterSet,
+        declined: &mut Vec<usize>,
+    ) -> Option<std::sync::Arc<UniformTable>> {
+        if count == 0 {
+            return None;
+        }
+        let table = if outputs == self.layout.outputs && self.runs_with(uniforms) {
+            self.table_for(uniforms)
+        } else {
+            None
+        };
+        if table.is_none() {
+            declined.extend(0..count);
+        }
+        table
+    }
+
+    /// Runs the whole groups of a batch of `count` vertices, in `whole` (the caller's planes or
+    /// records), and a partial last group through `tail`, which lays it out in a scratch group
+    /// of its own (the last vertex repeated, so that its flow agrees), runs it with its
+    /// argument (which gives the group's flow planes, for the caller to copy the tail's) and
+    /// copies the tail's outputs back; then the whole groups' flow registers to `entries` and
+    /// the declined vertices to `declined`. Returns whether it flagged many groups ([`PREFER_FALLBACK_RATIO`]).
+    fn run_whole_and_tail(
+        &self,
+        whole: Planes<'_>,
+        count: usize,
+        entries: Option<&mut [FlowRegisters]>,
+        declined: &mut Vec<usize>,
+        tail: impl FnOnce(&mut dyn FnMut(Planes<'_>) -> FlowPlanes),
+    ) -> bool {
+        let groups = count / GROUP;
+        let wants_flow = entries.is_some();
+        let mut flow = FlowPlanes::new(wants_flow.then_some(groups * GROUP + GROUP));
+        // A group's declined byte each (on the stack for the small batches an emulator sends).
+        let mut small = [0u8; 64];
+        let mut large = Vec::new();
+        let bytes: &mut [u8] = if groups < small.len() {
+            &mut small[..groups + 1]
+        } else {
+            large.resize(groups + 1, 0u8);
+            &mut large
+        };
+        let mut flagged_many = false;
+        if groups > 0 {
+            let flagged = self.run_groups(whole, groups, bytes, &mut flow);
+            flagged_many = flagged * PREFER_FALLBACK_RATIO > groups;
+        }
+        if !count.is_multiple_of(GROUP) {
+            let tail_byte = &mut bytes[groups..=groups];
+            tail(&mut |planes| {
+                let mut tail_flow = FlowPlanes::new(wants_flow.then_some(GROUP));
+                self.run_groups(planes, 1, tail_byte, &mut tail_flow);
+                tail_flow
+            });
+        }
+        if let Some(entries) = entries {
+            for (i, entry) in entries.iter_mut().enumerate().take(groups * GROUP) {
+                *entry = flow.get(i);
+            }
+        }
+        for (g, &bits) in bytes.iter().enumerate() {
+            if bits != 0 {
+                for lane in 0..GROUP {
+                    let i = g * GROUP + lane;
+                    if bits & (1 << lane) != 0 && i < count {
+                        declined.push(i);
+                    }
+                }
+            }
+        }
+        flagged_many
+    }
+
     /// Runs every group of `io` on this kernel (flagged ones again on the more exact kernels).
     /// Returns whether it flagged many of them ([`PREFER_FALLBACK_RATIO`]).
     fn run_here(
@@ -801,23 +954,9 @@ impl SoaJit {
         io: &mut BatchIo<'_>,
         declined: &mut Vec<usize>,
     ) -> bool {
-        debug_assert!(
-            uniforms.bools == self.bools && uniforms.int == self.ints,
-            "a SoaJit runs only with the bool and int uniforms it was compiled for"
-        );
         let count = io.count();
-        if count == 0 {
-            return false;
-        }
-        if io.outputs.registers() != self.layout.outputs
-            || uniforms.bools != self.bools
-            || uniforms.int != self.ints
-        {
-            declined.extend(0..count);
-            return false;
-        }
-        let Some(table) = self.table_for(uniforms) else {
-            declined.extend(0..count);
+        let Some(table) = self.batch_table(uniforms, count, io.outputs.registers(), declined)
+        else {
             return false;
         };
         // Inputs in the layout the code was compiled for.
@@ -832,34 +971,20 @@ impl SoaJit {
         };
         let in_planes = self.layout.inputs.planes();
         let out_planes = self.layout.outputs.planes();
-        let groups = count / GROUP;
-        let tail = count % GROUP;
-        let mut flow = FlowPlanes::new(io.flow.is_some().then_some(groups * GROUP + GROUP));
-        // A group's declined byte each (on the stack for the small batches an emulator sends).
-        let mut small = [0u8; 64];
-        let mut large = Vec::new();
-        let bytes: &mut [u8] = if groups < small.len() {
-            &mut small[..groups + 1]
-        } else {
-            large.resize(groups + 1, 0u8);
-            &mut large
+        let whole = Planes {
+            inputs: in_data.as_ptr(),
+            in_stride,
+            outputs: io.outputs.base_ptr(),
+            out_stride: io.outputs.stride(),
+            records: false,
+            table: &table,
         };
-        let out_stride = io.outputs.stride();
-        let out_base = io.outputs.base_ptr();
-        let mut flagged_many = false;
-        if groups > 0 {
-            let planes = Planes {
-                inputs: in_data.as_ptr(),
-                in_stride,
-                outputs: out_base,
-                out_stride,
-                table: &table,
-            };
-            let flagged = self.run_groups(planes, groups, bytes, &mut flow);
-            flagged_many = flagged * PREFER_FALLBACK_RATIO > groups;
-        }
-        if tail > 0 {
-            let start = groups * GROUP;
+        let start = count / GROUP * GROUP;
+        let tail = count - start;
+        let (outputs, flow) = (&mut io.outputs, io.flow.as_deref_mut());
+        let mut tail_flow = None;
+        let flagged_many = self.run_whole_and_tail(whole, count, flow, declined, |run| {
+            // A partial group in padded planes of its own, the last vertex repeated.
             let mut scratch_in = vec![0f32; in_planes.max(1) * GROUP];
             if in_planes > 0 {
                 copy_planes(
@@ -874,40 +999,76 @@ impl SoaJit {
                 );
             }
             let mut scratch_out = vec![0f32; out_planes.max(1) * GROUP];
-            let mut tail_flow = FlowPlanes::new(io.flow.is_some().then_some(GROUP));
-            let mut tail_byte = [0u8; 1];
-            let planes = Planes {
+            let group_flow = run(Planes {
                 inputs: scratch_in.as_ptr(),
                 in_stride: GROUP,
                 outputs: scratch_out.as_mut_ptr(),
                 out_stride: GROUP,
+                records: false,
                 table: &table,
-            };
-            self.run_groups(planes, 1, &mut tail_byte, &mut tail_flow);
-            bytes[groups] = tail_byte[0];
+            });
             for k in 0..out_planes {
-                let plane = io.outputs.plane_mut(k);
+                let plane = outputs.plane_mut(k);
                 plane[start..count].copy_from_slice(&scratch_out[k * GROUP..k * GROUP + tail]);
             }
-            if let Some(entries) = io.flow.as_deref_mut() {
-                for i in 0..tail {
-                    entries[start + i] = tail_flow.get(i);
-                }
+            tail_flow = Some(group_flow);
+        });
+        if let (Some(entries), Some(group_flow)) = (io.flow.as_deref_mut(), tail_flow) {
+            for i in 0..tail {
+                entries[start + i] = group_flow.get(i);
             }
         }
-        if let Some(entries) = io.flow.as_deref_mut() {
-            for (i, entry) in entries.iter_mut().enumerate().take(groups * GROUP) {
-                *entry = flow.get(i);
-            }
-        }
-        for (g, &bits) in bytes.iter().enumerate() {
-            if bits != 0 {
-                for lane in 0..GROUP {
-                    let i = g * GROUP + lane;
-                    if bits & (1 << lane) != 0 && i < count {
-                        declined.push(i);
+        flagged_many
+    }
+
+    /// [`run_here`](Self::run_here) on vertex records (their outputs the layout's).
+    fn run_records_here(
+        &self,
+        uniforms: &Uniforms,
+        io: &mut RecordIo<'_>,
+        declined: &mut Vec<usize>,
+    ) -> bool {
+        let count = io.count();
+        let Some(table) = self.batch_table(uniforms, count, io.written, declined) else {
+            return false;
+        };
+        let whole = Planes {
+            inputs: io.inputs.as_ptr().cast(),
+            in_stride: 0,
+            outputs: io.outputs.as_mut_ptr().cast(),
+            out_stride: 0,
+            records: true,
+            table: &table,
+        };
+        let start = count / GROUP * GROUP;
+        let (inputs, outputs) = (io.inputs, &mut *io.outputs);
+        let written = self.layout.outputs;
+        let mut tail_flow = None;
+        let flagged_many =
+            self.run_whole_and_tail(whole, count, io.flow.as_deref_mut(), declined, |run| {
+                // A partial group in records of its own, the last vertex repeated.
+                let last = inputs[count - 1];
+                let scratch_in: [InputRegisters; GROUP] =
+                    std::array::from_fn(|k| inputs.get(start + k).copied().unwrap_or(last));
+                let mut scratch_out = [[[0f32; 4]; 16]; GROUP];
+                let group_flow = run(Planes {
+                    inputs: scratch_in.as_ptr().cast(),
+                    in_stride: 0,
+                    outputs: scratch_out.as_mut_ptr().cast(),
+                    out_stride: 0,
+                    records: true,
+                    table: &table,
+                });
+                for (vertex, scratch) in outputs[start..].iter_mut().zip(&scratch_out) {
+                    for n in written.iter() {
+                        vertex[n] = scratch[n];
                     }
                 }
+                tail_flow = Some(group_flow);
+            });
+        if let (Some(entries), Some(group_flow)) = (io.flow.as_deref_mut(), tail_flow) {
+            for (i, entry) in entries[start..].iter_mut().enumerate() {
+                *entry = group_flow.get(i);
             }
         }
         flagged_many

@@ -195,6 +195,7 @@ impl fmt::Display for BatchError {
 
 impl std::error::Error for BatchError {}
 
+#[inline]
 fn check_shape(
     buffer: &'static str,
     len: usize,
@@ -240,6 +241,7 @@ pub struct SoaInputs<'a> {
 impl<'a> SoaInputs<'a> {
     /// Planes in `data`: plane `k` (register `registers`'s k/4-th, component k%4) holds vertex
     /// `i` at `data[k * stride + i]`.
+    #[inline]
     pub fn new(
         data: &'a [f32],
         registers: RegisterSet,
@@ -336,6 +338,7 @@ unsafe impl Send for SoaOutputs<'_> {}
 
 impl<'a> SoaOutputs<'a> {
     /// Planes in `data`, laid out as in [`SoaInputs::new`].
+    #[inline]
     pub fn new(
         data: &'a mut [f32],
         registers: RegisterSet,
@@ -460,6 +463,7 @@ pub struct BatchIo<'a> {
 
 impl<'a> BatchIo<'a> {
     /// A batch of `inputs.count()` vertices; the outputs (and flow entries) must be as many.
+    #[inline]
     pub fn new(
         inputs: SoaInputs<'a>,
         outputs: SoaOutputs<'a>,
@@ -583,6 +587,78 @@ impl<'a> BatchIo<'a> {
     ) {
         let (outputs, flow) = settled(i, outcome, errors);
         self.outputs.set_vertex(i, &outputs);
+        if let Some(entries) = self.flow.as_deref_mut() {
+            entries[i] = flow;
+        }
+    }
+}
+
+/// A batch in an emulator's own layout, vertex records (docs/c-abi.md, `picajit_run_vertices`):
+/// each vertex its sixteen input registers (register values, as [`super::ShaderEngine::run_vertex`]
+/// takes them) and sixteen output registers, of which a run writes those of `written`, the
+/// program's output set ([`BatchLayout::outputs`]), and leaves the others as they are.
+pub struct RecordIo<'a> {
+    /// Each vertex's input registers.
+    pub inputs: &'a [InputRegisters],
+    /// Each vertex's output registers.
+    pub outputs: &'a mut [[Vec4; 16]],
+    /// The output registers a run writes.
+    pub written: RegisterSet,
+    /// One entry per vertex, when the caller wants the final flow registers.
+    pub flow: Option<&'a mut [FlowRegisters]>,
+}
+
+impl<'a> RecordIo<'a> {
+    /// A batch of `inputs.len()` vertices; the outputs (and flow entries) must be as many.
+    #[inline]
+    pub fn new(
+        inputs: &'a [InputRegisters],
+        outputs: &'a mut [[Vec4; 16]],
+        written: RegisterSet,
+        flow: Option<&'a mut [FlowRegisters]>,
+    ) -> Result<RecordIo<'a>, BatchError> {
+        let expected = inputs.len();
+        for (buffer, count) in [
+            ("outputs", Some(outputs.len())),
+            ("flow", flow.as_ref().map(|flow| flow.len())),
+        ] {
+            if let Some(count) = count
+                && count != expected
+            {
+                return Err(BatchError::CountMismatch {
+                    buffer,
+                    count,
+                    expected,
+                });
+            }
+        }
+        Ok(RecordIo {
+            inputs,
+            outputs,
+            written,
+            flow,
+        })
+    }
+
+    /// The vertex count.
+    #[inline]
+    pub fn count(&self) -> usize {
+        self.inputs.len()
+    }
+
+    /// Stores what vertex `i`'s invocation left as [`BatchIo::store`] does, in the registers of
+    /// `written` only.
+    #[inline]
+    pub fn store(
+        &mut self,
+        i: usize,
+        outcome: Result<VertexResult, ExecError>,
+        errors: &mut Vec<(usize, ExecError)>,
+    ) {
+        let (outputs, flow) = settled(i, outcome, errors);
+        for n in self.written.iter() {
+            self.outputs[i][n] = outputs[n];
+        }
         if let Some(entries) = self.flow.as_deref_mut() {
             entries[i] = flow;
         }
@@ -821,4 +897,17 @@ pub trait GroupKernel: Send + Sync {
         io: &mut BatchIo<'_>,
         declined: &mut Vec<usize>,
     );
+
+    /// [`run`](Self::run) on vertex records, for a kernel that reads and writes them itself:
+    /// whether it ran the batch (with `io.written` its layout's outputs). Kernels that only
+    /// read planes return `false` and touch nothing.
+    fn run_records(
+        &self,
+        uniforms: &crate::program::Uniforms,
+        io: &mut RecordIo<'_>,
+        declined: &mut Vec<usize>,
+    ) -> bool {
+        let _ = (uniforms, io, declined);
+        false
+    }
 }

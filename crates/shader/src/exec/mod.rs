@@ -22,8 +22,8 @@ mod batch;
 use std::fmt;
 
 pub use batch::{
-    ALL_FLOAT_UNIFORMS, BatchError, BatchIo, BatchLayout, GroupKernel, RegisterSet, STRIDE_ALIGN,
-    SoaBuffer, SoaInputs, SoaOutputs, VERTEX_BLOCK, run_sorted, unusual_vertices,
+    ALL_FLOAT_UNIFORMS, BatchError, BatchIo, BatchLayout, GroupKernel, RecordIo, RegisterSet,
+    STRIDE_ALIGN, SoaBuffer, SoaInputs, SoaOutputs, VERTEX_BLOCK, run_sorted, unusual_vertices,
 };
 
 use crate::float24::Precision;
@@ -488,6 +488,20 @@ pub trait ShaderEngine: Send + Sync {
         errors: &mut Vec<(usize, ExecError)>,
     ) {
         io.run_per_vertex(errors, |inputs| self.run_vertex(uniforms, inputs));
+    }
+
+    /// Runs a batch of vertex records (see [`RecordIo`]) when the engine reads and writes them
+    /// itself: whether it ran them (then each failed vertex is in `errors`, in vertex order, as
+    /// [`run_batch`](Self::run_batch) reports them). An engine whose batches need planes returns
+    /// `false` and touches nothing; the caller then lays the batch out in planes.
+    fn run_records(
+        &self,
+        uniforms: &Uniforms,
+        io: &mut RecordIo<'_>,
+        errors: &mut Vec<(usize, ExecError)>,
+    ) -> bool {
+        let _ = (uniforms, io, errors);
+        false
     }
 
     /// Finishes whatever preparing the engine left for later for batches run with `uniforms`
