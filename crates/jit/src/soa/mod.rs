@@ -892,16 +892,16 @@ impl SoaJit {
     /// Runs the whole groups of a batch of `count` vertices, in `whole` (the caller's planes or
     /// records), and a partial last group through `tail`, which lays it out in a scratch group
     /// of its own (the last vertex repeated, so that its flow agrees), runs it with its
-    /// argument (which gives the group's flow planes, for the caller to copy the tail's) and
-    /// copies the tail's outputs back; then the whole groups' flow registers to `entries` and
-    /// the declined vertices to `declined`. Returns whether it flagged many groups ([`PREFER_FALLBACK_RATIO`]).
+    /// argument and copies the tail's outputs back; then every vertex's flow registers to
+    /// `entries` and the declined vertices to `declined`. Returns whether it flagged many
+    /// groups ([`PREFER_FALLBACK_RATIO`]).
     fn run_whole_and_tail(
         &self,
         whole: Planes<'_>,
         count: usize,
         entries: Option<&mut [FlowRegisters]>,
         declined: &mut Vec<usize>,
-        tail: impl FnOnce(&mut dyn FnMut(Planes<'_>) -> FlowPlanes),
+        tail: impl FnOnce(&mut dyn FnMut(Planes<'_>)),
     ) -> bool {
         let groups = count / GROUP;
         let wants_flow = entries.is_some();
@@ -920,17 +920,22 @@ impl SoaJit {
             let flagged = self.run_groups(whole, groups, bytes, &mut flow);
             flagged_many = flagged * PREFER_FALLBACK_RATIO > groups;
         }
-        if !count.is_multiple_of(GROUP) {
+        let start = groups * GROUP;
+        let mut tail_flow = FlowPlanes::new(wants_flow.then_some(GROUP));
+        if start < count {
             let tail_byte = &mut bytes[groups..=groups];
+            // The partial group does not count towards flagging many.
             tail(&mut |planes| {
-                let mut tail_flow = FlowPlanes::new(wants_flow.then_some(GROUP));
                 self.run_groups(planes, 1, tail_byte, &mut tail_flow);
-                tail_flow
             });
         }
         if let Some(entries) = entries {
-            for (i, entry) in entries.iter_mut().enumerate().take(groups * GROUP) {
+            let (whole_entries, tail_entries) = entries.split_at_mut(start);
+            for (i, entry) in whole_entries.iter_mut().enumerate() {
                 *entry = flow.get(i);
+            }
+            for (i, entry) in tail_entries.iter_mut().enumerate() {
+                *entry = tail_flow.get(i);
             }
         }
         for (g, &bits) in bytes.iter().enumerate() {
@@ -982,8 +987,7 @@ impl SoaJit {
         let start = count / GROUP * GROUP;
         let tail = count - start;
         let (outputs, flow) = (&mut io.outputs, io.flow.as_deref_mut());
-        let mut tail_flow = None;
-        let flagged_many = self.run_whole_and_tail(whole, count, flow, declined, |run| {
+        self.run_whole_and_tail(whole, count, flow, declined, |run| {
             // A partial group in padded planes of its own, the last vertex repeated.
             let mut scratch_in = vec![0f32; in_planes.max(1) * GROUP];
             if in_planes > 0 {
@@ -999,7 +1003,7 @@ impl SoaJit {
                 );
             }
             let mut scratch_out = vec![0f32; out_planes.max(1) * GROUP];
-            let group_flow = run(Planes {
+            run(Planes {
                 inputs: scratch_in.as_ptr(),
                 in_stride: GROUP,
                 outputs: scratch_out.as_mut_ptr(),
@@ -1011,14 +1015,7 @@ impl SoaJit {
                 let plane = outputs.plane_mut(k);
                 plane[start..count].copy_from_slice(&scratch_out[k * GROUP..k * GROUP + tail]);
             }
-            tail_flow = Some(group_flow);
-        });
-        if let (Some(entries), Some(group_flow)) = (io.flow.as_deref_mut(), tail_flow) {
-            for i in 0..tail {
-                entries[start + i] = group_flow.get(i);
-            }
-        }
-        flagged_many
+        })
     }
 
     /// [`run_here`](Self::run_here) on vertex records (their outputs the layout's).
@@ -1043,34 +1040,25 @@ impl SoaJit {
         let start = count / GROUP * GROUP;
         let (inputs, outputs) = (io.inputs, &mut *io.outputs);
         let written = self.layout.outputs;
-        let mut tail_flow = None;
-        let flagged_many =
-            self.run_whole_and_tail(whole, count, io.flow.as_deref_mut(), declined, |run| {
-                // A partial group in records of its own, the last vertex repeated.
-                let last = inputs[count - 1];
-                let scratch_in: [InputRegisters; GROUP] =
-                    std::array::from_fn(|k| inputs.get(start + k).copied().unwrap_or(last));
-                let mut scratch_out = [[[0f32; 4]; 16]; GROUP];
-                let group_flow = run(Planes {
-                    inputs: scratch_in.as_ptr().cast(),
-                    in_stride: 0,
-                    outputs: scratch_out.as_mut_ptr().cast(),
-                    out_stride: 0,
-                    records: true,
-                    table: &table,
-                });
-                for (vertex, scratch) in outputs[start..].iter_mut().zip(&scratch_out) {
-                    for n in written.iter() {
-                        vertex[n] = scratch[n];
-                    }
-                }
-                tail_flow = Some(group_flow);
+        self.run_whole_and_tail(whole, count, io.flow.as_deref_mut(), declined, |run| {
+            // A partial group in records of its own, the last vertex repeated.
+            let last = inputs[count - 1];
+            let scratch_in: [InputRegisters; GROUP] =
+                std::array::from_fn(|k| inputs.get(start + k).copied().unwrap_or(last));
+            let mut scratch_out = [[[0f32; 4]; 16]; GROUP];
+            run(Planes {
+                inputs: scratch_in.as_ptr().cast(),
+                in_stride: 0,
+                outputs: scratch_out.as_mut_ptr().cast(),
+                out_stride: 0,
+                records: true,
+                table: &table,
             });
-        if let (Some(entries), Some(group_flow)) = (io.flow.as_deref_mut(), tail_flow) {
-            for (i, entry) in entries[start..].iter_mut().enumerate() {
-                *entry = group_flow.get(i);
+            for (vertex, scratch) in outputs[start..].iter_mut().zip(&scratch_out) {
+                for n in written.iter() {
+                    vertex[n] = scratch[n];
+                }
             }
-        }
-        flagged_many
+        })
     }
 }
