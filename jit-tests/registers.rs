@@ -585,6 +585,73 @@ fn ex2_and_lg2_give_the_interpreters_bits_on_edge_values() {
     }
 }
 
+/// The interpreter and the JIT for `program` in precision `p`, the JIT running its
+/// whole-invocation fast form on every invocation (which it must have).
+fn on_the_fast_form(
+    program: &picajit::program::ShaderProgram,
+    p: Precision,
+) -> (picajit::interp::Interpreter, picajit::jit::JitShader) {
+    let config = picajit::exec::ExecConfig {
+        precision: p,
+        ..Default::default()
+    };
+    let interp = picajit::interp::Interpreter::new(program.clone(), config);
+    let mut jit = picajit::jit::JitShader::compile(program.clone(), config).unwrap();
+    assert!(jit.has_fast_form());
+    jit.set_fast_policy(picajit::jit::FastPolicy::Always);
+    (interp, jit)
+}
+
+#[test]
+fn infinite_transcendentals_do_not_send_the_fast_form_back() {
+    // RSQ, RCP, EX2 and LG2 results may be infinite for ordinary inputs (rsq(0) of a zero
+    // normal, lg2(0) of a specular term facing away). The whole-invocation fast form lowers an
+    // instruction with products that reads such a lane apart (docs/architecture.md, "Wild
+    // lanes"): a LG2 result by the exact rule, another by a fast form with an exact one in a
+    // cold block, and a wild lane the rule does not read is made +0 before the operand checks.
+    // So none of these invocations runs again, and the bits are the interpreter's.
+    use picajit::program::ShaderKind;
+    let mut b = Builder::new();
+    b.ops(
+        "dp3 r0.w, v0, v0; rsq r0.w, r0.w; mul r0.xyz, r0.w, v0; \
+         dp3 r2.x, r0, v1; max r3.x, r2.x, v3.x; lg2 r3.x, r3.x; mul r3.x, v2.x, r3.x; \
+         ex2 r3.x, r3.x; mul r4, r3.x, v1; mad r5, v1, v2, r4; dp4 r6.x, v1, v2; \
+         mov o0, r0; mov o1, r5; mov o2, r2; mov o3, r6; end",
+    );
+    let program = b.program(ShaderKind::Vertex);
+    let vertex = |normal: [f32; 4], light: [f32; 4]| {
+        inputs(&[
+            (0, normal),
+            (1, light),
+            (2, [8.0, 0.5, -2.0, 1.0]),
+            (3, [0.0; 4]),
+        ])
+    };
+    let vertices = [
+        // Ordinary: a normal facing the light.
+        vertex([0.0, 0.6, 0.8, 0.0], [0.0, 0.0, 1.0, 0.0]),
+        // A zero normal: rsq(0) = inf, inf·0 = +0 in the product (the cold exact block).
+        vertex([0.0; 4], [0.0, 0.0, 1.0, 0.0]),
+        // Facing away: lg2(0) = -inf, its product -inf, and EX2 of it +0.
+        vertex([0.0, 0.6, 0.8, 0.0], [0.0, 0.0, -1.0, 0.0]),
+    ];
+    for p in [Precision::F24Truncate, Precision::F24Nearest] {
+        let (interp, jit) = on_the_fast_form(&program, p);
+        let u = Uniforms::default();
+        for (k, v) in vertices.iter().enumerate() {
+            let expected = interp.run_vertex(&u, v);
+            assert_same_vertex(&expected, &jit.run_vertex(&u, v));
+            let outputs = expected.unwrap().outputs;
+            match k {
+                1 => assert_bits(outputs[0], [0.0, 0.0, 0.0, f32::INFINITY]),
+                2 => assert_eq!(outputs[1][0].to_bits(), 0.0f32.to_bits(), "{p:?}"),
+                _ => {}
+            }
+            assert_eq!(jit.fast_form_reruns(), 0, "{p:?}: vertex {k} stands");
+        }
+    }
+}
+
 #[test]
 fn a_whole_invocation_runs_on_the_fast_form_and_again_exactly_where_it_flags() {
     // A vertex shader with enough products has a whole-invocation fast form
@@ -627,14 +694,7 @@ fn a_whole_invocation_runs_on_the_fast_form_and_again_exactly_where_it_flags() {
         ]),
     ];
     for p in [Precision::F24Truncate, Precision::F24Nearest] {
-        let config = ExecConfig {
-            precision: p,
-            ..ExecConfig::default()
-        };
-        let interp = Interpreter::new(program.clone(), config);
-        let mut jit = JitShader::compile(program.clone(), config).unwrap();
-        assert!(jit.has_fast_form());
-        jit.set_fast_policy(FastPolicy::Always);
+        let (interp, jit) = on_the_fast_form(&program, p);
         let u = Uniforms::default();
         let expected = interp.run_vertex(&u, &ordinary);
         assert_same_vertex(&expected, &jit.run_vertex(&u, &ordinary));

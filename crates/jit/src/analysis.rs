@@ -84,6 +84,20 @@ pub struct FlowFacts {
     /// float24 input flush leaves unchanged wherever they are read, found by
     /// [`FlowFacts::find_canonical_temps`] (none until then).
     pub canonical_temps: [u8; 16],
+    /// The lanes of each temporary that may hold a result of RCP, RSQ, EX2 or LG2 (bit `i` of
+    /// entry `n`: lane `i` of rN), found by [`FlowFacts::find_wild_temps`] (none until then).
+    pub wild_temps: [u8; 16],
+    /// The lanes among [`FlowFacts::wild_temps`] that may hold a result of LG2.
+    pub logarithm_temps: [u8; 16],
+}
+
+/// How [`FlowFacts::temp_lanes_fixpoint`] joins the writes of a lane.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Meet {
+    /// The lane has the property when every write gives it.
+    All,
+    /// The lane has the property when some write gives it.
+    Any,
 }
 
 /// Where an address stands in a group of dot products computed together: consecutive DP3s,
@@ -168,7 +182,78 @@ impl FlowFacts {
     ///
     /// Everything else (LITP) counts as not canonical.
     pub fn find_canonical_temps(&mut self, decoded: &[Instruction], opdescs: &[u32]) {
-        let mut canonical = [0xFu8; 16];
+        self.canonical_temps =
+            self.temp_lanes_fixpoint(decoded, opdescs, Meet::All, |of, operation, lane| {
+                match operation {
+                    Operation::Binary { op, a, b, .. } => match op {
+                        BinaryOperation::Max | BinaryOperation::Min => {
+                            of(a, lane, false) && of(b, lane, false)
+                        }
+                        BinaryOperation::Dst if lane == 2 => of(a, lane, false),
+                        BinaryOperation::Dst if lane == 3 => of(b, lane, false),
+                        _ => true,
+                    },
+                    Operation::Unary { op, a, .. } => match op {
+                        UnaryOp::Mov => of(a, lane, false),
+                        UnaryOp::Litp => false,
+                        _ => true,
+                    },
+                    Operation::Mad { .. } | Operation::Mova { .. } | Operation::Cmp { .. } => true,
+                }
+            });
+    }
+
+    /// Finds the lanes of the temporaries that may hold a *wild* value: a result of RCP, RSQ,
+    /// EX2 or LG2, which are infinite for some ordinary operands (rsq(0) of a zero normal,
+    /// lg2(0) of a specular term facing away), or a MOV, MAX or MIN (or DST's copied lanes) of
+    /// such a lane; and among them the lanes that may hold a result of LG2, whose operand is
+    /// often a clamp at 0 (`max r0, zero, r0` before the specular power). A vertex shader's
+    /// fast forms treat an instruction with products that reads such lanes apart
+    /// (docs/architecture.md, "Wild lanes"). Flow-insensitive, like
+    /// [`FlowFacts::find_canonical_temps`]: a lane is wild when some reachable write to it is.
+    pub fn find_wild_temps(&mut self, decoded: &[Instruction], opdescs: &[u32]) {
+        let from = |sources: &[UnaryOp]| {
+            self.temp_lanes_fixpoint(decoded, opdescs, Meet::Any, |of, operation, lane| {
+                match operation {
+                    Operation::Binary { op, a, b, .. } => match op {
+                        BinaryOperation::Max | BinaryOperation::Min => {
+                            of(a, lane, true) || of(b, lane, true)
+                        }
+                        BinaryOperation::Dst if lane == 2 => of(a, lane, true),
+                        BinaryOperation::Dst if lane == 3 => of(b, lane, true),
+                        _ => false,
+                    },
+                    Operation::Unary { op, a, .. } => {
+                        sources.contains(&op) || (op == UnaryOp::Mov && of(a, lane, true))
+                    }
+                    Operation::Mad { .. } | Operation::Mova { .. } | Operation::Cmp { .. } => false,
+                }
+            })
+        };
+        let wild = from(&[UnaryOp::Rcp, UnaryOp::Rsq, UnaryOp::Ex2, UnaryOp::Lg2]);
+        let logarithms = from(&[UnaryOp::Lg2]);
+        self.wild_temps = wild;
+        self.logarithm_temps = logarithms;
+    }
+
+    /// A flow-insensitive property of the temporaries' lanes at its fixed point: for every
+    /// reachable write of lane `lane` of a temporary, `holds(of, operation, lane)` says whether
+    /// the written value has it, where `of(operand, lane, negated_keeps)` says whether lane
+    /// `lane` of an operand, as read (swizzled), has it (a temporary's lane as found so far;
+    /// never an input's or uniform's; a negated one only if `negated_keeps`). With
+    /// [`Meet::All`] a lane has the property when every write gives it (starting from all:
+    /// the zeroed start has it); with [`Meet::Any`] when some write does (starting from none).
+    fn temp_lanes_fixpoint(
+        &self,
+        decoded: &[Instruction],
+        opdescs: &[u32],
+        meet: Meet,
+        holds: impl Fn(&dyn Fn(Operand, usize, bool) -> bool, Operation, usize) -> bool,
+    ) -> [u8; 16] {
+        let mut lanes = match meet {
+            Meet::All => [0xFu8; 16],
+            Meet::Any => [0u8; 16],
+        };
         loop {
             let mut changed = false;
             for (inst, _) in decoded.iter().zip(&self.reachable).filter(|&(_, &r)| r) {
@@ -179,48 +264,34 @@ impl FlowFacts {
                     continue;
                 };
                 let desc = OperandDescriptor(opdescs[operation.desc() as usize]);
-                // Whether lane `lane` of an operand, as read, is canonical.
-                let lane_of = |operand: Operand, lane: usize| {
+                let now = lanes;
+                let of = |operand: Operand, lane: usize, negated_keeps: bool| {
                     let (RegisterFile::Temporary, m) = operand.reg.file_index() else {
                         return false;
                     };
                     let component = desc.swizzle(operand.slot).component(lane);
-                    !desc.negate(operand.slot) && canonical[m as usize] & (1 << component) != 0
+                    (negated_keeps || !desc.negate(operand.slot))
+                        && now[m as usize] & (1 << component) != 0
                 };
                 let written = desc.dest_mask().lanes();
-                let mut kept = canonical[n as usize];
+                let mut next = lanes[n as usize];
                 for lane in (0..4).filter(|&lane| written & (1 << lane) != 0) {
-                    let ok = match operation {
-                        Operation::Binary { op, a, b, .. } => match op {
-                            BinaryOperation::Max | BinaryOperation::Min => {
-                                lane_of(a, lane) && lane_of(b, lane)
-                            }
-                            BinaryOperation::Dst if lane == 2 => lane_of(a, lane),
-                            BinaryOperation::Dst if lane == 3 => lane_of(b, lane),
-                            _ => true,
-                        },
-                        Operation::Unary { op, a, .. } => match op {
-                            UnaryOp::Mov => lane_of(a, lane),
-                            UnaryOp::Litp => false,
-                            _ => true,
-                        },
-                        Operation::Mad { .. } => true,
-                        Operation::Mova { .. } | Operation::Cmp { .. } => true,
-                    };
-                    if !ok {
-                        kept &= !(1 << lane);
+                    let has = holds(&of, operation, lane);
+                    match meet {
+                        Meet::All if !has => next &= !(1 << lane),
+                        Meet::Any if has => next |= 1 << lane,
+                        _ => {}
                     }
                 }
-                if kept != canonical[n as usize] {
-                    canonical[n as usize] = kept;
+                if next != lanes[n as usize] {
+                    lanes[n as usize] = next;
                     changed = true;
                 }
             }
             if !changed {
-                break;
+                return lanes;
             }
         }
-        self.canonical_temps = canonical;
     }
 
     /// Finds the dot-product groups ([`DotGroup`]) of the runs, with the operand descriptors
@@ -598,6 +669,51 @@ mod tests {
         let expected = [0xF, 0b0011, 0xF, 0, 0b1101, 0b1101, 0xF];
         assert_eq!(facts.canonical_temps[..7], expected);
         assert!(facts.canonical_temps[7..].iter().all(|&lanes| lanes == 0xF));
+    }
+
+    #[test]
+    fn wild_temporaries_are_those_some_write_gives_a_transcendental() {
+        let unary = |op: UnaryOp, dst: u8, src1: SrcReg, desc: u8| Instruction::Unary {
+            op,
+            dst: DstReg::temp(dst),
+            src1,
+            rel: RelIndex::None,
+            desc,
+            ignored: 0,
+        };
+        let binary = |op: BinaryOp, dst: u8, src1: u8, src2: u8| Instruction::Binary {
+            op,
+            dst: DstReg::temp(dst),
+            src1: SrcReg::temp(src1),
+            src2: SrcReg::temp(src2),
+            rel: RelIndex::None,
+            desc: 0xF,
+        };
+        // Descriptor k writes the lanes of mask k (0b1000: x).
+        let code = [
+            unary(UnaryOp::Rsq, 0, SrcReg::input(0), 0b1000), // r0.x: wild
+            unary(UnaryOp::Mov, 0, SrcReg::input(0), 0xF),    // r0 again: still wild somewhere
+            unary(UnaryOp::Lg2, 1, SrcReg::input(0), 0b0100), // r1.y: a logarithm
+            unary(UnaryOp::Mov, 2, SrcReg::temp(1), 0xF),     // r2 = r1: copied lanes
+            binary(BinaryOp::Max, 3, 0, 1),                   // r3: either operand's
+            binary(BinaryOp::Mul, 4, 0, 1),                   // r4: a product, not wild
+            unary(UnaryOp::Ex2, 5, SrcReg::temp(4), 0b0010),  // r5.z: wild
+            unary(UnaryOp::Flr, 6, SrcReg::temp(1), 0xF),     // r6: FLR is not
+            end(),
+        ];
+        let (decoded, opdescs) = memory(&code);
+        let mut facts = FlowFacts::analyse(&decoded, 0);
+        facts.find_wild_temps(&decoded, &opdescs);
+        // Bit i is lane i (x = bit 0).
+        assert_eq!(
+            facts.wild_temps[..7],
+            [0b0001, 0b0010, 0b0010, 0b0011, 0, 0b0100, 0]
+        );
+        assert_eq!(
+            facts.logarithm_temps[..7],
+            [0, 0b0010, 0b0010, 0b0010, 0, 0, 0]
+        );
+        assert!(facts.wild_temps[7..].iter().all(|&lanes| lanes == 0));
     }
 
     /// A straight line is cut every `RUN_LIMIT` addresses; a cut continues the run before

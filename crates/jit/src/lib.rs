@@ -745,6 +745,7 @@ impl JitShader {
             facts.find_dot_groups(&decoded, &program.opdescs[..]);
             if config.precision.is_f24() {
                 facts.find_canonical_temps(&decoded, &program.opdescs[..]);
+                facts.find_wild_temps(&decoded, &program.opdescs[..]);
             }
         }
         let inline_transcendentals =

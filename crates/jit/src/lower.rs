@@ -145,6 +145,14 @@ pub struct RegisterCache {
     checked: Option<lanes::FlaggingSignedZeros<Value, Value>>,
     /// The values of the run those checks cover (checked, or within the bounds as constants).
     bounded: std::collections::HashSet<Value>,
+    /// Float24 modes: the lanes of each value that may hold a *wild* value, a result of RCP,
+    /// RSQ, EX2 or LG2 (bits 0-3), and those of them that may hold one of LG2 (bits 4-7)
+    /// ([`FlowFacts::find_wild_temps`]; a register loaded from its home has the lanes found
+    /// for it), which the fast forms do not read ([`Lowering::tame`]).
+    wild: std::collections::HashMap<Value, u8>,
+    /// The copies of values with their wild lanes made +0 ([`Lowering::tame`]), by value and
+    /// the lanes kept.
+    tamed: std::collections::HashMap<(Value, u8), Value>,
 }
 
 impl RegisterCache {
@@ -157,6 +165,8 @@ impl RegisterCache {
         self.negative_zeros.clear();
         self.checked = None;
         self.bounded.clear();
+        self.wild.clear();
+        self.tamed.clear();
     }
 
     /// Keeps the registers this run used for the next run, which only this one leads to: their
@@ -171,7 +181,20 @@ impl RegisterCache {
             self.carried.insert(reg);
         }
         self.constants.clear();
+        self.tamed.clear();
     }
+}
+
+/// How an instruction with products is lowered ([`Lowering::tame`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    /// Its fast form: in a whole invocation's fast form alone, checking operands; otherwise
+    /// checking results, with the exact form in a cold block.
+    Fast,
+    /// Checking results, with the exact form in a cold block, wherever it is.
+    Local,
+    /// The exact form alone.
+    Exact,
 }
 
 /// How an instruction treats the sign of a zero operand, for the −0s the fast path leaves
@@ -343,6 +366,11 @@ impl Lowering<'_, '_> {
         }
         let value = self.load_reg(reg);
         self.cache.values.insert(reg, (value, false));
+        if let Reg::Temp(n) = reg {
+            let n = n as usize;
+            let wild = self.facts.wild_temps[n] | self.facts.logarithm_temps[n] << 4;
+            self.note_wild(value, wild);
+        }
         value
     }
 
@@ -399,6 +427,73 @@ impl Lowering<'_, '_> {
         if lanes != 0 {
             self.cache.negative_zeros.insert(v, lanes);
         }
+    }
+
+    /// The lanes of `v` that may hold a wild value (bit `i`: lane `i`), and those that may
+    /// hold a logarithm (bit `4 + i`) ([`RegisterCache`]'s `wild`).
+    fn wild_lanes(&self, v: Value) -> u8 {
+        self.cache.wild.get(&v).copied().unwrap_or(0)
+    }
+
+    /// Records that the lanes `lanes` of `v` may hold a wild value.
+    fn note_wild(&mut self, v: Value, lanes: u8) {
+        if lanes != 0 {
+            self.cache.wild.insert(v, lanes);
+        }
+    }
+
+    /// Readies the operands of an instruction with a fast form (`operands`: each value with
+    /// the lanes of it the rule reads; docs/architecture.md, "Wild lanes") and picks its form.
+    /// Where the rule reads a lane that may hold a logarithm (often −inf), the exact rule
+    /// alone; where it reads another wild lane (rarely infinite), a fast form that checks its
+    /// results and an exact one in a cold block, as in the exact function: in neither case
+    /// does an infinity there flag the whole invocation, as the operand checks would.
+    /// Otherwise the lanes an operand may hold a wild value in but the rule does not read are
+    /// made +0, so that the checks, which cover all four lanes, do not see them.
+    fn tame(&mut self, operands: &mut [(Value, u8)]) -> Form {
+        if !self.precision.is_f24() || !(self.fast_invocation || self.checked_products) {
+            return Form::Fast;
+        }
+        let mut read_wild = 0;
+        for &(v, read) in operands.iter() {
+            read_wild |= self.wild_lanes(v) & (read | read << 4);
+        }
+        if read_wild & 0xF0 != 0 {
+            return Form::Exact;
+        }
+        if read_wild != 0 {
+            return Form::Local;
+        }
+        for (v, _) in operands.iter_mut() {
+            let wild = self.wild_lanes(*v) & 0xF;
+            if wild != 0 {
+                *v = self.without_lanes(*v, wild);
+            }
+        }
+        Form::Fast
+    }
+
+    /// `v` with the lanes `lanes` made +0: flushed, bounded and with −0s pending where `v` is.
+    fn without_lanes(&mut self, v: Value, lanes: u8) -> Value {
+        let kept = !lanes & 0xF;
+        if let Some(&tamed) = self.cache.tamed.get(&(v, kept)) {
+            return tamed;
+        }
+        let mask = std::array::from_fn(|lane| if kept & (1 << lane) != 0 { u32::MAX } else { 0 });
+        let mask = self.i32x4_const(mask);
+        let bits = self.as_int(v);
+        let tamed = self.b.ins().band(bits, mask);
+        let tamed = self.as_float(tamed);
+        if self.is_flushed(v) {
+            self.note_flushed(tamed);
+        }
+        if self.cache.bounded.contains(&v) {
+            self.cache.bounded.insert(tamed);
+        }
+        let negative_zeros = self.negative_zero_lanes(v) & kept;
+        self.note_negative_zeros(tamed, negative_zeros);
+        self.cache.tamed.insert((v, kept), tamed);
+        tamed
     }
 
     /// `v` with the model's bits: a −0 left by the fast path ([`lanes::FlaggingSignedZeros`])
@@ -543,6 +638,7 @@ impl Lowering<'_, '_> {
         };
         // Moving lanes and negating keep magnitudes: within the operand bounds if `raw` is.
         let bounded = self.cache.bounded.contains(&raw);
+        let raw_wild = self.wild_lanes(raw);
         let negate = desc.negate(slot);
         let raw = match zero_sign {
             ZeroSign::Ignored => raw,
@@ -552,6 +648,11 @@ impl Lowering<'_, '_> {
         let swizzle = desc.swizzle(slot);
         let components: [usize; 4] = std::array::from_fn(|lane| swizzle.component(lane));
         let value = self.permute(raw, components);
+        let wild = (0..8)
+            .filter(|&bit| raw_wild & (1 << (bit & 4 | components[bit & 3])) != 0)
+            .map(|bit| 1u8 << bit)
+            .sum();
+        self.note_wild(value, wild);
         if zero_sign == ZeroSign::PassedOn && !negate {
             let pending = self.negative_zero_lanes(raw);
             let swizzled = (0..4)
@@ -579,6 +680,7 @@ impl Lowering<'_, '_> {
             if bounded {
                 self.cache.bounded.insert(negated);
             }
+            self.note_wild(negated, wild);
             return negated;
         }
         if flushed {
@@ -640,6 +742,9 @@ impl Lowering<'_, '_> {
             let negative_zeros = (self.negative_zero_lanes(value) & written)
                 | (self.negative_zero_lanes(old) & !written);
             self.note_negative_zeros(merged, negative_zeros);
+            let written = written | written << 4;
+            let wild = (self.wild_lanes(value) & written) | (self.wild_lanes(old) & !written);
+            self.note_wild(merged, wild);
             merged
         };
         self.set(reg, merged);
@@ -660,17 +765,27 @@ impl Lowering<'_, '_> {
             })
             .collect();
         let (op, dst) = (dots[0].op, dots[0].dst);
+        let read_lanes = match op {
+            BinaryOperation::Dp3 => [0b0111, 0b0111],
+            BinaryOperation::Dph => [0b0111, 0xF],
+            _ => [0xF, 0xF],
+        };
+        let mut operands = Vec::with_capacity(2 * dots.len());
+        let mut masks = Vec::with_capacity(dots.len());
+        for dot in dots {
+            let d = self.descriptor(dot.desc);
+            operands.push((self.read(dot.a, d, ZeroSign::Ignored), read_lanes[0]));
+            operands.push((self.read(dot.b, d, ZeroSign::Ignored), read_lanes[1]));
+            masks.push(d.dest_mask());
+        }
+        let form = self.tame(&mut operands);
         let mut first = [None; 4];
         let mut second = [None; 4];
         let mut written = 0u8;
-        for dot in dots {
-            let d = self.descriptor(dot.desc);
-            let a = self.read(dot.a, d, ZeroSign::Ignored);
-            let c = self.read(dot.b, d, ZeroSign::Ignored);
-            let mask = d.dest_mask();
+        for (mask, pair) in masks.into_iter().zip(operands.chunks(2)) {
             for lane in (0..4).filter(|&lane| mask.lane(lane)) {
-                first[lane] = Some(a);
-                second[lane] = Some(c);
+                first[lane] = Some(pair[0].0);
+                second[lane] = Some(pair[1].0);
             }
             written |= mask.0;
         }
@@ -690,6 +805,7 @@ impl Lowering<'_, '_> {
                 pairs
             };
         let r = self.checked(
+            form,
             |l, fin| {
                 let pairs = pairs(l, Some(&mut *fin));
                 lanes::dot_by(l, fin, &pairs, p)
@@ -784,12 +900,18 @@ impl Lowering<'_, '_> {
     /// result's lanes are recorded as possibly holding such a −0 ([`Lowering::settled`]); the
     /// common case skips the inf·0 products' fix-up and the rounding's NaN, overflow and
     /// small-value selects. Values read before stay valid in both blocks (they dominate them).
+    /// A whole invocation's fast form ([`Lowering::fast_invocation`]) has the fast form alone,
+    /// checking operands; `form` ([`Lowering::tame`]) may ask for either of the others.
     fn checked(
         &mut self,
+        form: Form,
         fast: impl FnOnce(&mut Self, &mut lanes::FlaggingSignedZeros<Value, Value>) -> Value,
         exact: impl FnOnce(&mut Self) -> Value,
     ) -> Value {
-        if self.fast_invocation {
+        if form == Form::Exact {
+            return exact(self);
+        }
+        if self.fast_invocation && form == Form::Fast {
             let mut checks =
                 self.cache.checked.take().unwrap_or_else(|| {
                     lanes::FlaggingSignedZeros::checking(FAST_INVOCATION_CHECKS)
@@ -836,15 +958,18 @@ impl Lowering<'_, '_> {
         result
     }
 
-    fn binary(&mut self, op: BinaryOperation, a: Value, c: Value) -> Value {
+    /// `op` of `a` and `c`, in the `form` [`Lowering::tame`] picked.
+    fn binary(&mut self, op: BinaryOperation, a: Value, c: Value, form: Form) -> Value {
         let p = self.precision;
         match op {
             BinaryOperation::Add if self.fast_invocation => self.checked(
+                form,
                 |l, fin| lanes::add_by(l, fin, a, c, p),
                 |l| lanes::add(l, a, c, p),
             ),
             BinaryOperation::Add => lanes::add(self, a, c, p),
             BinaryOperation::Mul => self.checked(
+                form,
                 |l, fin| lanes::mul_by(l, fin, a, c, p),
                 |l| lanes::mul(l, a, c, p),
             ),
@@ -855,7 +980,10 @@ impl Lowering<'_, '_> {
                     FloatCC::LessThan
                 };
                 let m = self.b.ins().fcmp(cc, a, c);
-                self.select_vec(m, a, c)
+                let r = self.select_vec(m, a, c);
+                let wild = self.wild_lanes(a) | self.wild_lanes(c);
+                self.note_wild(r, wild);
+                r
             }
             BinaryOperation::Sge | BinaryOperation::Slt => {
                 let cc = if op == BinaryOperation::Sge {
@@ -871,17 +999,20 @@ impl Lowering<'_, '_> {
             BinaryOperation::Dp3 | BinaryOperation::Dp4 => {
                 let count = if op == BinaryOperation::Dp3 { 3 } else { 4 };
                 self.checked(
+                    form,
                     |l, fin| lanes::dot_lanes_by(l, fin, a, c, count, p),
                     |l| lanes::dot(l, a, c, count, p),
                 )
             }
             BinaryOperation::Dph => self.checked(
+                form,
                 |l, fin| lanes::dph_by(l, fin, a, c, p),
                 |l| lanes::dph(l, a, c, p),
             ),
             BinaryOperation::Dst => {
                 // (1, a.y * b.y, a.z, b.w): only the product is arithmetic.
                 let product = self.checked(
+                    form,
                     |l, fin| lanes::mul_by(l, fin, a, c, p),
                     |l| lanes::mul(l, a, c, p),
                 );
@@ -893,6 +1024,8 @@ impl Lowering<'_, '_> {
                 let r = self.b.ins().insertlane(r, one, 0);
                 let negative_zeros = self.negative_zero_lanes(product) & 0b0010;
                 self.note_negative_zeros(r, negative_zeros);
+                let wild = (self.wild_lanes(a) & 0x44) | (self.wild_lanes(c) & 0x88);
+                self.note_wild(r, wild);
                 r
             }
         }
@@ -938,10 +1071,16 @@ impl Lowering<'_, '_> {
         match op {
             UnaryOp::Mov => a,
             UnaryOp::Flr => lanes::flr(self, a, p),
-            UnaryOp::Rcp => lanes::rcp(self, a, p),
-            UnaryOp::Rsq => lanes::rsq(self, a, p),
-            UnaryOp::Ex2 => lanes::ex2(self, a, p),
-            UnaryOp::Lg2 => lanes::lg2(self, a, p),
+            UnaryOp::Rcp | UnaryOp::Rsq | UnaryOp::Ex2 | UnaryOp::Lg2 => {
+                let r = match op {
+                    UnaryOp::Rcp => lanes::rcp(self, a, p),
+                    UnaryOp::Rsq => lanes::rsq(self, a, p),
+                    UnaryOp::Ex2 => lanes::ex2(self, a, p),
+                    _ => lanes::lg2(self, a, p),
+                };
+                self.note_wild(r, if op == UnaryOp::Lg2 { 0xFF } else { 0x0F });
+                r
+            }
             UnaryOp::Litp => {
                 let zero = self.f32x4_const([0.0; 4]);
                 let positive = self.b.ins().fcmp(FloatCC::GreaterThan, a, zero);
@@ -1043,9 +1182,31 @@ impl Lowering<'_, '_> {
                     }
                     _ => ZeroSign::Ignored,
                 };
-                let a = self.read(a, d, zero_sign);
-                let c = self.read(b, d, zero_sign);
-                let r = self.binary(op, a, c);
+                let mut operands = [
+                    (self.read(a, d, zero_sign), 0),
+                    (self.read(b, d, zero_sign), 0),
+                ];
+                // The lanes of each operand the rule reads; DST's product's fast form checks the
+                // lanes it copies too.
+                let written = d.dest_mask().lanes();
+                let read = match op {
+                    BinaryOperation::Add if self.fast_invocation => Some([written, written]),
+                    BinaryOperation::Mul => Some([written, written]),
+                    BinaryOperation::Dp3 => Some([0b0111, 0b0111]),
+                    BinaryOperation::Dph => Some([0b0111, 0xF]),
+                    BinaryOperation::Dp4 | BinaryOperation::Dst => Some([0xF, 0xF]),
+                    _ => None,
+                };
+                let form = match read {
+                    Some([first, second]) => {
+                        operands[0].1 = first;
+                        operands[1].1 = second;
+                        self.tame(&mut operands)
+                    }
+                    None => Form::Fast,
+                };
+                let [(a, _), (c, _)] = operands;
+                let r = self.binary(op, a, c, form);
                 self.write(dst, d, r);
             }
             Operation::Unary { op, dst, a, .. } => {
@@ -1089,11 +1250,17 @@ impl Lowering<'_, '_> {
                 }
             }
             Operation::Mad { dst, a, b, c, .. } => {
-                let a = self.read(a, d, ZeroSign::Ignored);
-                let c2 = self.read(b, d, ZeroSign::Ignored);
-                let e = self.read(c, d, ZeroSign::Ignored);
+                let written = d.dest_mask().lanes();
+                let mut operands = [
+                    (self.read(a, d, ZeroSign::Ignored), written),
+                    (self.read(b, d, ZeroSign::Ignored), written),
+                    (self.read(c, d, ZeroSign::Ignored), written),
+                ];
+                let form = self.tame(&mut operands);
+                let [(a, _), (c2, _), (e, _)] = operands;
                 let p = self.precision;
                 let r = self.checked(
+                    form,
                     |l, fin| lanes::mad_by(l, fin, a, c2, e, p),
                     |l| lanes::mad(l, a, c2, e, p),
                 );
