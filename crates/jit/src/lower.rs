@@ -153,6 +153,11 @@ pub struct RegisterCache {
     /// The copies of values with their wild lanes made +0 ([`Lowering::tame`]), by value and
     /// the lanes kept.
     tamed: std::collections::HashMap<(Value, u8), Value>,
+    /// The input registers loaded in this run ([`Lowering::input`]).
+    inputs: std::collections::HashMap<u8, Value>,
+    /// The float uniforms loaded in this run by their number (not relative to an address
+    /// register), loaded once for the same reason.
+    uniforms: std::collections::HashMap<u8, Value>,
 }
 
 impl RegisterCache {
@@ -167,6 +172,8 @@ impl RegisterCache {
         self.bounded.clear();
         self.wild.clear();
         self.tamed.clear();
+        self.inputs.clear();
+        self.uniforms.clear();
     }
 
     /// Keeps the registers this run used for the next run, which only this one leads to: their
@@ -182,6 +189,8 @@ impl RegisterCache {
         }
         self.constants.clear();
         self.tamed.clear();
+        self.inputs.clear();
+        self.uniforms.clear();
     }
 }
 
@@ -617,12 +626,7 @@ impl Lowering<'_, '_> {
     fn read(&mut self, operand: Operand, desc: OperandDescriptor, zero_sign: ZeroSign) -> Value {
         let Operand { reg, rel, slot } = operand;
         let raw = match reg.file_index() {
-            (RegisterFile::Input, n) => {
-                let inputs = self.inputs;
-                self.b
-                    .ins()
-                    .load(F32X4, caller_memory(), inputs, 16 * i32::from(n))
-            }
+            (RegisterFile::Input, n) => self.input(n),
             (RegisterFile::Temporary, n) => self.get(Reg::Temp(n)),
             (_, n) => {
                 let uniform = self.read_uniform(n, rel);
@@ -689,6 +693,23 @@ impl Lowering<'_, '_> {
         value
     }
 
+    /// Input register `n`, loaded once per run: every read of it is then one value, so that
+    /// what the lowering knows of it (checked, flushed) holds for all its reads, and a
+    /// dot-product group whose members share it broadcasts its lanes instead of transposing
+    /// copies of it.
+    fn input(&mut self, n: u8) -> Value {
+        if let Some(&v) = self.cache.inputs.get(&n) {
+            return v;
+        }
+        let inputs = self.inputs;
+        let v = self
+            .b
+            .ins()
+            .load(F32X4, caller_memory(), inputs, 16 * i32::from(n));
+        self.cache.inputs.insert(n, v);
+        v
+    }
+
     /// c[n + offset]: the slot is [`relative_uniform_slot`], emitted as code; a slot past c95
     /// reads (1, 1, 1, 1), so the load reads the slot clamped to c95 and the ones are selected
     /// after it: no bounds check to get wrong.
@@ -696,10 +717,15 @@ impl Lowering<'_, '_> {
         let uniforms = self.uniforms;
         let offset = match rel {
             RelIndex::None => {
-                return self
+                if let Some(&v) = self.cache.uniforms.get(&n) {
+                    return v;
+                }
+                let v = self
                     .b
                     .ins()
                     .load(F32X4, caller_memory(), uniforms, 16 * i32::from(n));
+                self.cache.uniforms.insert(n, v);
+                return v;
             }
             RelIndex::A0X => self.get(Reg::A0(0)),
             RelIndex::A0Y => self.get(Reg::A0(1)),
