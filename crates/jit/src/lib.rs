@@ -1251,6 +1251,21 @@ impl ShaderEngine for JitShader {
         JitShader::run_filled_into(self, uniforms, fill, outputs)
     }
 
+    unsafe fn run_partial_knowing_into(
+        &self,
+        uniforms: &Uniforms,
+        comfortable: u128,
+        set: shader::exec::RegisterSet,
+        inputs: &[std::mem::MaybeUninit<Vec4>; 16],
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        // The code reads, through the pointer, only input registers the program reads, all of
+        // them in `set` and so initialized (this function's contract).
+        let _ = set;
+        let inputs: *const InputRegisters = inputs.as_ptr().cast();
+        with_context(|ctx| self.run_in_context(ctx, uniforms, inputs, outputs, Some(comfortable)))
+    }
+
     fn run_filled_knowing_into(
         &self,
         uniforms: &Uniforms,

@@ -450,6 +450,37 @@ pub trait ShaderEngine: Send + Sync {
         self.run_vertex_into(uniforms, &inputs, outputs)
     }
 
+    /// [`ShaderEngine::run_filled_knowing_into`] on input registers the caller wrote itself, of
+    /// which only those of `set` are initialized: a caller that converts the registers the
+    /// program can read into a buffer of its own, which it neither clears nor hands over (the
+    /// C ABI's `picajit_run_vertex`, converting f32 attributes on its stack). The default
+    /// copies them into zeroed registers; the scalar JIT reads them where they are.
+    ///
+    /// # Safety
+    ///
+    /// The registers of `set` in `inputs` are initialized, and `set` holds every input register
+    /// the program reads ([`BatchLayout::inputs`] does).
+    unsafe fn run_partial_knowing_into(
+        &self,
+        uniforms: &Uniforms,
+        comfortable: u128,
+        set: RegisterSet,
+        inputs: &[std::mem::MaybeUninit<Vec4>; 16],
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        let mut registers = [[0.0; 4]; 16];
+        for n in set.iter() {
+            // SAFETY: the registers of `set` are initialized (this function's contract).
+            registers[n] = unsafe { inputs[n].assume_init() };
+        }
+        self.run_filled_knowing_into(
+            uniforms,
+            comfortable,
+            &mut |filled| *filled = registers,
+            outputs,
+        )
+    }
+
     /// [`ShaderEngine::run_filled_into`] for a caller that keeps a fact about its uniforms:
     /// `comfortable` has bit n set where every lane of c`n` is
     /// [`within_operand_bounds`](crate::float24::lanes::within_operand_bounds) (a caller that
