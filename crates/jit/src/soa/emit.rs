@@ -310,9 +310,17 @@ fn read_only() -> MemFlagsData {
     MemFlagsData::trusted().with_readonly()
 }
 
-/// Vertex records are the caller's arrays of floats: aligned to an f32 only.
-fn caller_records() -> MemFlagsData {
+/// Loads of the caller's floats, vertex records and input planes alike: aligned to an f32 only
+/// (a plane's start is the caller's pointer plus a multiple of its stride in floats), so never
+/// folded into an instruction that needs 16-byte alignment.
+fn caller_floats() -> MemFlagsData {
     MemFlagsData::new().with_notrap().with_readonly()
+}
+
+/// Stores to the caller's floats, vertex records and output planes alike: aligned to an f32
+/// only.
+fn caller_outputs() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
 }
 
 struct Emitter<'a, 'b> {
@@ -621,7 +629,7 @@ impl Emitter<'_, '_> {
         for plane in 0..layout.inputs.planes() {
             let offset = self.b.ins().imul_imm_s(self.in_stride, plane as i64);
             let address = self.b.ins().iadd(self.in_group, offset);
-            values.push(self.b.ins().load(F32X4, read_only(), address, 0).into());
+            values.push(self.b.ins().load(F32X4, caller_floats(), address, 0).into());
         }
         self.b.ins().jump(start, &values);
 
@@ -632,7 +640,7 @@ impl Emitter<'_, '_> {
                 let offset = (vertex * RECORD_BYTES + n * 16) as i32;
                 self.b
                     .ins()
-                    .load(F32X4, caller_records(), self.in_group, offset)
+                    .load(F32X4, caller_floats(), self.in_group, offset)
             });
             values.extend(self.transposed(rows).map(BlockArg::from));
         }
@@ -1237,7 +1245,7 @@ impl Emitter<'_, '_> {
                     .ins()
                     .imul_imm_s(self.out_stride, (4 * slot + c) as i64);
                 let address = self.b.ins().iadd(self.out_group, offset);
-                self.b.ins().store(trusted(), value, address, 0);
+                self.b.ins().store(caller_outputs(), value, address, 0);
             }
         }
         self.b.ins().jump(stored, &[]);
@@ -1246,8 +1254,9 @@ impl Emitter<'_, '_> {
         for (n, &components) in layout.outputs.iter().zip(&outputs) {
             for (vertex, row) in self.transposed(components).into_iter().enumerate() {
                 let offset = (vertex * RECORD_BYTES + n * 16) as i32;
-                let flags = MemFlagsData::new().with_notrap();
-                self.b.ins().store(flags, row, self.out_group, offset);
+                self.b
+                    .ins()
+                    .store(caller_outputs(), row, self.out_group, offset);
             }
         }
         self.b.ins().jump(stored, &[]);
