@@ -1086,22 +1086,10 @@ impl JitShader {
         fill: &mut dyn FnMut(&mut InputRegisters),
         outputs: &mut [Vec4; 16],
     ) -> Result<FlowRegisters, ExecError> {
-        self.run_filled(uniforms, None, fill, outputs)
-    }
-
-    /// [`run_filled_into`](Self::run_filled_into) with the float uniforms known within the
-    /// operand bounds, if the caller knows them (`JitShader::execute`).
-    fn run_filled(
-        &self,
-        uniforms: &Uniforms,
-        comfortable: Option<u128>,
-        fill: &mut dyn FnMut(&mut InputRegisters),
-        outputs: &mut [Vec4; 16],
-    ) -> Result<FlowRegisters, ExecError> {
         with_context(|ctx| {
             fill(&mut ctx.filled);
             let inputs: *const InputRegisters = &ctx.filled;
-            self.run_in_context(ctx, uniforms, inputs, outputs, comfortable)
+            self.run_in_context(ctx, uniforms, inputs, outputs, None)
         })
     }
 
@@ -1264,16 +1252,6 @@ impl ShaderEngine for JitShader {
         let _ = set;
         let inputs: *const InputRegisters = inputs.as_ptr().cast();
         with_context(|ctx| self.run_in_context(ctx, uniforms, inputs, outputs, Some(comfortable)))
-    }
-
-    fn run_filled_knowing_into(
-        &self,
-        uniforms: &Uniforms,
-        comfortable: u128,
-        fill: &mut dyn FnMut(&mut InputRegisters),
-        outputs: &mut [Vec4; 16],
-    ) -> Result<FlowRegisters, ExecError> {
-        self.run_filled(uniforms, Some(comfortable), fill, outputs)
     }
 
     fn run_geometry(

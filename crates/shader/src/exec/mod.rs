@@ -433,8 +433,8 @@ pub trait ShaderEngine: Send + Sync {
     }
 
     /// [`ShaderEngine::run_vertex_into`] on input registers that `fill` writes into a buffer
-    /// the engine provides (a caller that converts its attributes on the way in, as the C ABI
-    /// does, writes them where the engine reads them, with no buffer of its own to zero). The
+    /// the engine provides (a caller that converts its attributes on the way in writes them
+    /// where the engine reads them, with no buffer of its own to zero). The
     /// registers `fill` does not write hold values of earlier calls: it must write every
     /// register the program can read ([`BatchLayout::inputs`]). Wrapper engines keep the
     /// default: a caller running single vertices calls their settled
@@ -450,11 +450,15 @@ pub trait ShaderEngine: Send + Sync {
         self.run_vertex_into(uniforms, &inputs, outputs)
     }
 
-    /// [`ShaderEngine::run_filled_knowing_into`] on input registers the caller wrote itself, of
-    /// which only those of `set` are initialized: a caller that converts the registers the
-    /// program can read into a buffer of its own, which it neither clears nor hands over (the
-    /// C ABI's `picajit_run_vertex`, converting f32 attributes on its stack). The default
-    /// copies them into zeroed registers; the scalar JIT reads them where they are.
+    /// [`ShaderEngine::run_vertex_into`] on input registers the caller wrote itself, of which
+    /// only those of `set` are initialized: a caller that converts the registers the program
+    /// can read into a buffer of its own, which it neither clears nor hands over (the C ABI's
+    /// `picajit_run_vertex`, converting f32 attributes on its stack). `comfortable` has bit n
+    /// set where every lane of c`n` is
+    /// [`within_operand_bounds`](crate::float24::lanes::within_operand_bounds) (a caller that
+    /// tracks its uniform writes knows it without looking; the scalar JIT's fast form needs
+    /// it). The default copies the registers into zeroed ones and ignores `comfortable`; the
+    /// scalar JIT reads them where they are.
     ///
     /// # Safety
     ///
@@ -473,28 +477,8 @@ pub trait ShaderEngine: Send + Sync {
             // SAFETY: the registers of `set` are initialized (this function's contract).
             registers[n] = unsafe { inputs[n].assume_init() };
         }
-        self.run_filled_knowing_into(
-            uniforms,
-            comfortable,
-            &mut |filled| *filled = registers,
-            outputs,
-        )
-    }
-
-    /// [`ShaderEngine::run_filled_into`] for a caller that keeps a fact about its uniforms:
-    /// `comfortable` has bit n set where every lane of c`n` is
-    /// [`within_operand_bounds`](crate::float24::lanes::within_operand_bounds) (a caller that
-    /// tracks its uniform writes knows it without looking; the scalar JIT's fast form needs
-    /// it). The default ignores it.
-    fn run_filled_knowing_into(
-        &self,
-        uniforms: &Uniforms,
-        comfortable: u128,
-        fill: &mut dyn FnMut(&mut InputRegisters),
-        outputs: &mut [Vec4; 16],
-    ) -> Result<FlowRegisters, ExecError> {
         let _ = comfortable;
-        self.run_filled_into(uniforms, fill, outputs)
+        self.run_vertex_into(uniforms, &registers, outputs)
     }
 
     /// Runs a batch of vertices, appending one result per input to `results`.
