@@ -444,11 +444,18 @@ impl Lowering<'_, '_> {
         self.cache.wild.get(&v).copied().unwrap_or(0)
     }
 
-    /// Records that the lanes `lanes` of `v` may hold a wild value.
+    /// Records that the lanes `lanes` of `v` may hold a wild value (only where
+    /// [`Lowering::tame`] looks at them).
     fn note_wild(&mut self, v: Value, lanes: u8) {
-        if lanes != 0 {
+        if lanes != 0 && self.tames() {
             self.cache.wild.insert(v, lanes);
         }
+    }
+
+    /// Whether instructions with products are lowered by the forms [`Lowering::tame`] picks:
+    /// a float24 mode's function with fast forms (the others lower them one way).
+    fn tames(&self) -> bool {
+        self.precision.is_f24() && (self.fast_invocation || self.checked_products)
     }
 
     /// Readies the operands of an instruction with a fast form (`operands`: each value with
@@ -460,7 +467,7 @@ impl Lowering<'_, '_> {
     /// Otherwise the lanes an operand may hold a wild value in but the rule does not read are
     /// made +0, so that the checks, which cover all four lanes, do not see them.
     fn tame(&mut self, operands: &mut [(Value, u8)]) -> Form {
-        if !self.precision.is_f24() || !(self.fast_invocation || self.checked_products) {
+        if !self.tames() {
             return Form::Fast;
         }
         let mut read_wild = 0;
