@@ -225,6 +225,61 @@ fn every_invocation_starts_from_zeroed_state() {
     }
 }
 
+#[test]
+fn the_jit_starts_every_vertex_invocation_from_zeroed_temporaries() {
+    use picajit::program::ShaderKind;
+    // A vertex shader entered only at its start zeroes its temporaries in its own code (its
+    // first run starts with them +0 and stores them when it ends; the temporaries left at END
+    // are not stored), any other the caller's context (jit::lower Lowering::zero_temps). Each
+    // invocation here leaves every temporary it reads non-zero, so a stale one shows.
+    let mut straight = Builder::new();
+    straight.ops(
+        // r0 read before written, r1 written in part; then four runs of four (cuts at 4, 8,
+        // 12): r1 and r3 are read from their homes in the third, r3 never written before.
+        "add r0, r0, v0; mov r1.x, v0; mov o0, r0; add r5, v0, v0; \
+         add r6, v0, v0; add r7, v0, v0; add r8, v0, v0; add r9, v0, v0; \
+         add o1, r3, r1; mov r3, v1; mov r0, v1; mov r1, v1; end",
+    );
+    let mut back = Builder::new();
+    // Jumps back to its entry: r0 counts up to 3 from the +0 it starts at.
+    back.ops(
+        "add r0, c0, r0; cmp c1, gt, gt, r0; jmpc cmp.x, 0; mov o0, r0; \
+         mov r0, c1; end",
+    );
+    let u = uniforms(&[(0, [1.0; 4]), (1, [3.0; 4])]);
+    let vertices = [
+        inputs(&[(0, [1.0, 2.0, 3.0, 4.0]), (1, [5.0, 6.0, 7.0, 8.0])]),
+        inputs(&[(0, [-1.5, 0.5, 2.5, 8.0]), (1, [9.0, 10.0, 11.0, 12.0])]),
+    ];
+    for p in Precision::ALL {
+        let config = picajit::exec::ExecConfig {
+            precision: p,
+            ..Default::default()
+        };
+        let mut fast =
+            picajit::jit::JitShader::compile(straight.program(ShaderKind::Vertex), config).unwrap();
+        assert_eq!(fast.has_fast_form(), p.is_f24());
+        fast.set_fast_policy(picajit::jit::FastPolicy::Always);
+        let exact =
+            picajit::jit::JitShader::compile(straight.program(ShaderKind::Vertex), config).unwrap();
+        let looping =
+            picajit::jit::JitShader::compile(back.program(ShaderKind::Vertex), config).unwrap();
+        for _ in 0..3 {
+            for v in &vertices {
+                for jit in [&fast, &exact] {
+                    let r = jit.run_vertex(&u, v).unwrap();
+                    assert_bits(r.outputs[0], v[0]);
+                    assert_bits(r.outputs[1], [v[0][0], 0.0, 0.0, 0.0]);
+                }
+                let mut outputs = [[7.0; 4]; 16];
+                looping.run_vertex_into(&u, v, &mut outputs).unwrap();
+                assert_bits(outputs[0], [3.0; 4]);
+                assert_bits(outputs[1], [0.0; 4]);
+            }
+        }
+    }
+}
+
 /// Runs `add o0, v0, v1` (or `mul`) on one lane in a mode and returns the bits.
 fn binary(op: &str, a: f32, b: f32, p: Precision) -> u32 {
     let mut builder = Builder::new();

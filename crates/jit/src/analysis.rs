@@ -89,6 +89,10 @@ pub struct FlowFacts {
     pub wild_temps: [u8; 16],
     /// The lanes among [`FlowFacts::wild_temps`] that may hold a result of LG2.
     pub logarithm_temps: [u8; 16],
+    /// Whether control enters the entry point only when an invocation starts: no step of any
+    /// path leads back to it (false when the exploration stopped short). A vertex shader's
+    /// first run then knows its temporaries are +0 (`Lowering::zero_temps`).
+    pub entered_only_at_start: bool,
 }
 
 /// How [`FlowFacts::temp_lanes_fixpoint`] joins the writes of a lane.
@@ -131,8 +135,11 @@ pub struct CallReturns {
 impl FlowFacts {
     /// Analyses the program from `entry`.
     pub fn analyse(decoded: &[Instruction], entry: u16) -> FlowFacts {
-        let reachable = reachable(decoded, entry);
-        let mut facts = FlowFacts::default();
+        let (reachable, entered_only_at_start) = reachable(decoded, entry);
+        let mut facts = FlowFacts {
+            entered_only_at_start,
+            ..FlowFacts::default()
+        };
         for (pc, inst) in decoded.iter().enumerate() {
             if !reachable[pc] {
                 continue;
@@ -586,16 +593,24 @@ fn leaders(
 /// Every address control can reach from the entry: the addresses of the exact control-flow
 /// machine's abstract state graph (conditions and loop counts taken both ways, stacks exact),
 /// or, when that graph is too large, a stack-blind superset.
-fn reachable(decoded: &[Instruction], entry: u16) -> Vec<bool> {
+/// The reachable addresses, and [`FlowFacts::entered_only_at_start`].
+fn reachable(decoded: &[Instruction], entry: u16) -> (Vec<bool>, bool) {
     let graph = shader::flow::explore::explore(decoded, entry, EXPLORATION_LIMIT);
     if graph.complete {
         let mut seen = vec![false; PROGRAM_WORDS];
         for node in &graph.nodes {
             seen[node.state.pc as usize] = true;
         }
-        return seen;
+        let nodes = &graph.nodes;
+        let reentered = nodes.iter().any(|node| {
+            (node.successors.iter()).any(|&next| nodes[next as usize].state.pc == entry)
+        });
+        return (seen, !reentered);
     }
-    shader::flow::explore::reachable_addresses(decoded, entry)
+    (
+        shader::flow::explore::reachable_addresses(decoded, entry),
+        false,
+    )
 }
 
 #[cfg(test)]
@@ -745,6 +760,22 @@ mod tests {
         let continues: Vec<usize> = (0..14).filter(|&pc| facts.continues[pc]).collect();
         assert_eq!(leaders, [0, 4, 8, 12, 13]);
         assert_eq!(continues, [4, 12], "8 is a jump target, 13 follows a jump");
+        assert!(facts.entered_only_at_start, "no jump goes back to 0");
+        // The same jump back to the entry, or the entry at 10, which the jump to 8 steps into
+        // again (at 2, nothing comes back).
+        code[12] = Instruction::BoolFlow {
+            op: shader::isa::BoolFlowOp::Jmpu,
+            bool_id: 0,
+            target: 0,
+            count: 0,
+            ignored: 0,
+        };
+        let (decoded, _) = memory(&code);
+        assert!(!FlowFacts::analyse(&decoded, 0).entered_only_at_start);
+        code[12] = jump_back;
+        let (decoded, _) = memory(&code);
+        assert!(!FlowFacts::analyse(&decoded, 10).entered_only_at_start);
+        assert!(FlowFacts::analyse(&decoded, 2).entered_only_at_start);
     }
 
     #[test]

@@ -518,6 +518,9 @@ impl Lowering<'_, '_> {
                 self.facts.continues[pc as usize] || self.cache_is_empty(),
                 "a run ends before a leader"
             );
+            if pc == self.program.entry {
+                self.start_invocation();
+            }
             debug_assert!(self.routing.pending.is_empty(), "a run checks its budget");
         }
         // A geometry shader's budget path needs the registers before each instruction.
@@ -568,6 +571,9 @@ impl Lowering<'_, '_> {
             op: SimpleOp::End, ..
         } = inst
         {
+            if self.program.stage == ShaderKind::Vertex {
+                self.forget_temporaries();
+            }
             self.finish_run(false);
             self.fail(pc, status::END);
             return;

@@ -342,6 +342,8 @@ struct ChunkFunction<'a> {
     checked_products: bool,
     /// A whole invocation's fast form ([`lower::Lowering::fast_invocation`]).
     fast_invocation: bool,
+    /// [`lower::Lowering::zero_temps`].
+    zero_temps: u16,
     /// Its chunk.
     chunk: usize,
     /// The host functions.
@@ -435,6 +437,7 @@ impl ChunkFunction<'_> {
             checked_products: self.checked_products,
             fast_invocation: self.fast_invocation,
             cache: lower::RegisterCache::default(),
+            zero_temps: self.zero_temps,
             budget,
             facts: self.facts,
             blocks,
@@ -555,8 +558,8 @@ pub struct JitShader {
     /// relative to an address register): the fast form runs only when each is
     /// `lanes::within_operand_bounds`, and reads them unchecked.
     fast_uniforms: u128,
-    /// The temporaries reachable code reads or writes (bit n: rN): the only ones a vertex
-    /// invocation must start zeroed.
+    /// The temporaries reachable code reads or writes (bit n: rN), but those the code zeroes
+    /// itself (`Lowering::zero_temps`): the only ones the caller of a vertex invocation zeroes.
     temps: u16,
     /// Whether reachable code reads a control-flow stack ([`uses_stacks`]): only then are they
     /// emptied before an invocation.
@@ -781,6 +784,17 @@ impl JitShader {
             && program.stage == ShaderKind::Vertex
             && (checked_instructions(&decoded, &facts.reachable) >= lower::FAST_FORM_INSTRUCTIONS
                 || !facts.loop_entries.is_empty());
+        let temps = temps_named(&program, &decoded, &facts.reachable);
+        // A vertex shader compiled as one function and entered only at its start zeroes its
+        // temporaries itself (`Lowering::start_invocation`); the caller zeroes the others.
+        let zero_temps = if program.stage == ShaderKind::Vertex
+            && facts.chunks.len() == 1
+            && facts.entered_only_at_start
+        {
+            temps
+        } else {
+            0
+        };
         let mut stats = CompileStats {
             reachable_words,
             ..CompileStats::default()
@@ -826,6 +840,7 @@ impl JitShader {
                     inline_transcendentals,
                     checked_products,
                     fast_invocation: fast,
+                    zero_temps,
                     chunk,
                     host_ids: &host_ids,
                     chunk_ids: &chunk_ids,
@@ -860,7 +875,6 @@ impl JitShader {
                 std::mem::transmute::<*const u8, CompiledFn>(module.get_finalized_function(id))
             })
             .collect();
-        let temps = temps_named(&program, &decoded, &facts.reachable);
         let fast_uniforms = uniforms_read(&program, &decoded, &facts.reachable);
         let uses_stacks = uses_stacks(&decoded, &facts);
         Ok(JitShader {
@@ -873,7 +887,7 @@ impl JitShader {
             fast_policy: FastPolicy::Adaptive,
             fast_reruns: std::sync::atomic::AtomicU64::new(0),
             fast_uniforms,
-            temps,
+            temps: temps & !zero_temps,
             uses_stacks,
             module: Some(module),
         })

@@ -255,6 +255,11 @@ pub struct Lowering<'a, 'b> {
     pub fast_invocation: bool,
     /// The registers of the current run.
     pub cache: RegisterCache,
+    /// The temporaries the code zeroes itself (bit n: rN): a vertex shader entered only at its
+    /// start ([`FlowFacts::entered_only_at_start`]) and compiled as one function begins its
+    /// first run with them known +0, dirty ([`Lowering::start_invocation`]), so the caller
+    /// need not zero their homes and the run reads no home it has not written.
+    pub zero_temps: u16,
     /// Instructions the invocation may still execute.
     pub budget: Variable,
     /// Static control-flow facts.
@@ -387,6 +392,24 @@ impl Lowering<'_, '_> {
     pub fn set(&mut self, reg: Reg, value: Value) {
         self.cache.carried.remove(&reg);
         self.cache.values.insert(reg, (value, true));
+    }
+
+    /// Starts an invocation's first run with the temporaries of [`Lowering::zero_temps`] +0,
+    /// to be stored when the run ends (if a later run may load them).
+    pub fn start_invocation(&mut self) {
+        for n in shader::exec::RegisterSet(self.zero_temps).iter() {
+            let zero = self.f32x4_const([0.0; 4]);
+            self.note_flushed(zero);
+            self.set(Reg::Temp(n as u8), zero);
+        }
+    }
+
+    /// Forgets the temporaries of the run without storing them: at END, in a vertex shader,
+    /// whose temporaries nothing reads after the invocation.
+    pub fn forget_temporaries(&mut self) {
+        self.cache
+            .values
+            .retain(|reg, _| !matches!(reg, Reg::Temp(_)));
     }
 
     /// The registers whose values differ from their homes, with those values.
