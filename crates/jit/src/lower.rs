@@ -395,7 +395,8 @@ impl Lowering<'_, '_> {
     }
 
     /// Starts an invocation's first run with the temporaries of [`Lowering::zero_temps`] +0,
-    /// to be stored when the run ends (if a later run may load them).
+    /// dirty: the run's end stores those it leaves, as any register it writes (but at a vertex
+    /// shader's END, [`Lowering::forget_temporaries`]), so later runs find them in their homes.
     pub fn start_invocation(&mut self) {
         for n in shader::exec::RegisterSet(self.zero_temps).iter() {
             let zero = self.f32x4_const([0.0; 4]);
