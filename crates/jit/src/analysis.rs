@@ -592,8 +592,8 @@ fn leaders(
 
 /// Every address control can reach from the entry: the addresses of the exact control-flow
 /// machine's abstract state graph (conditions and loop counts taken both ways, stacks exact),
-/// or, when that graph is too large, a stack-blind superset.
-/// The reachable addresses, and [`FlowFacts::entered_only_at_start`].
+/// or, when that graph is too large, a stack-blind superset. Also
+/// [`FlowFacts::entered_only_at_start`], which only the graph can tell (false without it).
 fn reachable(decoded: &[Instruction], entry: u16) -> (Vec<bool>, bool) {
     let graph = shader::flow::explore::explore(decoded, entry, EXPLORATION_LIMIT);
     if graph.complete {

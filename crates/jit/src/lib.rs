@@ -127,6 +127,24 @@ fn compare_cc(op: shader::isa::CompareOp) -> Option<cranelift_codegen::ir::condc
     CC.get(op.bits() as usize).copied()
 }
 
+/// Flags of a load of the caller's floats, for the JIT's two lowerings (input registers,
+/// uniforms, vertex records, input planes): never written by the compiled code, valid (the
+/// caller's contract), and aligned only as f32s are (an emulator's arrays; a plane starts at
+/// the caller's pointer plus a multiple of its stride in floats), so never folded into an
+/// instruction that needs 16-byte alignment.
+fn caller_floats() -> cranelift_codegen::ir::MemFlagsData {
+    cranelift_codegen::ir::MemFlagsData::new()
+        .with_notrap()
+        .with_readonly()
+}
+
+/// Flags of an access to the caller's output floats (output registers, vertex records, output
+/// planes), for the JIT's two lowerings: valid (the caller's contract) and aligned only as f32s
+/// are.
+fn caller_outputs() -> cranelift_codegen::ir::MemFlagsData {
+    cranelift_codegen::ir::MemFlagsData::new().with_notrap()
+}
+
 mod analysis;
 mod context;
 mod control;

@@ -20,8 +20,8 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::{FunctionBuilder, Variable};
 
 use super::analysis::{DotGroup, DotProduct, FlowFacts};
-use super::compare_cc;
 use super::context::JitContext;
+use super::{caller_floats, caller_outputs, compare_cc};
 use shader::exec::EmitConfig;
 use shader::float24::lanes::{self, Elements, Lanes};
 use shader::float24::{Precision, arith::LITP_Y_LIMIT};
@@ -278,19 +278,6 @@ pub fn trusted() -> MemFlagsData {
     MemFlagsData::trusted()
 }
 
-/// Flags of a load from the caller's inputs and uniforms: never written by the compiled code,
-/// valid (the caller's contract), and aligned only as f32s are, so never folded into an
-/// instruction that needs 16-byte alignment.
-fn caller_memory() -> MemFlagsData {
-    MemFlagsData::new().with_notrap().with_readonly()
-}
-
-/// Flags of an access to the output registers: valid (the caller's contract) and aligned only
-/// as f32s are (an emulator's output array is where the code writes).
-fn caller_outputs() -> MemFlagsData {
-    MemFlagsData::new().with_notrap()
-}
-
 impl Lowering<'_, '_> {
     // ------------------------------------------------------------------ constants and memory
 
@@ -511,6 +498,21 @@ impl Lowering<'_, '_> {
             }
         }
         Form::Fast
+    }
+
+    /// The lanes of its first and second operand a binary instruction with a fast form reads
+    /// (its rule's, for [`Lowering::tame`]; `written`: the lanes it writes), or `None` for one
+    /// without (ADD has one only in a whole invocation's fast form). DST's product's fast form
+    /// checks the lanes DST copies too.
+    fn lanes_read(&self, op: BinaryOperation, written: u8) -> Option<[u8; 2]> {
+        match op {
+            BinaryOperation::Add if self.fast_invocation => Some([written, written]),
+            BinaryOperation::Mul => Some([written, written]),
+            BinaryOperation::Dp3 => Some([0b0111, 0b0111]),
+            BinaryOperation::Dph => Some([0b0111, 0xF]),
+            BinaryOperation::Dp4 | BinaryOperation::Dst => Some([0xF, 0xF]),
+            _ => None,
+        }
     }
 
     /// `v` with the lanes `lanes` made +0: flushed, bounded and with −0s pending where `v` is.
@@ -736,7 +738,7 @@ impl Lowering<'_, '_> {
         let v = self
             .b
             .ins()
-            .load(F32X4, caller_memory(), inputs, 16 * i32::from(n));
+            .load(F32X4, caller_floats(), inputs, 16 * i32::from(n));
         self.cache.inputs.insert(n, v);
         v
     }
@@ -754,7 +756,7 @@ impl Lowering<'_, '_> {
                 let v = self
                     .b
                     .ins()
-                    .load(F32X4, caller_memory(), uniforms, 16 * i32::from(n));
+                    .load(F32X4, caller_floats(), uniforms, 16 * i32::from(n));
                 self.cache.uniforms.insert(n, v);
                 return v;
             }
@@ -768,7 +770,7 @@ impl Lowering<'_, '_> {
         let clamped = self.b.ins().uextend(types::I64, clamped);
         let scaled = self.b.ins().ishl_imm_s(clamped, 4);
         let address = self.b.ins().iadd(uniforms, scaled);
-        let value = self.b.ins().load(F32X4, caller_memory(), address, 0);
+        let value = self.b.ins().load(F32X4, caller_floats(), address, 0);
         let past_end = self.b.ins().icmp(IntCC::UnsignedGreaterThan, slot, last);
         let ones = self.f32x4_const([1.0; 4]);
         self.b.ins().select(past_end, ones, value)
@@ -822,11 +824,9 @@ impl Lowering<'_, '_> {
             })
             .collect();
         let (op, dst) = (dots[0].op, dots[0].dst);
-        let read_lanes = match op {
-            BinaryOperation::Dp3 => [0b0111, 0b0111],
-            BinaryOperation::Dph => [0b0111, 0xF],
-            _ => [0xF, 0xF],
-        };
+        let read_lanes = self
+            .lanes_read(op, 0)
+            .expect("a dot product has a fast form");
         let mut operands = Vec::with_capacity(2 * dots.len());
         let mut masks = Vec::with_capacity(dots.len());
         for dot in dots {
@@ -1243,18 +1243,7 @@ impl Lowering<'_, '_> {
                     (self.read(a, d, zero_sign), 0),
                     (self.read(b, d, zero_sign), 0),
                 ];
-                // The lanes of each operand the rule reads; DST's product's fast form checks the
-                // lanes it copies too.
-                let written = d.dest_mask().lanes();
-                let read = match op {
-                    BinaryOperation::Add if self.fast_invocation => Some([written, written]),
-                    BinaryOperation::Mul => Some([written, written]),
-                    BinaryOperation::Dp3 => Some([0b0111, 0b0111]),
-                    BinaryOperation::Dph => Some([0b0111, 0xF]),
-                    BinaryOperation::Dp4 | BinaryOperation::Dst => Some([0xF, 0xF]),
-                    _ => None,
-                };
-                let form = match read {
+                let form = match self.lanes_read(op, d.dest_mask().lanes()) {
                     Some([first, second]) => {
                         operands[0].1 = first;
                         operands[1].1 = second;

@@ -10,6 +10,8 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
+use crate::{caller_floats, caller_outputs};
+
 use super::{
     ConstantLanes, FLUSHED, NEGATED_FLUSHED, RAW, RECORD_BYTES, SoaArgs, SoaArithmetic,
     SoaCompileError,
@@ -308,19 +310,6 @@ fn trusted() -> MemFlagsData {
 
 fn read_only() -> MemFlagsData {
     MemFlagsData::trusted().with_readonly()
-}
-
-/// Loads of the caller's floats, vertex records and input planes alike: aligned to an f32 only
-/// (a plane's start is the caller's pointer plus a multiple of its stride in floats), so never
-/// folded into an instruction that needs 16-byte alignment.
-fn caller_floats() -> MemFlagsData {
-    MemFlagsData::new().with_notrap().with_readonly()
-}
-
-/// Stores to the caller's floats, vertex records and output planes alike: aligned to an f32
-/// only.
-fn caller_outputs() -> MemFlagsData {
-    MemFlagsData::new().with_notrap()
 }
 
 struct Emitter<'a, 'b> {
