@@ -292,14 +292,29 @@ fn guard(function: &'static str, body: impl FnOnce() -> Result<i32, CapiError>) 
     }));
     match status {
         Ok(status) => status,
-        Err(payload) => {
-            set_last_error(format!(
-                "{function}: internal error (a panic in picajit, please report it): {}",
-                panic_text(payload.as_ref())
-            ));
-            ERROR_PANIC
-        }
+        Err(payload) => panicked(function, payload),
     }
+}
+
+/// [`guard`] for a body that gives its status itself, leaving through [`failed`] on an error.
+#[inline(always)]
+fn guard_status(function: &'static str, body: impl FnOnce() -> i32) -> i32 {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(status) => status,
+        Err(payload) => panicked(function, payload),
+    }
+}
+
+/// The panic path of [`guard`] and [`guard_status`]: stores the message, returns
+/// `ERROR_PANIC`.
+#[cold]
+#[inline(never)]
+fn panicked(function: &'static str, payload: Box<dyn std::any::Any + Send>) -> i32 {
+    set_last_error(format!(
+        "{function}: internal error (a panic in picajit, please report it): {}",
+        panic_text(payload.as_ref())
+    ));
+    ERROR_PANIC
 }
 
 /// The error path of [`guard`]: stores the message, returns the status.

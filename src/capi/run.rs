@@ -7,8 +7,8 @@ use std::mem::MaybeUninit;
 use super::program::EngineHandle;
 use super::uniforms::UniformsHandle;
 use super::{
-    CapiError, OK, exec_status, free_handle, guard, guard_infallible, ptr_mut, ptr_ref, slice_mut,
-    slice_of, store_handle,
+    CapiError, OK, exec_status, failed, free_handle, guard, guard_infallible, guard_status,
+    ptr_mut, ptr_ref, slice_mut, slice_of, store_handle,
 };
 use crate::exec::{
     BatchIo, EmitConfig, EmitSink, GeometryState, RecordIo, RegisterSet, SoaInputs, SoaOutputs,
@@ -362,24 +362,26 @@ pub unsafe extern "C" fn picajit_run_vertex(
     outputs: *mut [Vec4; 16],
     flow: *mut Flow,
 ) -> i32 {
-    guard("picajit_run_vertex", || {
-        // SAFETY: null or a live handle (this function's contract).
-        let engine = unsafe { ptr_ref(engine, "engine") }?;
-        // SAFETY: null or a live handle (this function's contract).
-        let uniforms = unsafe { ptr_ref(uniforms, "uniforms") }?;
-        // SAFETY: null or valid for 16×4 floats (this function's contract).
-        let inputs = unsafe { ptr_ref(inputs, "inputs") }?;
-        // SAFETY: null or valid for writing 16×4 floats (this function's contract).
-        let outputs = unsafe { ptr_mut(outputs, "outputs") }?;
-        let flow = if flow.is_null() {
-            None
-        } else {
-            // SAFETY: not null; valid for a write (this function's contract).
-            Some(unsafe { ptr_mut(flow, "flow") }?)
+    const NAME: &str = "picajit_run_vertex";
+    // The call an emulator makes per vertex: every failure leaves at once through an
+    // out-of-line call that stores the message and gives the status, so the path that runs
+    // carries no error value (returned through `guard`, a `CapiError` result the size of its
+    // largest variant was merged and copied through the stack on every call: 2-3 ns, a tenth
+    // of a small program's call).
+    guard_status(NAME, || {
+        // SAFETY: this function's contract.
+        let call = match unsafe { VertexCall::checked(engine, uniforms, inputs, outputs, flow) } {
+            Ok(call) => call,
+            Err(error) => return failed(NAME, error),
         };
-        require_stage(engine, ShaderKind::Vertex)?;
-        let comfortable = uniforms.comfortable();
-        let uniforms = uniforms.for_engine(engine.precision)?;
+        let VertexCall {
+            engine,
+            uniforms,
+            comfortable,
+            inputs,
+            outputs,
+            flow,
+        } = call;
         let runner = engine.vertex_engine();
         let outcome = if engine.precision == Precision::F32 {
             runner.run_vertex_into(uniforms, inputs, outputs)
@@ -396,12 +398,82 @@ pub unsafe extern "C" fn picajit_run_vertex(
                 runner.run_partial_knowing_into(uniforms, comfortable, set, &converted, outputs)
             }
         };
-        if let Some(flow) = flow {
-            *flow = outcome.clone().unwrap_or_default().into();
+        match outcome {
+            Ok(registers) => {
+                if let Some(flow) = flow {
+                    *flow = registers.into();
+                }
+                OK
+            }
+            Err(error) => failed_invocation(NAME, error, flow),
         }
-        outcome?;
-        Ok(OK)
     })
+}
+
+/// The checked arguments of a [`picajit_run_vertex`] call.
+struct VertexCall<'a> {
+    engine: &'a EngineHandle,
+    uniforms: &'a Uniforms,
+    /// [`UniformsHandle::comfortable`].
+    comfortable: u128,
+    inputs: &'a InputRegisters,
+    outputs: &'a mut [Vec4; 16],
+    flow: Option<&'a mut Flow>,
+}
+
+impl<'a> VertexCall<'a> {
+    /// The arguments, or the first one that is wrong.
+    ///
+    /// # Safety
+    ///
+    /// As [`picajit_run_vertex`].
+    #[inline(always)]
+    unsafe fn checked(
+        engine: *const EngineHandle,
+        uniforms: *const UniformsHandle,
+        inputs: *const InputRegisters,
+        outputs: *mut [Vec4; 16],
+        flow: *mut Flow,
+    ) -> Result<VertexCall<'a>, CapiError> {
+        // SAFETY: null or a live handle (this function's contract).
+        let engine = unsafe { ptr_ref(engine, "engine") }?;
+        // SAFETY: null or a live handle (this function's contract).
+        let handle = unsafe { ptr_ref(uniforms, "uniforms") }?;
+        // SAFETY: null or valid for 16×4 floats (this function's contract).
+        let inputs = unsafe { ptr_ref(inputs, "inputs") }?;
+        // SAFETY: null or valid for writing 16×4 floats (this function's contract).
+        let outputs = unsafe { ptr_mut(outputs, "outputs") }?;
+        let flow = if flow.is_null() {
+            None
+        } else {
+            // SAFETY: not null; valid for a write (this function's contract).
+            Some(unsafe { ptr_mut(flow, "flow") }?)
+        };
+        require_stage(engine, ShaderKind::Vertex)?;
+        Ok(VertexCall {
+            engine,
+            uniforms: handle.for_engine(engine.precision)?,
+            comfortable: handle.comfortable(),
+            inputs,
+            outputs,
+            flow,
+        })
+    }
+}
+
+/// The end of a call whose invocation failed: the flow registers zero, the message stored,
+/// the status returned (the outputs are +0 already).
+#[cold]
+#[inline(never)]
+fn failed_invocation(
+    function: &'static str,
+    error: crate::exec::ExecError,
+    flow: Option<&mut Flow>,
+) -> i32 {
+    if let Some(flow) = flow {
+        *flow = FlowRegisters::default().into();
+    }
+    failed(function, error.into())
 }
 
 /// Runs a batch of vertex-shader invocations from the caller's input planes into its output
@@ -949,6 +1021,31 @@ pub unsafe extern "C" fn picajit_run_geometry(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capi::program::Program;
+
+    /// The SHBIN of one vertex-shader source file.
+    fn assembled(source: &str) -> crate::shbin::Shbin {
+        let files = [crate::asm::SourceFile {
+            name: "test.v.pica".into(),
+            text: source.into(),
+        }];
+        crate::asm::assemble(&files, crate::asm::AsmOptions::default())
+            .unwrap()
+            .shbin
+    }
+
+    /// The C description of `shbin`'s first DVLE as a program of `stage`.
+    fn program_of(shbin: &crate::shbin::Shbin, stage: u32) -> Program {
+        Program {
+            code: shbin.code.as_ptr(),
+            code_len: shbin.code.len(),
+            opdescs: shbin.opdescs.as_ptr(),
+            opdesc_len: shbin.opdescs.len(),
+            entry: shbin.dvles[0].entry,
+            stage,
+            output_mask: shbin.dvles[0].output_mask,
+        }
+    }
 
     /// Vertices whose every register lane has its own value (some rounding in float24), lane
     /// w an edge value ([`edge_values`]).
@@ -1051,8 +1148,8 @@ mod tests {
     #[test]
     fn vertex_records_run_as_single_vertices_do() {
         use super::super::program::{
-            Config, Layout, Program, picajit_engine_create, picajit_engine_free,
-            picajit_engine_layout, picajit_engine_wait_compiled,
+            Config, Layout, picajit_engine_create, picajit_engine_free, picajit_engine_layout,
+            picajit_engine_wait_compiled,
         };
         use super::super::uniforms::{
             picajit_uniforms_create, picajit_uniforms_free, picajit_uniforms_set_float,
@@ -1075,22 +1172,8 @@ mod tests {
 \tend
 .end
 ";
-        let files = [crate::asm::SourceFile {
-            name: "records.v.pica".into(),
-            text: source.into(),
-        }];
-        let shbin = crate::asm::assemble(&files, crate::asm::AsmOptions::default())
-            .unwrap()
-            .shbin;
-        let program = Program {
-            code: shbin.code.as_ptr(),
-            code_len: shbin.code.len(),
-            opdescs: shbin.opdescs.as_ptr(),
-            opdesc_len: shbin.opdescs.len(),
-            entry: shbin.dvles[0].entry,
-            stage: 0,
-            output_mask: shbin.dvles[0].output_mask,
-        };
+        let shbin = assembled(source);
+        let program = program_of(&shbin, 0);
         for precision in 0..3 {
             for kind in [ENGINE_SOA_JIT, ENGINE_AUTO] {
                 let config = Config {
@@ -1164,6 +1247,201 @@ mod tests {
                     picajit_uniforms_free(uniforms);
                 }
             }
+        }
+    }
+
+    /// `picajit_run_vertex` refuses each wrong argument with its status and a message naming
+    /// it, in the documented order of the checks, and writes nothing then; a failing invocation
+    /// returns its status with the outputs +0 and the flow registers zero; a good call after
+    /// them runs.
+    #[test]
+    fn run_vertex_names_each_wrong_argument_and_zeroes_a_failed_invocation() {
+        use super::super::program::{picajit_engine_create, picajit_engine_free};
+        use super::super::uniforms::{
+            picajit_uniforms_create, picajit_uniforms_free, picajit_uniforms_set_float,
+        };
+        use super::super::{ERROR_BAD_ARGUMENT, ERROR_BREAK_OUTSIDE_LOOP, ERROR_NULL_POINTER};
+        let message = || {
+            // SAFETY: a NUL-terminated string that lives until the next failing call.
+            unsafe { std::ffi::CStr::from_ptr(super::super::picajit_last_error_message()) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        let moves = assembled(
+            ".in a v0\n.in b v1\n.out opos position\n.proc main\n\tmova a0.x, b.x\n\
+             \tcmp b.x, eq, eq, b.x\n\tmov opos, a\n\tend\n.end\n",
+        );
+        let breaks = assembled(".in a v0\n.out opos position\n.proc main\n\tbreak\n\tend\n.end\n");
+        let create = |shbin: &crate::shbin::Shbin, stage: u32| {
+            let program = program_of(shbin, stage);
+            let mut engine = std::ptr::null_mut();
+            // SAFETY: valid pointers to live values.
+            let status = unsafe {
+                picajit_engine_create(&program, std::ptr::null(), std::ptr::null(), &mut engine)
+            };
+            assert_eq!(status, OK, "{}", message());
+            engine
+        };
+        let (engine, geometry, failing) =
+            (create(&moves, 0), create(&moves, 1), create(&breaks, 0));
+        let (mut uniforms, mut f32_uniforms) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: valid pointers; the handles are used only below.
+        unsafe {
+            assert_eq!(picajit_uniforms_create(&mut uniforms), OK);
+            assert_eq!(picajit_uniforms_create(&mut f32_uniforms), OK);
+            assert_eq!(
+                picajit_uniforms_set_float(f32_uniforms, 0, &[1.0; 4], 2),
+                OK
+            );
+        }
+        let mut inputs: InputRegisters = [[0.0; 4]; 16];
+        inputs[0] = [1.0, 2.0, 3.0, 4.0];
+        inputs[1] = [2.0, 0.0, 0.0, 0.0];
+        let untouched = [[-7.0f32; 4]; 16];
+        let mut outputs = untouched;
+        let mut flow = Flow {
+            a0: [9, 9],
+            al: 9,
+            cmp: [9, 9],
+            reserved: [0; 2],
+        };
+        let mut storage = [0u64; 3];
+        let misaligned_flow = (storage.as_mut_ptr() as *mut u8).wrapping_add(1) as *mut Flow;
+        let out: *mut [Vec4; 16] = &mut outputs;
+        let null_engine = std::ptr::null();
+        let null_uniforms = std::ptr::null();
+        let null_inputs = std::ptr::null();
+        let null_outputs = std::ptr::null_mut();
+        /// What is wrong, the status, the word the message names, and the arguments.
+        type Case<'a> = (
+            &'a str,
+            i32,
+            &'a str,
+            *const EngineHandle,
+            *const UniformsHandle,
+            *const InputRegisters,
+            *mut [Vec4; 16],
+            *mut Flow,
+        );
+        let cases: [Case; 7] = [
+            (
+                "null engine",
+                ERROR_NULL_POINTER,
+                "engine",
+                null_engine,
+                uniforms,
+                &inputs,
+                out,
+                &mut flow,
+            ),
+            (
+                "null uniforms",
+                ERROR_NULL_POINTER,
+                "uniforms",
+                engine,
+                null_uniforms,
+                &inputs,
+                out,
+                &mut flow,
+            ),
+            (
+                "null inputs",
+                ERROR_NULL_POINTER,
+                "inputs",
+                engine,
+                uniforms,
+                null_inputs,
+                out,
+                &mut flow,
+            ),
+            (
+                "null outputs",
+                ERROR_NULL_POINTER,
+                "outputs",
+                engine,
+                uniforms,
+                &inputs,
+                null_outputs,
+                &mut flow,
+            ),
+            (
+                "misaligned flow",
+                ERROR_BAD_ARGUMENT,
+                "flow",
+                engine,
+                uniforms,
+                &inputs,
+                out,
+                misaligned_flow,
+            ),
+            (
+                "a geometry shader",
+                ERROR_BAD_ARGUMENT,
+                "engine",
+                geometry,
+                uniforms,
+                &inputs,
+                out,
+                &mut flow,
+            ),
+            (
+                "uniforms converted under f32",
+                ERROR_BAD_ARGUMENT,
+                "precision",
+                engine,
+                f32_uniforms,
+                &inputs,
+                out,
+                &mut flow,
+            ),
+        ];
+        for (what, status, named, engine, uniforms, inputs, outputs, flow) in cases {
+            // SAFETY: each pointer is null, misaligned (refused before use) or valid.
+            let got = unsafe { picajit_run_vertex(engine, uniforms, inputs, outputs, flow) };
+            let text = message();
+            assert_eq!(got, status, "{what}: {text}");
+            assert!(
+                text.starts_with("picajit_run_vertex: ") && text.contains(named),
+                "{what}: {text}"
+            );
+        }
+        assert_eq!(
+            outputs.map(|r| r.map(f32::to_bits)),
+            untouched.map(|r| r.map(f32::to_bits))
+        );
+        assert_eq!(
+            (flow.a0, flow.al, flow.cmp),
+            ([9, 9], 9, [9, 9]),
+            "nothing written"
+        );
+
+        // SAFETY: live handles and valid buffers.
+        let got =
+            unsafe { picajit_run_vertex(failing, uniforms, &inputs, &mut outputs, &mut flow) };
+        assert_eq!(got, ERROR_BREAK_OUTSIDE_LOOP, "{}", message());
+        assert!(message().starts_with("picajit_run_vertex: break-outside-loop"));
+        assert!(
+            outputs.iter().flatten().all(|x| x.to_bits() == 0),
+            "+0 outputs"
+        );
+        assert_eq!(flow, Flow::default(), "zero flow registers");
+
+        // SAFETY: live handles and valid buffers.
+        let got = unsafe { picajit_run_vertex(engine, uniforms, &inputs, &mut outputs, &mut flow) };
+        assert_eq!(got, OK, "{}", message());
+        assert_eq!(outputs[0], [1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(
+            (flow.a0, flow.cmp),
+            ([2, 0], [1, 1]),
+            "mova a0.x = 2, cmp equal"
+        );
+        // SAFETY: the live handles, freed once.
+        unsafe {
+            for engine in [engine, geometry, failing] {
+                picajit_engine_free(engine);
+            }
+            picajit_uniforms_free(uniforms);
+            picajit_uniforms_free(f32_uniforms);
         }
     }
 

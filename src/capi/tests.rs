@@ -37,6 +37,13 @@ fn a_panic_becomes_a_status_and_a_message() {
         "{message}"
     );
     assert!(message.ends_with("boom"), "{message}");
+    let status = guard_status("picajit_test_status", || panic!("bang"));
+    assert_eq!(status, ERROR_PANIC);
+    let message = last_message();
+    assert!(
+        message.starts_with("picajit_test_status: internal error") && message.ends_with("bang"),
+        "{message}"
+    );
 }
 
 #[test]
