@@ -363,11 +363,8 @@ pub unsafe extern "C" fn picajit_run_vertex(
     flow: *mut Flow,
 ) -> i32 {
     const NAME: &str = "picajit_run_vertex";
-    // The call an emulator makes per vertex: every failure leaves at once through an
-    // out-of-line call that stores the message and gives the status, so the path that runs
-    // carries no error value (returned through `guard`, a `CapiError` result the size of its
-    // largest variant was merged and copied through the stack on every call: 2-3 ns, a tenth
-    // of a small program's call).
+    // The call an emulator makes per vertex, in one frame (`guard_status`); every failure
+    // leaves at once through an out-of-line call that stores the message and gives the status.
     guard_status(NAME, || {
         // SAFETY: this function's contract.
         let call = match unsafe { VertexCall::checked(engine, uniforms, inputs, outputs, flow) } {
