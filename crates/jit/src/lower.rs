@@ -155,6 +155,10 @@ pub struct RegisterCache {
     tamed: std::collections::HashMap<(Value, u8), Value>,
     /// The input registers loaded in this run ([`Lowering::input`]).
     inputs: std::collections::HashMap<u8, Value>,
+    /// The lane moves made so far ([`Lowering::permute`]): each result's source and lanes, so
+    /// that a move of a moved value is one move of its source (an RSQ of `r2.w` broadcasts lane
+    /// 0 of a broadcast of lane 3: one shuffle, not two, on the chain it waits for).
+    moved: std::collections::HashMap<Value, (Value, [usize; 4])>,
     /// The float uniforms loaded in this run by their number (not relative to an address
     /// register), loaded once for the same reason.
     uniforms: std::collections::HashMap<u8, Value>,
@@ -174,6 +178,7 @@ impl RegisterCache {
         self.tamed.clear();
         self.inputs.clear();
         self.uniforms.clear();
+        self.moved.clear();
     }
 
     /// Keeps the registers this run used for the next run, which only this one leads to: their
@@ -631,6 +636,10 @@ impl Lowering<'_, '_> {
 
     /// A lane permutation of one vector (`lanes[i]` = source lane of result lane i).
     fn permute(&mut self, v: Value, lanes: [usize; 4]) -> Value {
+        let (v, lanes) = match self.cache.moved.get(&v) {
+            Some(&(source, moved)) => (source, lanes.map(|lane| moved[lane])),
+            None => (v, lanes),
+        };
         if lanes == [0, 1, 2, 3] {
             return v;
         }
@@ -640,7 +649,9 @@ impl Lowering<'_, '_> {
                 mask[i * 4 + byte] = (lane * 4 + byte) as u8;
             }
         }
-        super::wide::shuffle(self.b, v, v, mask)
+        let r = super::wide::shuffle(self.b, v, v, mask);
+        self.cache.moved.insert(r, (v, lanes));
+        r
     }
 
     // ------------------------------------------------------------------ operands
