@@ -658,6 +658,66 @@ fn on_the_fast_form(
 }
 
 #[test]
+fn a_read_of_lanes_one_partial_write_made_or_kept_is_exact() {
+    // A read that needs only lanes a partial write wrote, or only lanes it kept, takes them
+    // from the value written or the value before (docs/architecture.md, "Partial writes read
+    // from their sides"); its other lanes are what the written instruction computed there.
+    // Here those are infinite in the float24 modes (1e10·1e10 is past the range), which a
+    // whole invocation's fast form checks and runs again. Every read below mixes or splits
+    // the sides differently; each output must be the interpreter's, in every mode, on the
+    // exact function and on the fast form.
+    use picajit::jit::{FastPolicy, JitShader};
+    use picajit::program::ShaderKind;
+    let mut b = Builder::new();
+    b.ops(
+        "mov r0, v2; mul r0.x, v0, v1; add r1.x, r0, v3; add r1.y, r0.y, v3; \
+         mul r1.zw, r0.xxyy, v1; mad r2.xy, r0.yx, v1, r0.xxxx; rsq r3.x, r0.x; \
+         rcp r3.y, r0.z; dp3 r4.x, r0, v1; mov r5.yz, r0.xy; add r5.xw, r5.yyzz, v3; \
+         mul r6, r5.zzyy, v1; mov o0, r1; mov o1, r2; mov o2, r3; mov o3, r4; mov o4, r5; \
+         mov o5, r6; mov o6, r0; end",
+    );
+    let program = b.program(ShaderKind::Vertex);
+    let vertices = [
+        inputs(&[
+            (0, [1.5, 2.0, -3.0, 0.5]),
+            (1, [2.0, 0.25, 4.0, -1.0]),
+            (2, [10.0, 20.0, 30.0, 40.0]),
+            (3, [0.5, -0.5, 1.0, 2.0]),
+        ]),
+        inputs(&[
+            (0, [1.5, 1e10, 1e10, 1e10]),
+            (1, [2.0, 1e10, 1e10, -1e10]),
+            (2, [10.0, 20.0, 30.0, 40.0]),
+            (3, [0.5, -0.5, 1.0, 2.0]),
+        ]),
+    ];
+    let u = Uniforms::default();
+    for p in Precision::ALL {
+        let config = picajit::exec::ExecConfig {
+            precision: p,
+            ..Default::default()
+        };
+        let interp = picajit::interp::Interpreter::new(program.clone(), config);
+        let mut jit = JitShader::compile(program.clone(), config).unwrap();
+        let policies: &[FastPolicy] = if jit.has_fast_form() {
+            &[FastPolicy::Never, FastPolicy::Always]
+        } else {
+            &[FastPolicy::Never]
+        };
+        for &policy in policies {
+            jit.set_fast_policy(policy);
+            for v in &vertices {
+                assert_same_vertex(&interp.run_vertex(&u, v), &jit.run_vertex(&u, v));
+            }
+        }
+        // The written lanes and the kept ones, as the program's reads saw them.
+        let outputs = interp.run_vertex(&u, &vertices[0]).unwrap().outputs;
+        assert_bits(outputs[0], [3.5, 19.5, 80.0, -20.0]);
+        assert_bits(outputs[6], [3.0, 20.0, 30.0, 40.0]);
+    }
+}
+
+#[test]
 fn infinite_transcendentals_do_not_send_the_fast_form_back() {
     // RSQ, RCP, EX2 and LG2 results may be infinite for ordinary inputs (rsq(0) of a zero
     // normal, lg2(0) of a specular term facing away). The whole-invocation fast form lowers an

@@ -159,6 +159,11 @@ pub struct RegisterCache {
     /// that a move of a moved value is one move of its source (an RSQ of `r2.w` broadcasts lane
     /// 0 of a broadcast of lane 3: one shuffle, not two, on the chain it waits for).
     moved: std::collections::HashMap<Value, (Value, [usize; 4])>,
+    /// The register values partial writes made ([`Lowering::write_lanes`]): each one's value
+    /// before the write, the value written and the lanes written, so that a read of only
+    /// written lanes, or only kept ones, takes them from where they came from
+    /// ([`Lowering::read`]) rather than wait for the merge.
+    merged: std::collections::HashMap<Value, (Value, Value, u8)>,
     /// The float uniforms loaded in this run by their number (not relative to an address
     /// register), loaded once for the same reason.
     uniforms: std::collections::HashMap<u8, Value>,
@@ -179,6 +184,7 @@ impl RegisterCache {
         self.inputs.clear();
         self.uniforms.clear();
         self.moved.clear();
+        self.merged.clear();
     }
 
     /// Keeps the registers this run used for the next run, which only this one leads to: their
@@ -275,6 +281,23 @@ pub struct Lowering<'a, 'b> {
     pub exit: cranelift_codegen::ir::Block,
     /// The function's control state (chunk, dispatch, the run's unchecked instructions).
     pub routing: super::control::Routing,
+}
+
+/// The lanes of each swizzled operand of `op` that its result's `written` lanes use (bit `i`:
+/// lane `i`): lane by lane for the component-wise operations, the dot products' own lanes,
+/// and all of them where a lane is copied or compared across (DST).
+fn operand_lanes(op: BinaryOperation, written: u8) -> [u8; 2] {
+    match op {
+        BinaryOperation::Dp3 => [0b0111, 0b0111],
+        BinaryOperation::Dph => [0b0111, 0xF],
+        BinaryOperation::Dp4 | BinaryOperation::Dst => [0xF, 0xF],
+        BinaryOperation::Add
+        | BinaryOperation::Mul
+        | BinaryOperation::Max
+        | BinaryOperation::Min
+        | BinaryOperation::Sge
+        | BinaryOperation::Slt => [written, written],
+    }
 }
 
 /// Flags of an access to the context: it is in bounds and aligned (the context is 16-aligned
@@ -660,6 +683,35 @@ impl Lowering<'_, '_> {
         OperandDescriptor(self.program.opdescs[index as usize])
     }
 
+    /// Where the `needed` lanes of `raw` moved by `components` come from when `raw` is a partial
+    /// write's result and they all come from one side of it (the value written, or the value
+    /// before): that side, so that the instruction does not wait for the merge. Its other
+    /// lanes are what the written instruction computed there, which only lanes the reader
+    /// discards see (a whole invocation's fast form checks them too: a value past its bounds
+    /// there runs the invocation again, as any flag does). Repeating a needed lane in them
+    /// instead cost a shuffle where the swizzle was none (billboard, palette-skinning and
+    /// point-sprite-gs 3-5% slower).
+    fn unmerged(&self, raw: Value, components: [usize; 4], needed: u8) -> Option<Value> {
+        if needed == 0 {
+            return None;
+        }
+        let lanes: u8 = (0..4)
+            .filter(|&lane| needed & (1 << lane) != 0)
+            .map(|lane| 1u8 << components[lane])
+            .fold(0, |a, b| a | b);
+        let mut source = raw;
+        while let Some(&(old, written_value, written)) = self.cache.merged.get(&source) {
+            source = if lanes & written == lanes {
+                written_value
+            } else if lanes & written == 0 {
+                old
+            } else {
+                break;
+            };
+        }
+        (source != raw).then_some(source)
+    }
+
     /// Reads a source: register (relative addressing for uniforms), swizzle, negate, for an
     /// instruction that treats a zero's sign as `zero_sign` says. A register's −0 left pending
     /// by the fast path ([`Lowering::settled`]) is taken as it is where the sign is
@@ -667,7 +719,17 @@ impl Lowering<'_, '_> {
     /// counts as flushed: its zero is −0 where the model's is +0, or the reverse) or
     /// [`ZeroSign::PassedOn`] without a negation (the swizzled value's lanes are recorded as
     /// possibly −0); otherwise it is settled first.
-    fn read(&mut self, operand: Operand, desc: OperandDescriptor, zero_sign: ZeroSign) -> Value {
+    ///
+    /// `needed`: the lanes of the swizzled operand the instruction uses (bit `i`: lane `i`).
+    /// When all of them come from one side of a partial write, they are read from there
+    /// ([`RegisterCache::merged`]) and the other lanes repeat one of them.
+    fn read(
+        &mut self,
+        operand: Operand,
+        desc: OperandDescriptor,
+        zero_sign: ZeroSign,
+        needed: u8,
+    ) -> Value {
         let Operand { reg, rel, slot } = operand;
         let raw = match reg.file_index() {
             (RegisterFile::Input, n) => self.input(n),
@@ -684,6 +746,9 @@ impl Lowering<'_, '_> {
                 uniform
             }
         };
+        let swizzle = desc.swizzle(slot);
+        let components: [usize; 4] = std::array::from_fn(|lane| swizzle.component(lane));
+        let raw = self.unmerged(raw, components, needed).unwrap_or(raw);
         // Moving lanes and negating keep magnitudes: within the operand bounds if `raw` is.
         let bounded = self.cache.bounded.contains(&raw);
         let raw_wild = self.wild_lanes(raw);
@@ -693,8 +758,6 @@ impl Lowering<'_, '_> {
             ZeroSign::PassedOn if !negate => raw,
             _ => self.settled(raw),
         };
-        let swizzle = desc.swizzle(slot);
-        let components: [usize; 4] = std::array::from_fn(|lane| swizzle.component(lane));
         let value = self.permute(raw, components);
         let wild = (0..8)
             .filter(|&bit| raw_wild & (1 << (bit & 4 | components[bit & 3])) != 0)
@@ -812,6 +875,7 @@ impl Lowering<'_, '_> {
             let negative_zeros = (self.negative_zero_lanes(value) & written)
                 | (self.negative_zero_lanes(old) & !written);
             self.note_negative_zeros(merged, negative_zeros);
+            self.cache.merged.insert(merged, (old, value, written));
             let written = written | written << 4;
             let wild = (self.wild_lanes(value) & written) | (self.wild_lanes(old) & !written);
             self.note_wild(merged, wild);
@@ -842,8 +906,14 @@ impl Lowering<'_, '_> {
         let mut masks = Vec::with_capacity(dots.len());
         for dot in dots {
             let d = self.descriptor(dot.desc);
-            operands.push((self.read(dot.a, d, ZeroSign::Ignored), read_lanes[0]));
-            operands.push((self.read(dot.b, d, ZeroSign::Ignored), read_lanes[1]));
+            operands.push((
+                self.read(dot.a, d, ZeroSign::Ignored, read_lanes[0]),
+                read_lanes[0],
+            ));
+            operands.push((
+                self.read(dot.b, d, ZeroSign::Ignored, read_lanes[1]),
+                read_lanes[1],
+            ));
             masks.push(d.dest_mask());
         }
         let form = self.tame(&mut operands);
@@ -1250,11 +1320,13 @@ impl Lowering<'_, '_> {
                     }
                     _ => ZeroSign::Ignored,
                 };
+                let written = d.dest_mask().lanes();
+                let needed = operand_lanes(op, written);
                 let mut operands = [
-                    (self.read(a, d, zero_sign), 0),
-                    (self.read(b, d, zero_sign), 0),
+                    (self.read(a, d, zero_sign, needed[0]), 0),
+                    (self.read(b, d, zero_sign, needed[1]), 0),
                 ];
-                let form = match self.lanes_read(op, d.dest_mask().lanes()) {
+                let form = match self.lanes_read(op, written) {
                     Some([first, second]) => {
                         operands[0].1 = first;
                         operands[1].1 = second;
@@ -1274,12 +1346,19 @@ impl Lowering<'_, '_> {
                     UnaryOp::Mov => ZeroSign::PassedOn,
                     _ => ZeroSign::Seen,
                 };
-                let a = self.read(a, d, zero_sign);
+                let needed = match op {
+                    UnaryOp::Mov | UnaryOp::Flr => d.dest_mask().lanes(),
+                    // LITP reads x, y and w.
+                    UnaryOp::Litp => 0xF,
+                    // Lane 0, into every lane.
+                    UnaryOp::Rcp | UnaryOp::Rsq | UnaryOp::Ex2 | UnaryOp::Lg2 => 0b0001,
+                };
+                let a = self.read(a, d, zero_sign, needed);
                 let r = self.unary(op, a);
                 self.write(dst, d, r);
             }
             Operation::Mova { a, .. } => {
-                let a = self.read(a, d, ZeroSign::Ignored);
+                let a = self.read(a, d, ZeroSign::Ignored, d.dest_mask().lanes() & 0b0011);
                 let ints = self.b.ins().fcvt_to_sint_sat(I32X4, a);
                 for lane in 0..2 {
                     if d.dest_mask().lane(lane) {
@@ -1291,8 +1370,8 @@ impl Lowering<'_, '_> {
             Operation::Cmp {
                 a, b, cmp_x, cmp_y, ..
             } => {
-                let a = self.read(a, d, ZeroSign::Ignored);
-                let c = self.read(b, d, ZeroSign::Ignored);
+                let a = self.read(a, d, ZeroSign::Ignored, 0b0011);
+                let c = self.read(b, d, ZeroSign::Ignored, 0b0011);
                 for (lane, op) in [(0u8, cmp_x), (1, cmp_y)] {
                     let flag = match compare_cc(op) {
                         Some(cc) => {
@@ -1309,9 +1388,9 @@ impl Lowering<'_, '_> {
             Operation::Mad { dst, a, b, c, .. } => {
                 let written = d.dest_mask().lanes();
                 let mut operands = [
-                    (self.read(a, d, ZeroSign::Ignored), written),
-                    (self.read(b, d, ZeroSign::Ignored), written),
-                    (self.read(c, d, ZeroSign::Ignored), written),
+                    (self.read(a, d, ZeroSign::Ignored, written), written),
+                    (self.read(b, d, ZeroSign::Ignored, written), written),
+                    (self.read(c, d, ZeroSign::Ignored, written), written),
                 ];
                 let form = self.tame(&mut operands);
                 let [(a, _), (c2, _), (e, _)] = operands;
