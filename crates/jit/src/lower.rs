@@ -283,23 +283,6 @@ pub struct Lowering<'a, 'b> {
     pub routing: super::control::Routing,
 }
 
-/// The lanes of each swizzled operand of `op` that its result's `written` lanes use (bit `i`:
-/// lane `i`): lane by lane for the component-wise operations, the dot products' own lanes,
-/// and all of them where a lane is copied or compared across (DST).
-fn operand_lanes(op: BinaryOperation, written: u8) -> [u8; 2] {
-    match op {
-        BinaryOperation::Dp3 => [0b0111, 0b0111],
-        BinaryOperation::Dph => [0b0111, 0xF],
-        BinaryOperation::Dp4 | BinaryOperation::Dst => [0xF, 0xF],
-        BinaryOperation::Add
-        | BinaryOperation::Mul
-        | BinaryOperation::Max
-        | BinaryOperation::Min
-        | BinaryOperation::Sge
-        | BinaryOperation::Slt => [written, written],
-    }
-}
-
 /// Flags of an access to the context: it is in bounds and aligned (the context is 16-aligned
 /// and every offset a multiple of the access size).
 pub fn trusted() -> MemFlagsData {
@@ -1310,6 +1293,7 @@ impl Lowering<'_, '_> {
     /// Lowers a data operation.
     fn operate(&mut self, operation: Operation) {
         let d = self.descriptor(operation.desc());
+        let needed = operation.source_lanes(d);
         match operation {
             Operation::Binary { op, dst, a, b, .. } => {
                 // MAX and MIN pass on one of two operands, whose other may be the model's own
@@ -1321,7 +1305,6 @@ impl Lowering<'_, '_> {
                     _ => ZeroSign::Ignored,
                 };
                 let written = d.dest_mask().lanes();
-                let needed = operand_lanes(op, written);
                 let mut operands = [
                     (self.read(a, d, zero_sign, needed[0]), 0),
                     (self.read(b, d, zero_sign, needed[1]), 0),
@@ -1346,19 +1329,12 @@ impl Lowering<'_, '_> {
                     UnaryOp::Mov => ZeroSign::PassedOn,
                     _ => ZeroSign::Seen,
                 };
-                let needed = match op {
-                    UnaryOp::Mov | UnaryOp::Flr => d.dest_mask().lanes(),
-                    // LITP reads x, y and w.
-                    UnaryOp::Litp => 0xF,
-                    // Lane 0, into every lane.
-                    UnaryOp::Rcp | UnaryOp::Rsq | UnaryOp::Ex2 | UnaryOp::Lg2 => 0b0001,
-                };
-                let a = self.read(a, d, zero_sign, needed);
+                let a = self.read(a, d, zero_sign, needed[0]);
                 let r = self.unary(op, a);
                 self.write(dst, d, r);
             }
             Operation::Mova { a, .. } => {
-                let a = self.read(a, d, ZeroSign::Ignored, d.dest_mask().lanes() & 0b0011);
+                let a = self.read(a, d, ZeroSign::Ignored, needed[0]);
                 let ints = self.b.ins().fcvt_to_sint_sat(I32X4, a);
                 for lane in 0..2 {
                     if d.dest_mask().lane(lane) {
@@ -1370,8 +1346,8 @@ impl Lowering<'_, '_> {
             Operation::Cmp {
                 a, b, cmp_x, cmp_y, ..
             } => {
-                let a = self.read(a, d, ZeroSign::Ignored, 0b0011);
-                let c = self.read(b, d, ZeroSign::Ignored, 0b0011);
+                let a = self.read(a, d, ZeroSign::Ignored, needed[0]);
+                let c = self.read(b, d, ZeroSign::Ignored, needed[1]);
                 for (lane, op) in [(0u8, cmp_x), (1, cmp_y)] {
                     let flag = match compare_cc(op) {
                         Some(cc) => {
@@ -1388,9 +1364,9 @@ impl Lowering<'_, '_> {
             Operation::Mad { dst, a, b, c, .. } => {
                 let written = d.dest_mask().lanes();
                 let mut operands = [
-                    (self.read(a, d, ZeroSign::Ignored, written), written),
-                    (self.read(b, d, ZeroSign::Ignored, written), written),
-                    (self.read(c, d, ZeroSign::Ignored, written), written),
+                    (self.read(a, d, ZeroSign::Ignored, needed[0]), written),
+                    (self.read(b, d, ZeroSign::Ignored, needed[1]), written),
+                    (self.read(c, d, ZeroSign::Ignored, needed[2]), written),
                 ];
                 let form = self.tame(&mut operands);
                 let [(a, _), (c2, _), (e, _)] = operands;

@@ -520,10 +520,6 @@ impl SourceOperand {
     }
 }
 
-const XYZW: u8 = 0b1111;
-const XYZ: u8 = 0b0111;
-const X: u8 = 0b0001;
-
 impl Instruction {
     /// The operand-descriptor index, for instructions that have one.
     pub const fn desc(&self) -> Option<u8> {
@@ -553,28 +549,10 @@ impl Instruction {
     /// four; DPH x, y, z of SRC1 and all of SRC2; DST y, z of SRC1 and y, w of SRC2; EX2, LG2,
     /// RCP, RSQ only x; LITP x, y, w; MOVA x and/or y as its mask says; CMP x and y.
     pub fn sources(&self, desc: OperandDescriptor) -> Vec<SourceOperand> {
-        let masked = desc.dest_mask().lanes();
         let Some(operation) = self.operation() else {
             return Vec::new();
         };
-        // The lanes of SRC1, SRC2 and SRC3 that the operation uses.
-        let lanes: [u8; 3] = match operation {
-            Operation::Binary { op, .. } => match op {
-                BinaryOperation::Dp3 => [XYZ, XYZ, 0],
-                BinaryOperation::Dp4 => [XYZW, XYZW, 0],
-                BinaryOperation::Dph => [XYZ, XYZW, 0],
-                BinaryOperation::Dst => [0b0110, 0b1010, 0],
-                _ => [masked, masked, 0],
-            },
-            Operation::Unary { op, .. } => match op {
-                UnaryOp::Ex2 | UnaryOp::Lg2 | UnaryOp::Rcp | UnaryOp::Rsq => [X, 0, 0],
-                UnaryOp::Litp => [0b1011, 0, 0],
-                UnaryOp::Flr | UnaryOp::Mov => [masked, 0, 0],
-            },
-            Operation::Mova { .. } => [masked & 0b0011, 0, 0],
-            Operation::Cmp { .. } => [0b0011, 0b0011, 0],
-            Operation::Mad { .. } => [masked; 3],
-        };
+        let lanes = operation.source_lanes(desc);
         operation
             .operands()
             .map(|operand| SourceOperand {

@@ -9,7 +9,10 @@
 //!   1i and 5, SRC3 in 5i; every other operand reads its register as named;
 //! - operand `k` (SRC1, SRC2, SRC3) takes the swizzle and negation of descriptor slot `k`.
 
-use super::{BinaryOp, CompareOp, DstReg, Instruction, RelIndex, SrcReg, UnaryOp, split_rel};
+use super::{
+    BinaryOp, CompareOp, DstReg, Instruction, OperandDescriptor, RelIndex, SrcReg, UnaryOp,
+    split_rel,
+};
 
 /// What a two-source instruction computes: a [`BinaryOp`] with the inverted forms folded onto
 /// their base operation ([`BinaryOp::computes`]).
@@ -128,6 +131,32 @@ impl Operation {
             | Operation::Mova { desc, .. }
             | Operation::Cmp { desc, .. }
             | Operation::Mad { desc, .. } => desc,
+        }
+    }
+
+    /// The lanes of SRC1, SRC2 and SRC3, after the swizzle, that the operation uses (bit `i`:
+    /// lane `i`), given its descriptor ([`Instruction::sources`] lists them with the operands).
+    pub fn source_lanes(&self, desc: OperandDescriptor) -> [u8; 3] {
+        const XYZW: u8 = 0b1111;
+        const XYZ: u8 = 0b0111;
+        const X: u8 = 0b0001;
+        let masked = desc.dest_mask().lanes();
+        match *self {
+            Operation::Binary { op, .. } => match op {
+                BinaryOperation::Dp3 => [XYZ, XYZ, 0],
+                BinaryOperation::Dp4 => [XYZW, XYZW, 0],
+                BinaryOperation::Dph => [XYZ, XYZW, 0],
+                BinaryOperation::Dst => [0b0110, 0b1010, 0],
+                _ => [masked, masked, 0],
+            },
+            Operation::Unary { op, .. } => match op {
+                UnaryOp::Ex2 | UnaryOp::Lg2 | UnaryOp::Rcp | UnaryOp::Rsq => [X, 0, 0],
+                UnaryOp::Litp => [0b1011, 0, 0],
+                UnaryOp::Flr | UnaryOp::Mov => [masked, 0, 0],
+            },
+            Operation::Mova { .. } => [masked & 0b0011, 0, 0],
+            Operation::Cmp { .. } => [0b0011, 0b0011, 0],
+            Operation::Mad { .. } => [masked; 3],
         }
     }
 
