@@ -430,10 +430,10 @@ impl Lowering<'_, '_> {
     /// or its value from before the run (loaded before the run's stores). The main path stores
     /// first and branches after, so the optimiser has every value computed on it (values used
     /// only on a cold branch would be computed there again, once per branch).
-    fn finish_run(&mut self, carry: bool) {
+    fn finish_run(&mut self, carry_into: Option<u16>) {
         let pending = std::mem::take(&mut self.routing.pending);
         let Some(first) = pending.first().map(|p| p.pc) else {
-            self.end_run(carry);
+            self.end_run(carry_into);
             return;
         };
         let geometry = self.program.stage == ShaderKind::Geometry;
@@ -446,7 +446,7 @@ impl Lowering<'_, '_> {
         } else {
             Vec::new()
         };
-        self.end_run(carry);
+        self.end_run(carry_into);
 
         let count: i64 = pending.iter().map(|p| i64::from(p.count)).sum();
         let left = self.b.use_var(self.budget);
@@ -565,7 +565,7 @@ impl Lowering<'_, '_> {
             );
         if acts_outside {
             // A run of its own (see `FlowFacts::leaders`): the budget before the effect.
-            self.finish_run(false);
+            self.finish_run(None);
         }
         if let Instruction::Simple {
             op: SimpleOp::End, ..
@@ -574,7 +574,7 @@ impl Lowering<'_, '_> {
             if self.program.stage == ShaderKind::Vertex {
                 self.forget_temporaries();
             }
-            self.finish_run(false);
+            self.finish_run(None);
             self.fail(pc, status::END);
             return;
         }
@@ -604,7 +604,7 @@ impl Lowering<'_, '_> {
             return;
         }
         // At a cut only this address leads to, the next run keeps the registers' values.
-        self.finish_run(self.facts.continues[next as usize]);
+        self.finish_run(self.facts.continues[next as usize].then_some(next));
         let (jump, brk) = self.own_effect(pc, inst);
 
         if let When::Always | When::If(_) = brk {

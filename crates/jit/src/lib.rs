@@ -768,6 +768,7 @@ impl JitShader {
                 facts.find_canonical_temps(&decoded, &program.opdescs[..]);
                 facts.find_wild_temps(&decoded, &program.opdescs[..]);
             }
+            facts.find_temps_ahead(&decoded, &program.opdescs[..]);
         }
         let inline_transcendentals =
             transcendentals(&decoded, &facts.reachable) <= lower::INLINE_TRANSCENDENTALS;

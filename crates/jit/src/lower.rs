@@ -188,20 +188,26 @@ impl RegisterCache {
     }
 
     /// Keeps the registers this run used for the next run, which only this one leads to: their
-    /// homes are stored, so all are clean. A register carried into this run and not used in it
-    /// is dropped, so that a value stays live across at most one run it does not serve.
-    fn carry_over(&mut self) {
+    /// homes are stored, so all are clean, but for the temporaries of `kept_dirty` (bit n:
+    /// rN). A register carried into this run and not used in it is dropped, so that a value
+    /// stays live across at most one run it does not serve; the dirty ones among those are
+    /// returned, to be stored.
+    fn carry_over(&mut self, kept_dirty: u16) -> Vec<(Reg, Value)> {
+        let mut dropped = Vec::new();
         for reg in std::mem::take(&mut self.carried) {
-            self.values.remove(&reg);
+            if let Some((value, true)) = self.values.remove(&reg) {
+                dropped.push((reg, value));
+            }
         }
         for (&reg, (_, dirty)) in self.values.iter_mut() {
-            *dirty = false;
+            *dirty = matches!(reg, Reg::Temp(n) if kept_dirty & (1 << n) != 0);
             self.carried.insert(reg);
         }
         self.constants.clear();
         self.tamed.clear();
         self.inputs.clear();
         self.uniforms.clear();
+        dropped
     }
 }
 
@@ -578,14 +584,43 @@ impl Lowering<'_, '_> {
     /// Ends the run: stores the dirty registers and forgets every value, or, when `carry` (the
     /// next run is entered only from this one), keeps the values the run used
     /// ([`RegisterCache::carry_over`]), so that the next run reads them without a reload.
-    pub fn end_run(&mut self, carry: bool) {
-        self.store_dirty();
+    ///
+    /// `carry_into`: the cut the next run starts at, when it keeps this run's values. There a
+    /// vertex shader's temporaries go by what the code ahead needs of them
+    /// ([`FlowFacts::temps_ahead`]): one read in the next run stays dirty (stored when a
+    /// later run ends without it, or never), one read only later is stored now, as every
+    /// register used to be at every cut, and a dead one is forgotten unstored.
+    pub fn end_run(&mut self, carry_into: Option<u16>) {
+        let mut kept_dirty = 0u16;
+        if let Some(cut) = carry_into
+            && self.program.stage == ShaderKind::Vertex
+            && let Some(&ahead) = self.facts.temps_ahead.get(&cut)
+        {
+            let dirty = self.dirty_registers();
+            for (reg, _) in dirty {
+                let Reg::Temp(n) = reg else { continue };
+                let bit = 1u16 << n;
+                if ahead.next & bit != 0 {
+                    kept_dirty |= bit;
+                } else if ahead.later & bit == 0 {
+                    self.cache.values.remove(&reg);
+                }
+            }
+        }
+        let dirty = self.dirty_registers();
+        for (reg, value) in dirty {
+            if !matches!(reg, Reg::Temp(n) if kept_dirty & (1 << n) != 0) {
+                self.store_reg(reg, value);
+            }
+        }
         // Merged at every run's end, carried or not: the code computes a check where it is
         // used, so a check kept for a later run would keep its value live (or spilled) until
         // then.
         self.merge_checked();
-        if carry {
-            self.cache.carry_over();
+        if carry_into.is_some() {
+            for (reg, value) in self.cache.carry_over(kept_dirty) {
+                self.store_reg(reg, value);
+            }
         } else {
             self.cache.clear();
         }
