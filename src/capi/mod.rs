@@ -314,7 +314,7 @@ fn guard_status(function: &'static str, body: impl FnOnce() -> i32) -> i32 {
 /// `ERROR_PANIC`.
 #[cold]
 #[inline(never)]
-fn panicked(function: &'static str, payload: Box<dyn std::any::Any + Send>) -> i32 {
+fn panicked(function: &'static str, payload: Box<dyn Any + Send>) -> i32 {
     set_last_error(format!(
         "{function}: internal error (a panic in picajit, please report it): {}",
         panic_text(payload.as_ref())

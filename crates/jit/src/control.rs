@@ -419,7 +419,8 @@ impl Lowering<'_, '_> {
 
     // ------------------------------------------------------------------ the budget
 
-    /// Ends the run: stores its registers and checks the budget for its instructions not yet
+    /// Ends the run: stores its registers (or keeps them for the next, `carry_into`: see
+    /// [`Lowering::end_run`]) and checks the budget for its instructions not yet
     /// covered (those since its start, or since the check before an EMIT or SETEMIT), each of
     /// which spends one unit. When the budget covers them, it goes down by their number;
     /// otherwise the instruction it runs out at fails, on a cold path, at its own address.

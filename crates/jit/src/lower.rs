@@ -581,8 +581,8 @@ impl Lowering<'_, '_> {
         settled
     }
 
-    /// Ends the run: stores the dirty registers and forgets every value, or, when `carry` (the
-    /// next run is entered only from this one), keeps the values the run used
+    /// Ends the run: stores the dirty registers and forgets every value, or, with `carry_into`
+    /// (the next run is entered only from this one), keeps the values the run used
     /// ([`RegisterCache::carry_over`]), so that the next run reads them without a reload.
     ///
     /// `carry_into`: the cut the next run starts at, when it keeps this run's values. There a
@@ -739,8 +739,8 @@ impl Lowering<'_, '_> {
     /// possibly −0); otherwise it is settled first.
     ///
     /// `needed`: the lanes of the swizzled operand the instruction uses (bit `i`: lane `i`).
-    /// When all of them come from one side of a partial write, they are read from there
-    /// ([`RegisterCache::merged`]) and the other lanes repeat one of them.
+    /// When all of them come from one side of a partial write, the operand is read from that
+    /// side ([`Lowering::unmerged`]), its other lanes then being whatever that side holds.
     fn read(
         &mut self,
         operand: Operand,
