@@ -243,9 +243,9 @@ impl FlowFacts {
     /// (a source lane not written since the cut) is needed: in the run from the cut, or later.
     /// One whose lanes are all written first, or that nothing reads before END, is not (a
     /// partial write keeps the other lanes, but only a read of them would see them). Leaving
-    /// the straight line (a
-    /// flow instruction, an address entered otherwise) needs every temporary not decided by
-    /// then. Vertex shaders only: a geometry shader's temporaries outlive the invocation.
+    /// the straight line (a flow instruction, an address entered otherwise) needs every
+    /// temporary not decided by then. Vertex shaders only: a geometry shader's temporaries
+    /// outlive the invocation.
     pub fn find_temps_ahead(&mut self, decoded: &[Instruction], opdescs: &[u32]) {
         let cuts: Vec<u16> = (0..PROGRAM_WORDS)
             .filter(|&pc| self.continues[pc])
@@ -285,7 +285,7 @@ impl FlowFacts {
                 }
                 _ => {}
             }
-            let (Some(operation), Some(desc)) = (inst.operation(), inst.desc()) else {
+            let Some(desc) = inst.desc() else {
                 return ahead.leaving(decided);
             };
             let desc = OperandDescriptor(opdescs.get(desc as usize).copied().unwrap_or(0));
@@ -299,15 +299,11 @@ impl FlowFacts {
                     }
                 }
             };
-            for (operand, lanes) in operation.operands().zip(operation.source_lanes(desc)) {
-                if let (RegisterFile::Temporary, n) = operand.reg.file_index() {
-                    let swizzle = desc.swizzle(operand.slot);
-                    let components = (0..4)
-                        .filter(|&lane| lanes & (1 << lane) != 0)
-                        .fold(0u8, |acc, lane| acc | (1 << swizzle.component(lane)));
-                    if components & !written[n as usize] != 0 {
-                        needs(n as usize);
-                    }
+            for source in inst.sources(desc) {
+                if let (RegisterFile::Temporary, n) = source.reg.file_index()
+                    && source.components(desc) & !written[n as usize] != 0
+                {
+                    needs(n as usize);
                 }
             }
             if let Some((RegisterFile::Temporary, n)) = inst.dst().map(|d| d.file_index()) {

@@ -518,16 +518,18 @@ impl Lowering<'_, '_> {
     }
 
     /// The lanes of its first and second operand a binary instruction with a fast form reads
-    /// (its rule's, for [`Lowering::tame`]; `written`: the lanes it writes), or `None` for one
-    /// without (ADD has one only in a whole invocation's fast form). DST's product's fast form
-    /// checks the lanes DST copies too.
-    fn lanes_read(&self, op: BinaryOperation, written: u8) -> Option<[u8; 2]> {
+    /// (its rule's, for [`Lowering::tame`]): those it uses (`needed`,
+    /// [`Operation::source_lanes`]), but all four for DST, whose product's fast form checks the
+    /// lanes DST copies too; `None` for one without a fast form (ADD has one only in a whole
+    /// invocation's fast form).
+    fn lanes_read(&self, op: BinaryOperation, needed: [u8; 3]) -> Option<[u8; 2]> {
         match op {
-            BinaryOperation::Add if self.fast_invocation => Some([written, written]),
-            BinaryOperation::Mul => Some([written, written]),
-            BinaryOperation::Dp3 => Some([0b0111, 0b0111]),
-            BinaryOperation::Dph => Some([0b0111, 0xF]),
-            BinaryOperation::Dp4 | BinaryOperation::Dst => Some([0xF, 0xF]),
+            BinaryOperation::Add if self.fast_invocation => Some([needed[0], needed[1]]),
+            BinaryOperation::Mul
+            | BinaryOperation::Dp3
+            | BinaryOperation::Dph
+            | BinaryOperation::Dp4 => Some([needed[0], needed[1]]),
+            BinaryOperation::Dst => Some([0xF, 0xF]),
             _ => None,
         }
     }
@@ -591,27 +593,23 @@ impl Lowering<'_, '_> {
     /// later run ends without it, or never), one read only later is stored now, as every
     /// register used to be at every cut, and a dead one is forgotten unstored.
     pub fn end_run(&mut self, carry_into: Option<u16>) {
+        let ahead = carry_into
+            .filter(|_| self.program.stage == ShaderKind::Vertex)
+            .and_then(|cut| self.facts.temps_ahead.get(&cut).copied());
         let mut kept_dirty = 0u16;
-        if let Some(cut) = carry_into
-            && self.program.stage == ShaderKind::Vertex
-            && let Some(&ahead) = self.facts.temps_ahead.get(&cut)
-        {
-            let dirty = self.dirty_registers();
-            for (reg, _) in dirty {
-                let Reg::Temp(n) = reg else { continue };
+        for (reg, value) in self.dirty_registers() {
+            if let (Reg::Temp(n), Some(ahead)) = (reg, ahead) {
                 let bit = 1u16 << n;
                 if ahead.next & bit != 0 {
                     kept_dirty |= bit;
-                } else if ahead.later & bit == 0 {
+                    continue;
+                }
+                if ahead.later & bit == 0 {
                     self.cache.values.remove(&reg);
+                    continue;
                 }
             }
-        }
-        let dirty = self.dirty_registers();
-        for (reg, value) in dirty {
-            if !matches!(reg, Reg::Temp(n) if kept_dirty & (1 << n) != 0) {
-                self.store_reg(reg, value);
-            }
+            self.store_reg(reg, value);
         }
         // Merged at every run's end, carried or not: the code computes a check where it is
         // used, so a check kept for a later run would keep its value live (or spilled) until
@@ -701,22 +699,18 @@ impl Lowering<'_, '_> {
         OperandDescriptor(self.program.opdescs[index as usize])
     }
 
-    /// Where the `needed` lanes of `raw` moved by `components` come from when `raw` is a partial
-    /// write's result and they all come from one side of it (the value written, or the value
-    /// before): that side, so that the instruction does not wait for the merge. Its other
+    /// Where the components `lanes` of `raw` (bit c: component c) come from when `raw` is a
+    /// partial write's result and they all come from one side of it (the value written, or the
+    /// value before): that side, so that the instruction does not wait for the merge. Its other
     /// lanes are what the written instruction computed there, which only lanes the reader
     /// discards see (a whole invocation's fast form checks them too: a value past its bounds
     /// there runs the invocation again, as any flag does). Repeating a needed lane in them
     /// instead cost a shuffle where the swizzle was none (billboard, palette-skinning and
     /// point-sprite-gs 3-5% slower).
-    fn unmerged(&self, raw: Value, components: [usize; 4], needed: u8) -> Option<Value> {
-        if needed == 0 {
+    fn unmerged(&self, raw: Value, lanes: u8) -> Option<Value> {
+        if lanes == 0 {
             return None;
         }
-        let lanes: u8 = (0..4)
-            .filter(|&lane| needed & (1 << lane) != 0)
-            .map(|lane| 1u8 << components[lane])
-            .fold(0, |a, b| a | b);
         let mut source = raw;
         while let Some(&(old, written_value, written)) = self.cache.merged.get(&source) {
             source = if lanes & written == lanes {
@@ -766,7 +760,9 @@ impl Lowering<'_, '_> {
         };
         let swizzle = desc.swizzle(slot);
         let components: [usize; 4] = std::array::from_fn(|lane| swizzle.component(lane));
-        let raw = self.unmerged(raw, components, needed).unwrap_or(raw);
+        let raw = self
+            .unmerged(raw, swizzle.components_read(needed))
+            .unwrap_or(raw);
         // Moving lanes and negating keep magnitudes: within the operand bounds if `raw` is.
         let bounded = self.cache.bounded.contains(&raw);
         let raw_wild = self.wild_lanes(raw);
@@ -917,13 +913,17 @@ impl Lowering<'_, '_> {
             })
             .collect();
         let (op, dst) = (dots[0].op, dots[0].dst);
-        let read_lanes = self
-            .lanes_read(op, 0)
-            .expect("a dot product has a fast form");
         let mut operands = Vec::with_capacity(2 * dots.len());
         let mut masks = Vec::with_capacity(dots.len());
-        for dot in dots {
+        for (dot, member) in dots.into_iter().zip(pc..) {
             let d = self.descriptor(dot.desc);
+            let needed = self.decoded[member as usize]
+                .operation()
+                .expect("a dot product is an operation")
+                .source_lanes(d);
+            let read_lanes = self
+                .lanes_read(op, needed)
+                .expect("a dot product has a fast form");
             operands.push((
                 self.read(dot.a, d, ZeroSign::Ignored, read_lanes[0]),
                 read_lanes[0],
@@ -1339,12 +1339,11 @@ impl Lowering<'_, '_> {
                     }
                     _ => ZeroSign::Ignored,
                 };
-                let written = d.dest_mask().lanes();
                 let mut operands = [
                     (self.read(a, d, zero_sign, needed[0]), 0),
                     (self.read(b, d, zero_sign, needed[1]), 0),
                 ];
-                let form = match self.lanes_read(op, written) {
+                let form = match self.lanes_read(op, needed) {
                     Some([first, second]) => {
                         operands[0].1 = first;
                         operands[1].1 = second;
@@ -1397,11 +1396,10 @@ impl Lowering<'_, '_> {
                 }
             }
             Operation::Mad { dst, a, b, c, .. } => {
-                let written = d.dest_mask().lanes();
                 let mut operands = [
-                    (self.read(a, d, ZeroSign::Ignored, needed[0]), written),
-                    (self.read(b, d, ZeroSign::Ignored, needed[1]), written),
-                    (self.read(c, d, ZeroSign::Ignored, needed[2]), written),
+                    (self.read(a, d, ZeroSign::Ignored, needed[0]), needed[0]),
+                    (self.read(b, d, ZeroSign::Ignored, needed[1]), needed[1]),
+                    (self.read(c, d, ZeroSign::Ignored, needed[2]), needed[2]),
                 ];
                 let form = self.tame(&mut operands);
                 let [(a, _), (c2, _), (e, _)] = operands;

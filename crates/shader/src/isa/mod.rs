@@ -513,10 +513,7 @@ pub struct SourceOperand {
 impl SourceOperand {
     /// The register components (bit c = component c) read after swizzling with `desc`.
     pub fn components(&self, desc: OperandDescriptor) -> u8 {
-        let swizzle = desc.swizzle(self.slot);
-        (0..4)
-            .filter(|lane| self.lanes & (1 << lane) != 0)
-            .fold(0, |acc, lane| acc | (1 << swizzle.component(lane)))
+        desc.swizzle(self.slot).components_read(self.lanes)
     }
 }
 

@@ -190,6 +190,14 @@ impl Swizzle {
         ((self.0 >> (6 - 2 * lane)) & 3) as usize
     }
 
+    /// The register components (bit c = component c) that the lanes `lanes` (bit i = lane i)
+    /// read.
+    pub fn components_read(self, lanes: u8) -> u8 {
+        (0..4)
+            .filter(|lane| lanes & (1 << lane) != 0)
+            .fold(0, |acc, lane| acc | (1 << self.component(lane)))
+    }
+
     /// Builds a swizzle from the component of each lane.
     pub const fn from_components(c: [usize; 4]) -> Swizzle {
         Swizzle(((c[0] << 6) | (c[1] << 4) | (c[2] << 2) | c[3]) as u8)
