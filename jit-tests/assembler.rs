@@ -499,3 +499,27 @@ fn errors_quote_at_most_forty_characters_escaped() {
     );
     assert!(message.len() < 400, "{} bytes", message.len());
 }
+
+#[test]
+fn a_procedure_defined_in_two_files_names_where_the_first_one_is() {
+    // The files of one SHBIN share their procedures (docs/shbin-and-picasso.md), so two files
+    // that each define `main` are one program with two `main`s: the error says so and where.
+    let file = |name: &str, body: &str| SourceFile {
+        name: name.to_string(),
+        text: format!(".out o position\n.proc main\n    {body}\n    end\n.end\n"),
+    };
+    let files = [file("a.v.pica", "mov o, v0"), file("b.v.pica", "mov o, v1")];
+    let message = match assemble(&files, AsmOptions::default()) {
+        Ok(_) => panic!("two mains assembled"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        message.starts_with("b.v.pica:2:7: error: proc already exists: main"),
+        "{message}"
+    );
+    assert!(
+        message.contains("its code starts at a.v.pica:3:"),
+        "{message}"
+    );
+    assert!(message.contains("share their procedures"), "{message}");
+}

@@ -1296,6 +1296,12 @@ fn render_rejects_frames_beyond_the_trace_and_screens_never_written() {
     assert_eq!(output.status.code(), Some(2));
     let output = picajit(&["render", trace, "--screen", "bottom", "-o", out]);
     assert_usage_error(&output, "the bottom screen has no framebuffer");
+    // With --frames, -o is a folder whatever the range: a PNG's name is refused, not made a
+    // folder of that name.
+    let png = format!("{out}.png");
+    let output = picajit(&["render", trace, "--frames", "0", "-o", &png]);
+    assert_usage_error(&output, "with --frames it names the folder");
+    assert!(!Path::new(&png).exists(), "{png} was made");
 }
 
 /// `render --fragment-path general` writes the same image as the default, and `--timings`

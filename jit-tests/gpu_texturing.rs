@@ -834,7 +834,7 @@ fn lookup_tables_arrive_through_the_data_fifo() {
 
 /// Clip-space positions and texture coordinates in, as they are out (the format scene's
 /// shader).
-const TEXTURED: &str = include_str!("../corpus/scenes/pass-texcoord.v.pica");
+const TEXTURED: &str = include_str!("../corpus/scenes/shaders/pass-texcoord/0-main.v.pica");
 
 const SIZE: u32 = 16;
 const COLOR: u32 = 0x1800_0000;

@@ -41,7 +41,7 @@ const PROJECTED: &str = "
 ";
 
 /// Clip-space positions and texture coordinates in, as they are out.
-const PASS_TEXCOORD: &str = include_str!("pass-texcoord.v.pica");
+const PASS_TEXCOORD: &str = include_str!("shaders/pass-texcoord/0-main.v.pica");
 
 /// The accumulation buffer (RGBA8, after the colour and depth buffers).
 const ACCUMULATION: u32 = 0x1808_0000;

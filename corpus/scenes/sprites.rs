@@ -19,7 +19,7 @@ use super::common::*;
 use super::textured::hash;
 
 /// The sprite shader: position, texture coordinates and tint passed on.
-pub const SPRITE: &str = include_str!("sprite.v.pica");
+pub const SPRITE: &str = include_str!("shaders/sprite/0-main.v.pica");
 
 /// The sheet's side; each picture takes a quarter (32 × 32).
 const SHEET: u32 = 64;

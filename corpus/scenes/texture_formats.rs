@@ -15,7 +15,7 @@ use picajit::gpu::geometry::loader::ComponentType;
 use super::common::*;
 
 /// Clip-space positions and texture coordinates in, as they are out.
-pub const PASS_TEXCOORD: &str = include_str!("pass-texcoord.v.pica");
+pub const PASS_TEXCOORD: &str = include_str!("shaders/pass-texcoord/0-main.v.pica");
 
 /// The picture's size.
 const SIDE: u32 = 32;

@@ -3,8 +3,9 @@
 //! the engines agree bit for bit.
 //!
 //! * **What runs**: a SHBIN file with its input (`--input`, or `FILE.json` beside it); a program
-//!   folder (`*.pica` sources assembled in name order, one DVLE each, and fixtures
-//!   `dvleN.input.json`, as `jit-tests/corpus.rs` loads them); a directory, searched for both.
+//!   folder (a folder holding fixtures `dvleN.input.json`: its `*.pica` sources assembled in
+//!   name order, one DVLE each, as `jit-tests/corpus.rs` loads them); any folder is searched
+//!   for all of these and for scenes (`add_directory` states the rule).
 //! * **Vertex shaders** run the fixture's vertices, repeated to `--vertices`, through
 //!   [`ShaderEngine::run_batch`] (one thread, batches of at most [`ONE_THREAD_BATCH`]) and
 //!   [`run_batch_threads`] (`--threads`, batches of at most [`BATCH`]) over one input and one
@@ -368,6 +369,12 @@ fn has_extension(path: &Path, extension: &str) -> bool {
     path.extension().is_some_and(|e| e == extension)
 }
 
+/// What a folder given to `bench`, or met in a search, is (docs/cli.md, "What `bench` runs"):
+/// it is a **program folder** when it holds a fixture `dvleN.input.json`, and its `*.pica`
+/// files are then one program, assembled in name order (one DVLE each). Whatever it is, its
+/// SHBIN files with inputs and its subfolders are searched too, and its scenes are found by
+/// [`bench_scenes::find`]. `*.pica` sources in a folder without a fixture are no program
+/// (nothing says what to run them on): a warning names them.
 fn add_directory(
     dir: &Path,
     options: &Options,
@@ -375,11 +382,21 @@ fn add_directory(
     targets: &mut Vec<Target>,
 ) -> Result<(), CliError> {
     let paths = entries(dir)?;
+    let sources = paths
+        .iter()
+        .filter(|p| p.is_file() && has_extension(p, "pica"))
+        .count();
     if paths
         .iter()
-        .any(|p| p.is_file() && has_extension(p, "pica"))
+        .any(|p| p.is_file() && fixture_index(p).is_some())
     {
-        return add_program_folder(dir, &paths, options, targets);
+        add_program_folder(dir, &paths, options, targets)?;
+    } else if sources > 0 {
+        warn(&format!(
+            "warning: {}: skipped {sources} *.pica source(s): a program folder holds a \
+             fixture dvleN.input.json for each DVLE to bench",
+            dir.display()
+        ));
     }
     for path in paths {
         if path.is_dir() {
@@ -424,6 +441,12 @@ fn add_program_folder(
             name: format!("{}/{}", dir.display(), short_name(path)),
             text: read_text(path)?,
         });
+    }
+    if sources.is_empty() {
+        return Err(nothing(
+            dir,
+            "holds fixtures (dvleN.input.json) but no *.pica sources to assemble",
+        ));
     }
     let shbin = Arc::new(asm::assemble(&sources, AsmOptions::default())?.shbin);
     let mut fixtures: Vec<(usize, PathBuf)> = paths
@@ -1411,6 +1434,60 @@ mod tests {
         let mut hasher = Xxh3Default::new();
         run.pass(&engine.inner, 3, Some(&mut hasher));
         assert_eq!(digest, hasher.digest128());
+    }
+
+    /// A folder is a program folder by its fixtures, never by how many sources it holds: two
+    /// sources that each define `main` without a fixture are skipped (they assembled as one
+    /// program before), the same two with fixtures in folders of their own are two programs,
+    /// and a program folder's subfolders and SHBIN files are searched as any folder's.
+    #[test]
+    fn a_program_folder_is_one_with_fixtures() {
+        let root = std::env::temp_dir().join(format!("picajit-bench-rule-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let source = ".out o position\n.proc main\n    mov o, v0\n    end\n.end\n";
+        let fixture = r#"{"vertices": [{"v0": [1, 2, 3, 1]}]}"#;
+        let write = |path: &str, text: &str| {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write("loose/a.v.pica", source);
+        write("loose/b.v.pica", source);
+        write("one/0-main.v.pica", source);
+        write("one/dvle0.input.json", fixture);
+        write("one/nested/0-main.v.pica", source);
+        write("one/nested/dvle0.input.json", fixture);
+        let shbin = asm::assemble(
+            &[SourceFile {
+                name: "s.v.pica".into(),
+                text: source.into(),
+            }],
+            AsmOptions::default(),
+        )
+        .unwrap()
+        .shbin;
+        std::fs::write(root.join("one/extra.shbin"), crate::shbin::write(&shbin)).unwrap();
+        write("one/extra.json", fixture);
+
+        let found = |path: &str| {
+            let mut options = options();
+            options.paths = vec![root.join(path)];
+            let mut scenes = Vec::new();
+            targets(&options, &mut scenes).map(|targets| {
+                targets
+                    .iter()
+                    .map(|t| format!("{}:{}", t.name, t.dvle))
+                    .collect::<Vec<_>>()
+            })
+        };
+        let loose = found("loose").expect_err("sources without fixtures are no program");
+        assert!(loose.to_string().contains("holds no SHBIN file"), "{loose}");
+        assert_eq!(
+            found("one").unwrap(),
+            ["one:0", "extra.shbin:0", "nested:0"]
+        );
+        assert_eq!(found("").unwrap(), ["one:0", "extra.shbin:0", "nested:0"]);
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     fn options() -> Options {

@@ -83,6 +83,7 @@ fn read_lines(paths: &[PathBuf]) -> Result<Vec<Line>, CliError> {
             read_text(path)?
         };
         let documents = serde_json::Deserializer::from_str(&text).into_iter::<Value>();
+        let before = lines.len();
         for (k, document) in documents.enumerate() {
             let document = document.map_err(|e| CliError::Merge {
                 path: path.clone(),
@@ -92,6 +93,13 @@ fn read_lines(paths: &[PathBuf]) -> Result<Vec<Line>, CliError> {
                 path: path.clone(),
                 number: k + 1,
                 document,
+            });
+        }
+        if lines.len() == before {
+            // An empty shard file is a shard whose run failed before it printed its line.
+            return Err(CliError::Merge {
+                path: path.clone(),
+                why: "holds no JSON document (was its run's --json line written?)".to_string(),
             });
         }
     }
@@ -344,6 +352,21 @@ mod tests {
             assert!(error.starts_with("shard1.json: document 1: "), "{error}");
         }
         assert!(merge(&[]).is_err());
+    }
+
+    #[test]
+    fn an_empty_shard_file_is_named() {
+        let dir = std::env::temp_dir().join(format!("picajit-merge-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let empty = dir.join("difftest-1.json");
+        std::fs::write(&empty, "").unwrap();
+        let error = read_lines(std::slice::from_ref(&empty))
+            .err()
+            .expect("an empty file is refused")
+            .to_string();
+        assert!(error.starts_with(&empty.display().to_string()), "{error}");
+        assert!(error.contains("holds no JSON document"), "{error}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -79,9 +79,9 @@ enum Command {
     Run(RunArgs),
     /// Assemble picasso source files (one DVLE per file) into a SHBIN file.
     Asm(AsmArgs),
-    /// Measure each engine on SHBIN files, program folders or the corpus: compile time,
-    /// cache-hit cost, ns/vertex on one thread and on several, peak memory, and whether the
-    /// engines agree bit for bit (exit status 1 when not).
+    /// Measure each engine on SHBIN files, program folders, scenes or the corpus: compile
+    /// time, cache-hit cost, ns/vertex on one thread and on several, peak memory, and whether
+    /// the engines agree bit for bit (exit status 1 when not).
     Bench(BenchArgs),
     /// Run random programs on the interpreter and the JIT and compare them bit for bit; shrink
     /// and write each mismatch as a reproducer (exit status 1).
@@ -230,9 +230,11 @@ struct DifftestArgs {
 
 #[derive(clap::Args, Debug)]
 struct BenchArgs {
-    /// SHBIN files (each with its input, FILE.json beside it or --input), program folders
-    /// (*.pica sources with dvleN.input.json fixtures) or directories of them [default: the
-    /// corpus].
+    /// SHBIN files (each with its input, FILE.json beside it or --input), scenes (*.ctf) and
+    /// folders [default: the corpus]. A folder holding a fixture dvleN.input.json is a
+    /// program folder: its *.pica sources are one program, assembled in name order (one DVLE
+    /// each). Every folder is also searched, four levels deep, for SHBIN files with inputs,
+    /// program folders and scenes.
     #[arg(value_name = "FILES|DIRS")]
     paths: Vec<PathBuf>,
     /// The input (uniforms and vertices or invocations, JSON as for `run`) of a single SHBIN file.

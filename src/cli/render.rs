@@ -171,6 +171,22 @@ impl MappedTrace {
 }
 
 pub(super) fn render_command(args: &RenderArgs) -> Result<ExitCode, CliError> {
+    // `-o` is a folder with `--frames` whatever the range holds (one frame or many), and a
+    // file without it: a PNG's name given for the folder is a mistake, not a folder to make.
+    if args.frames.is_some()
+        && args
+            .output
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("png"))
+    {
+        return Err(CliError::InvalidOption {
+            option: "--output",
+            value: args.output.display().to_string(),
+            why: "with --frames it names the folder that gets one frame-NNNN.png per frame \
+                  (give a folder, or --frame N for one picture)"
+                .to_string(),
+        });
+    }
     let mapped = MappedTrace::open(&args.scene)?;
     let scene = TraceFile::parse(mapped.bytes()).map_err(|error| CliError::Trace {
         path: args.scene.clone(),

@@ -51,7 +51,7 @@ pub struct HostFunctions {
 /// code is what makes them fast one vertex at a time (no call, no vector registers saved
 /// around it); a program of thousands would compile about three times slower than the worst
 /// other shape, so past this the JIT calls the same functions instead
-/// (`jit-tests/compile_bounds.rs`, README "Compile cost").
+/// (`jit-tests/compile_bounds.rs`, docs/library.md "Compile cost").
 pub const INLINE_TRANSCENDENTALS: usize = 64;
 
 /// The most reachable words a vertex shader may have for its instructions with products to

@@ -1376,8 +1376,20 @@ impl Assembler {
     fn dir_proc(&mut self, command: Span, args: &mut Args) -> AsmResult<()> {
         let name = self.next(args, command)?;
         self.no_more(args)?;
-        if self.procs.contains_key(name.text) {
-            return self.error(name, format!("proc already exists: {}", name));
+        if let Some(&(start, _)) = self.procs.get(name.text) {
+            // The files of one SHBIN share their procedures (picasso's rule): two files that
+            // each define `main` are one program with two `main`s, not two programs.
+            let first = self
+                .origins
+                .get(start)
+                .map_or_else(String::new, |at| format!(", its code starts at {at}"));
+            return self.error(
+                name,
+                format!(
+                    "proc already exists: {name}{first} (the files of one SHBIN share their \
+                     procedures: give each its own name)"
+                ),
+            );
         }
         self.open(
             command,
