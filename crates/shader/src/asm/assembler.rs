@@ -968,7 +968,8 @@ impl Assembler {
         let (dest, dest_mask) = self.destination(dest_text)?;
         let src1 = self.operand(src1_text, true)?;
         let src2 = self.operand(src2_text, true)?;
-        let base = opcode_of(name.trim_end_matches('i'));
+        let base_name = name.trim_end_matches('i');
+        let base = opcode_of(base_name);
         let inverted = invertible && src1.reg < FLOAT_UNIFORM && src2.reg >= FLOAT_UNIFORM;
         let uniform1 = src1.reg >= FLOAT_UNIFORM;
         if inverted {
@@ -986,7 +987,7 @@ impl Assembler {
         let desc = dest_mask | src1.source << 4 | src2.source << 13;
         let index = self.opdesc(command, base, desc, opdesc_mask(true, 2))?;
         let word = if inverted {
-            inverted_opcode(base) << 26
+            opcode_of(&format!("{base_name}i")) << 26
                 | index
                 | (src2.reg as u32) << 7
                 | (src1.reg as u32) << 14
@@ -2093,49 +2094,9 @@ fn parse_swizzle(text: &str) -> Option<u32> {
     Some(Swizzle::from_components(components).0 as u32)
 }
 
-/// The 6-bit opcode of a mnemonic (the base form of the invertible ones).
+/// The opcode of a mnemonic the parser accepted, from the ISA's table.
 fn opcode_of(name: &str) -> u32 {
-    match name {
-        "add" => 0x00,
-        "dp3" => 0x01,
-        "dp4" => 0x02,
-        "dph" => 0x03,
-        "dst" => 0x04,
-        "ex2" => 0x05,
-        "lg2" => 0x06,
-        "litp" => 0x07,
-        "mul" => 0x08,
-        "sge" => 0x09,
-        "slt" => 0x0A,
-        "flr" => 0x0B,
-        "max" => 0x0C,
-        "min" => 0x0D,
-        "rcp" => 0x0E,
-        "rsq" => 0x0F,
-        "mova" => 0x12,
-        "mov" => 0x13,
-        "breakc" => 0x23,
-        "call" => 0x24,
-        "callc" => 0x25,
-        "callu" => 0x26,
-        "ifu" => 0x27,
-        "ifc" => 0x28,
-        "for" => 0x29,
-        "jmpc" => 0x2C,
-        "jmpu" => 0x2D,
-        other => unreachable!("no opcode for {other}"),
-    }
-}
-
-/// The inverted-format opcode of DPH, DST, SGE and SLT.
-fn inverted_opcode(base: u32) -> u32 {
-    match base {
-        0x03 => 0x18,
-        0x04 => 0x19,
-        0x09 => 0x1A,
-        0x0A => 0x1B,
-        other => unreachable!("opcode {other:#x} has no inverted form"),
-    }
+    isa::opcode_named(name).unwrap_or_else(|| unreachable!("no opcode for {name}"))
 }
 
 /// The selector bits of a descriptor that `opcode` never reads, given the destination mask in

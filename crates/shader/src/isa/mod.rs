@@ -225,6 +225,16 @@ const OPCODE_OF: [u8; Mnemonic::Unknown as usize + 1] = {
 
 const OPCODES_LEN: usize = 64;
 
+/// The lowest opcode whose table row has the picasso spelling `name` (`for` is LOOP's), for
+/// the assembler: the numbers are the table's, never a second list.
+pub fn opcode_named(name: &str) -> Option<u32> {
+    let name = if name == "for" { "loop" } else { name };
+    OPCODES
+        .iter()
+        .position(|row| row.mnemonic != Mnemonic::Unknown && row.name == name)
+        .map(|opcode| opcode as u32)
+}
+
 /// The table row for an instruction word.
 pub fn opcode_info(word: u32) -> &'static OpcodeInfo {
     &OPCODES[(word >> 26) as usize]

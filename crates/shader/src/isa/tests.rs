@@ -396,3 +396,19 @@ fn decoding_a_memory_decodes_every_word() {
     // Once per run of equal words: 0 | MOV MOV | END | 0… | 0x08… | 0… | 0xFF….
     assert_eq!(calls, 7);
 }
+
+#[test]
+fn every_table_name_gives_its_mnemonics_opcode() {
+    for (opcode, row) in OPCODES.iter().enumerate() {
+        if row.mnemonic == Mnemonic::Unknown {
+            continue;
+        }
+        let named = opcode_named(row.name).expect("every row's name is found");
+        assert_eq!(named, opcode_of(row.mnemonic), "{}", row.name);
+        assert!(named as usize <= opcode, "{}: the lowest opcode", row.name);
+    }
+    assert_eq!(opcode_named("for"), Some(0x29));
+    assert_eq!(opcode_named("dphi"), Some(0x18));
+    assert_eq!(opcode_named("unknown"), None);
+    assert_eq!(opcode_named("frobnicate"), None);
+}
