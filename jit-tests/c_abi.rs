@@ -56,16 +56,22 @@ fn parenthesised(text: &str, at: usize) -> &str {
     panic!("unbalanced parentheses after byte {at}");
 }
 
-/// The exported functions of `src/capi/*.rs`: name → parameter count. An export is an
-/// `extern "C" fn` right after `#[unsafe(no_mangle)]`.
+/// The exported functions of the Rust files under `src/capi/`: name → parameter count. An
+/// export is an `extern "C" fn` right after `#[unsafe(no_mangle)]`.
 fn exported_functions() -> BTreeMap<String, usize> {
     let mut found = BTreeMap::new();
-    let dir = root().join("src/capi");
-    let mut files: Vec<_> = fs::read_dir(&dir)
-        .expect("src/capi")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
-        .collect();
+    let mut files = Vec::new();
+    let mut folders = vec![root().join("src/capi")];
+    while let Some(folder) = folders.pop() {
+        for entry in fs::read_dir(&folder).expect("src/capi") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
     files.sort();
     for file in files {
         let text = fs::read_to_string(&file).expect("readable source");

@@ -809,7 +809,8 @@ mod screens {
 mod external_registers {
     use picajit::gpu::framebuffer::memory::FCRAM;
     use picajit::gpu::front::command::CommandWriter;
-    use picajit::gpu::front::trace::{GPU_REGISTERS, InitialState, Replayer, TraceOpRef, external};
+    use picajit::gpu::front::external;
+    use picajit::gpu::front::trace::{GPU_REGISTERS, InitialState, Replayer, TraceOpRef};
     use picajit::gpu::regs::id;
     use picajit::gpu::{Gpu, GpuConfig};
 

@@ -86,8 +86,8 @@ fn library_files() -> Vec<(PathBuf, &'static (&'static str, Option<&'static str>
 }
 
 /// The top-level module a source file belongs to (`crates/shader/src/isa/decode.rs` → `isa`,
-/// `crates/jit/src/lower.rs` → `jit`), or `None` for a crate root that is no module of its
-/// own and the binary.
+/// `crates/jit/src/scalar/lower/mod.rs` → `jit`), or `None` for a crate root that is no module of
+/// its own and the binary.
 fn module_of(path: &Path, (folder, module): &(&str, Option<&str>)) -> Option<String> {
     if let Some(module) = module {
         return Some(module.to_string());
@@ -415,4 +415,102 @@ fn every_fuzz_target_is_built_for_continuous_fuzzing() {
     let build = read("build.sh");
     assert!(build.contains("cargo fuzz build") && build.contains("cargo fuzz list"));
     assert!(build.contains("$OUT"));
+}
+
+/// The most lines of a library source file: a file past it holds more than one concern and is
+/// split along them (docs/architecture.md, "Layout"). Test files (`tests.rs`) are apart.
+const MAX_FILE_LINES: usize = 1200;
+
+#[test]
+fn no_library_file_is_too_long_to_read() {
+    let mut long = Vec::new();
+    for (file, _) in library_files() {
+        if file.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
+        }
+        let lines = fs::read_to_string(&file).unwrap().lines().count();
+        if lines > MAX_FILE_LINES {
+            long.push(format!("{}: {lines} lines", file.display()));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "library files over {MAX_FILE_LINES} lines (split them along their concerns):\n{}",
+        long.join("\n")
+    );
+}
+
+/// The sibling modules a file of a folder names through `super::NAME` (a file `NAME.rs` or a
+/// folder `NAME/` beside it), comments left out.
+fn sibling_references(file: &Path, siblings: &BTreeSet<String>) -> BTreeSet<String> {
+    let code = code_of(&fs::read_to_string(file).unwrap());
+    let mut found = BTreeSet::new();
+    for (at, _) in code.match_indices("super::") {
+        let rest = &code[at + "super::".len()..];
+        let mut names = vec![];
+        if let Some(list) = rest.strip_prefix('{') {
+            let end = list.find('}').unwrap_or(list.len());
+            names.extend(list[..end].split(',').map(|item| item.trim()));
+        } else {
+            names.push(rest);
+        }
+        for name in names {
+            let name: String = name
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if siblings.contains(&name) {
+                found.insert(name);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_two_files_of_a_folder_import_each_other() {
+    let mut cycles = Vec::new();
+    let mut folders = BTreeSet::new();
+    for (file, _) in library_files() {
+        folders.insert(file.parent().unwrap().to_path_buf());
+    }
+    for folder in folders {
+        // The modules of the folder: `NAME.rs` files (not mod.rs, lib.rs, main.rs) and folders.
+        let mut modules = BTreeSet::new();
+        for entry in fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            if path.is_dir()
+                || (path.extension().is_some_and(|e| e == "rs")
+                    && !["mod", "lib", "main"].contains(&name.as_str()))
+            {
+                modules.insert(name);
+            }
+        }
+        let file_of = |name: &str| {
+            let file = folder.join(format!("{name}.rs"));
+            if file.is_file() {
+                file
+            } else {
+                folder.join(name).join("mod.rs")
+            }
+        };
+        for a in &modules {
+            let a_file = file_of(a);
+            if !a_file.is_file() {
+                continue;
+            }
+            for b in sibling_references(&a_file, &modules) {
+                if b > *a && sibling_references(&file_of(&b), &modules).contains(a) {
+                    cycles.push(format!("{}: {a} <-> {b}", folder.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        cycles.is_empty(),
+        "files of one folder that import each other (move what both need to where both can \
+         import it):\n{}",
+        cycles.join("\n")
+    );
 }

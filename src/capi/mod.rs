@@ -15,6 +15,7 @@
 //! Unsafe code lives only here, at the boundary: turning the caller's pointers into references
 //! and slices (`ptr_ref`, `slice_of`, ...) and calling the caller's callbacks.
 
+mod compile;
 mod program;
 mod run;
 mod uniforms;
@@ -25,13 +26,13 @@ use std::ffi::{CString, c_char};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+pub use compile::{picajit_engine_compile_status, picajit_engine_wait_compiled};
 pub use program::{
     CacheStats, Config, DvleInfo, EngineHandle, Layout, Program, ProgramCacheHandle, ShbinHandle,
     picajit_cache_clear, picajit_cache_create, picajit_cache_free, picajit_cache_get_stats,
-    picajit_engine_compile_status, picajit_engine_create, picajit_engine_create_from_shbin,
-    picajit_engine_free, picajit_engine_layout, picajit_engine_name, picajit_engine_wait_compiled,
-    picajit_shbin_dvle_count, picajit_shbin_dvle_info, picajit_shbin_free, picajit_shbin_parse,
-    picajit_shbin_program,
+    picajit_engine_create, picajit_engine_create_from_shbin, picajit_engine_free,
+    picajit_engine_layout, picajit_engine_name, picajit_shbin_dvle_count, picajit_shbin_dvle_info,
+    picajit_shbin_free, picajit_shbin_parse, picajit_shbin_program,
 };
 pub use run::{
     Batch, EmitCallbacks, Flow, GeometryStateHandle, PrimitiveCallback, VertexCallback,

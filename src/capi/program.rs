@@ -6,16 +6,14 @@ use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use super::uniforms::UniformsHandle;
 use super::{
-    COMPILE_COLD, COMPILE_FAILED, COMPILE_READY, COMPILE_RUNNING, CapiError, OK, engine_kind,
-    free_handle, guard, guard_infallible, precision, ptr_mut, ptr_ref, set_last_error, slice_of,
-    stage, store_handle,
+    CapiError, OK, engine_kind, free_handle, guard, guard_infallible, precision, ptr_mut, ptr_ref,
+    slice_of, stage, store_handle,
 };
 use crate::engine::cache::{DEFAULT_CAPACITY, ProgramCache};
 use crate::engine::{prepare, prepare_cached};
 use crate::exec::{
-    BatchLayout, CompileStatus, DEFAULT_INSTRUCTION_BUDGET, ExecConfig, ShaderEngine, VertexRunner,
+    BatchLayout, DEFAULT_INSTRUCTION_BUDGET, ExecConfig, ShaderEngine, VertexRunner,
 };
 use crate::float24::Precision;
 use crate::program::{ShaderKind, ShaderProgram};
@@ -449,67 +447,6 @@ pub unsafe extern "C" fn picajit_engine_layout(
             output_mask: engine.layout.outputs.0,
             stage: engine.engine.program().stage.code() as u32,
         };
-        Ok(OK)
-    })
-}
-
-/// Writes where the engine's background compiles stand for calls with `uniforms` to `*status`:
-/// `PICAJIT_COMPILE_READY`, `_FAILED` (the reason is then the thread's
-/// `picajit_last_error_message`, and calls keep running, with the same bits, on the engine that
-/// needs no compile), `_COLD` (waiting for the program to be hot) or `_RUNNING`. The auto engine
-/// compiles its batch kernel per bool and int uniforms, hence the uniforms.
-///
-/// # Safety
-///
-/// `engine` and `uniforms` are null or live handles; `status` is null or valid for a write.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn picajit_engine_compile_status(
-    engine: *const EngineHandle,
-    uniforms: *const UniformsHandle,
-    status: *mut u32,
-) -> i32 {
-    guard("picajit_engine_compile_status", || {
-        // SAFETY: null or a live handle (this function's contract).
-        let engine = unsafe { ptr_ref(engine, "engine") }?;
-        // SAFETY: null or a live handle (this function's contract).
-        let uniforms = unsafe { ptr_ref(uniforms, "uniforms") }?;
-        // SAFETY: null or valid for a write (this function's contract).
-        let status = unsafe { ptr_mut(status, "status") }?;
-        let uniforms = uniforms.for_engine(engine.precision)?;
-        *status = match engine.engine.compile_status(uniforms) {
-            CompileStatus::Ready => COMPILE_READY,
-            CompileStatus::Failed(reason) => {
-                set_last_error(format!(
-                    "picajit_engine_compile_status: the compile failed: {reason}"
-                ));
-                COMPILE_FAILED
-            }
-            CompileStatus::Cold => COMPILE_COLD,
-            CompileStatus::Compiling => COMPILE_RUNNING,
-        };
-        Ok(OK)
-    })
-}
-
-/// Starts every compile the engine left for later for calls with `uniforms` (a cold one
-/// included) and waits until they have finished, so that the next call runs at full speed
-/// (`PICAJIT_COMPILE_READY` after it, or `_FAILED`). Returns at once when nothing is left.
-///
-/// # Safety
-///
-/// `engine` and `uniforms` are null or live handles.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn picajit_engine_wait_compiled(
-    engine: *const EngineHandle,
-    uniforms: *const UniformsHandle,
-) -> i32 {
-    guard("picajit_engine_wait_compiled", || {
-        // SAFETY: null or a live handle (this function's contract).
-        let engine = unsafe { ptr_ref(engine, "engine") }?;
-        // SAFETY: null or a live handle (this function's contract).
-        let uniforms = unsafe { ptr_ref(uniforms, "uniforms") }?;
-        let uniforms = uniforms.for_engine(engine.precision)?;
-        engine.engine.warm_up(uniforms);
         Ok(OK)
     })
 }

@@ -22,7 +22,7 @@
 //! output and the run goes on.
 
 mod bench;
-mod bench_scenes;
+
 mod error;
 mod listing;
 mod merge;

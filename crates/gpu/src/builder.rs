@@ -18,7 +18,8 @@ use crate::framebuffer::color::{ColorFormat, DepthFormat, Rgba8};
 use crate::framebuffer::display::{Screen, offset};
 use crate::framebuffer::memory::{FCRAM, VRAM};
 use crate::front::command::CommandWriter;
-use crate::front::trace::{GPU_REGISTERS, Trace, TraceOp, external};
+use crate::front::external;
+use crate::front::trace::{GPU_REGISTERS, Trace, TraceOp};
 use crate::geometry::assembly::Topology;
 use crate::geometry::loader::ComponentType;
 

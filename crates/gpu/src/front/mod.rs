@@ -13,6 +13,7 @@
 
 pub mod command;
 mod draw;
+pub mod external;
 mod render;
 pub mod trace;
 pub mod transfer;

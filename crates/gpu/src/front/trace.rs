@@ -11,6 +11,7 @@
 
 use std::fmt;
 
+use super::external;
 use super::{Gpu, GpuError};
 use crate::framebuffer::memory::PhysicalMemory;
 use crate::regs::id;
@@ -34,27 +35,6 @@ pub const LCD_REGISTERS: u32 = 0x1020_2000;
 pub const LCD_REGISTER_WORDS: usize = 0x400;
 /// Internal (PICA) registers a trace snapshot holds.
 pub const PICA_REGISTER_WORDS: usize = 0x300;
-
-/// External register offsets replay acts on (from [`GPU_REGISTERS`]).
-#[allow(missing_docs)]
-pub mod external {
-    pub const MEMORY_FILL: [u32; 2] = [0x0010, 0x0020];
-    pub const TRANSFER_INPUT: u32 = 0x0C00;
-    pub const TRANSFER_OUTPUT: u32 = 0x0C04;
-    pub const TRANSFER_OUTPUT_SIZE: u32 = 0x0C08;
-    pub const TRANSFER_INPUT_SIZE: u32 = 0x0C0C;
-    pub const TRANSFER_FLAGS: u32 = 0x0C10;
-    pub const TRANSFER_TRIGGER: u32 = 0x0C18;
-    pub const TEXTURE_COPY_SIZE: u32 = 0x0C20;
-    pub const TEXTURE_COPY_INPUT: u32 = 0x0C24;
-    pub const TEXTURE_COPY_OUTPUT: u32 = 0x0C28;
-    /// The window onto the internal registers: register N at this + 4N.
-    pub const INTERNAL_WINDOW: u32 = 0x1000;
-    pub const INTERNAL_WINDOW_END: u32 = 0x1C00;
-    pub const COMMAND_LIST_SIZE: [u32; 2] = [0x18E0, 0x18E4];
-    pub const COMMAND_LIST_ADDRESS: [u32; 2] = [0x18E8, 0x18EC];
-    pub const COMMAND_LIST_TRIGGER: [u32; 2] = [0x18F0, 0x18F4];
-}
 
 /// One element of a trace's stream.
 #[derive(Clone, Debug, PartialEq, Eq)]

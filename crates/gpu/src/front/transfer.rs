@@ -3,7 +3,7 @@
 //! with line widths and gaps). It runs when a trace writes its trigger register.
 
 use super::GpuError;
-use super::trace::external;
+use super::external;
 use crate::framebuffer::color::{ColorFormat, tiled_offset};
 use crate::framebuffer::image::{colours, encode_row};
 use crate::framebuffer::memory::{MemoryError, PhysicalMemory};

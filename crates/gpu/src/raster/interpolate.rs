@@ -5,8 +5,7 @@
 use crate::fragment::{Neighbour, Neighbours, TEXCOORD_FIRST, texcoord_set};
 use crate::regs::{RegisterFile, SEMANTICS, bits, id, semantic};
 
-use super::SetupTriangle;
-use super::traverse::PixelContext;
+use super::{PixelContext, SetupTriangle};
 
 /// Interpolated attributes besides the position (semantics 4-23).
 const VARYINGS: usize = SEMANTICS - 4;

@@ -232,7 +232,7 @@ pub fn rasterize(
         })
         .collect();
     let depth_bits = target_config.depth_format.map_or(0, |f| f.depth_bits());
-    let context = traverse::PixelContext {
+    let context = PixelContext {
         config,
         target: &target_config,
         depth_max: ((1u64 << depth_bits) - 1) as f32,
@@ -271,4 +271,21 @@ pub fn rasterize(
         fragments,
         stages,
     }
+}
+
+/// What a fragment is shaded with besides its triangle.
+struct PixelContext<'a> {
+    config: &'a RasterConfig,
+    target: &'a crate::framebuffer::target::TargetConfig,
+    depth_max: f32,
+    probe: Option<(i64, i64)>,
+    /// Time the fragment stages of one fragment in [`crate::fragment::SAMPLE_EVERY`].
+    sample_stages: bool,
+    /// The path the batch's fragments take.
+    path: FragmentPath,
+    /// The first semantic of each bound texture unit's coordinates (the specialised paths').
+    texcoords: [Option<usize>; 3],
+    /// Each bound unit's sampler where it needs no level of detail
+    /// (`FragmentConfig::flat_samplers`), on every path.
+    samplers: [Option<crate::fragment::texture::FlatSample>; 3],
 }

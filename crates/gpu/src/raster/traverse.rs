@@ -7,7 +7,7 @@ use crate::framebuffer::color::unorm8;
 use crate::framebuffer::target::{BandPixels, TargetConfig};
 
 use super::interpolate::{Around, Varyings, interpolate, interpolate_colour};
-use super::{ProbedFragment, RasterConfig, SetupTriangle};
+use super::{PixelContext, ProbedFragment, SetupTriangle};
 
 /// Each band's triangles, in order (memory row = top - y): the indices into `triangles` of
 /// those that reach the band.
@@ -37,23 +37,6 @@ pub(super) struct Band<'a> {
     pub(super) samples: StageSamples,
     /// Fragments shaded, for choosing the sampled ones.
     pub(super) shaded: u32,
-}
-
-/// What a fragment is shaded with besides its triangle.
-pub(super) struct PixelContext<'a> {
-    pub(super) config: &'a RasterConfig,
-    pub(super) target: &'a TargetConfig,
-    pub(super) depth_max: f32,
-    pub(super) probe: Option<(i64, i64)>,
-    /// Time the fragment stages of one fragment in [`SAMPLE_EVERY`].
-    pub(super) sample_stages: bool,
-    /// The path the batch's fragments take.
-    pub(super) path: FragmentPath,
-    /// The first semantic of each bound texture unit's coordinates (the specialised paths').
-    pub(super) texcoords: [Option<usize>; 3],
-    /// Each bound unit's sampler where it needs no level of detail
-    /// (`FragmentConfig::flat_samplers`), on every path.
-    pub(super) samplers: [Option<fragment::texture::FlatSample>; 3],
 }
 
 /// A covered pixel: its triangle, the edge weights at its centre, and (x, memory row).

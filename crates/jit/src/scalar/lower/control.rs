@@ -35,9 +35,9 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{Block, FuncRef, InstBuilder, JumpTableData, Value, types};
 use cranelift_frontend::Variable;
 
-use super::analysis::DIRECT_CANDIDATES;
-use super::context::{JitContext, LoopCounters, StackRing, status};
-use super::lower::{Lowering, Reg, trusted};
+use super::{Lowering, Reg, trusted};
+use crate::scalar::analysis::DIRECT_CANDIDATES;
+use crate::scalar::context::{JitContext, LoopCounters, StackRing, status};
 use shader::flow::rules::{self, FlowOps};
 use shader::flow::{CALL_DEPTH, IF_DEPTH, LOOP_DEPTH, Scope, pushed_scope, wrap};
 use shader::isa::{BoolFlowOp, CondFlowOp, Instruction, SimpleOp};

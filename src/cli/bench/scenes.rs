@@ -17,9 +17,10 @@ use crate::engine::cache::ProgramCache;
 use crate::gpu::front::trace::{self, TraceFile};
 use crate::gpu::{Gpu, GpuConfig};
 
-use super::bench::{Options, layout, rate};
-use super::render::MappedTrace;
-use super::{CliError, IoAction};
+use super::super::render::MappedTrace;
+use super::super::{CliError, IoAction};
+use super::jobs::Options;
+use super::table::{layout, rate};
 
 /// How deep folders are searched for scenes.
 const MAX_DEPTH: usize = 4;
