@@ -12,6 +12,7 @@ pub trait Finish<L: Elements> {
     fn round(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float;
     /// A dot product's sum (float24 modes) becoming a register value: [`Finish::round`] unless
     /// the finish knows better.
+    #[inline(always)]
     fn round_dot_sum(&mut self, l: &mut L, v: L::Float, p: Precision) -> L::Float {
         self.round(l, v, p)
     }
@@ -167,6 +168,7 @@ pub enum Checks {
 
 impl Checks {
     /// The greatest magnitude not flagged, and the least non-zero one.
+    #[inline(always)]
     const fn bounds(self) -> (u32, u32) {
         match self {
             // 2^-62 in every mode: the input flush's bound, and (at or above the bound below

@@ -293,6 +293,7 @@ pub fn dot_by<L: Elements, F: Finish<L>>(
 
 /// DP3 (`lanes` = 3) and DP4 (4) of `a` and `b`, in every lane: the products are a lane-wise
 /// MUL, summed by [`dot_sum`].
+#[inline(always)]
 pub fn dot<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, lanes: usize, p: Precision) -> L::Float {
     dot_lanes_by(l, &mut Exactly, a, b, lanes, p)
 }
@@ -322,6 +323,7 @@ pub fn dot_lanes_by<L: Lanes, F: Finish<L>>(
 }
 
 /// DPH: DP4 with a.w = 1.
+#[inline(always)]
 pub fn dph<L: Lanes>(l: &mut L, a: L::Float, b: L::Float, p: Precision) -> L::Float {
     dph_by(l, &mut Exactly, a, b, p)
 }
@@ -430,23 +432,27 @@ pub fn lg2_each_by<L: Elements, F: Finish<L>>(
 }
 
 /// RCP of lane 0, in every lane ([`rcp_each`]).
+#[inline(always)]
 pub fn rcp<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
     let x = l.broadcast(a, 0);
     rcp_each(l, x, p)
 }
 
 /// RSQ of lane 0, in every lane ([`rsq_each`]).
+#[inline(always)]
 pub fn rsq<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
     let x = l.broadcast(a, 0);
     rsq_each(l, x, p)
 }
 
 /// EX2 of lane 0, in every lane ([`ex2_each`], computed once).
+#[inline(always)]
 pub fn ex2<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
     transcendental_rule(l, &mut Exactly, a, p, L::exp2_first)
 }
 
 /// LG2 of lane 0, in every lane ([`lg2_each`], computed once).
+#[inline(always)]
 pub fn lg2<L: Lanes>(l: &mut L, a: L::Float, p: Precision) -> L::Float {
     transcendental_rule(l, &mut Exactly, a, p, L::log2_first)
 }
