@@ -289,51 +289,6 @@ fn every_engine_says_which_engine_runs_its_single_vertices() {
     }
 }
 
-/// `run_filled_into` runs on what `fill` writes, on every engine (a wrapper by the default, its
-/// settled runner by its own), warm or not: the same outputs as `run_vertex_into` on those
-/// registers. The JIT fills a buffer it keeps per thread; a second fill of another value must
-/// not see the first.
-#[test]
-fn every_engine_runs_the_registers_a_caller_fills_in_place() {
-    let config = ExecConfig::default();
-    let uniforms = Uniforms::default();
-    for kind in [
-        EngineKind::Interpreter,
-        EngineKind::Jit,
-        EngineKind::SoaJit,
-        EngineKind::VectorInterpreter,
-        EngineKind::Auto,
-    ] {
-        let engine = prepare(kind, program(), config).unwrap();
-        for warm in [false, true] {
-            if warm {
-                engine.warm_up(&uniforms);
-            }
-            for value in [[1.5, -2.0, 0.25, 8.0], [3.0, 0.5, -0.75, 2.0]] {
-                let mut filled = [[f32::NAN; 4]; 16];
-                let mut fill = |inputs: &mut InputRegisters| inputs[0] = value;
-                let flow = engine
-                    .run_filled_into(&uniforms, &mut fill, &mut filled)
-                    .unwrap();
-                let mut direct = [[f32::NAN; 4]; 16];
-                let mut inputs = [[0.0; 4]; 16];
-                inputs[0] = value;
-                let expected_flow = engine
-                    .run_vertex_into(&uniforms, &inputs, &mut direct)
-                    .unwrap();
-                assert_eq!(filled[0], value, "{} warm {warm}", kind.name());
-                assert_eq!(
-                    filled.map(|r| r.map(f32::to_bits)),
-                    direct.map(|r| r.map(f32::to_bits)),
-                    "{} warm {warm}",
-                    kind.name()
-                );
-                assert_eq!(flow, expected_flow);
-            }
-        }
-    }
-}
-
 #[test]
 fn a_failed_background_compile_keeps_the_meanwhile_engine() {
     let config = ExecConfig::default();

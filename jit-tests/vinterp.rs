@@ -12,9 +12,7 @@ use std::time::Instant;
 use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::difftest::runner::{DEFAULT_BUDGET, case_for};
 use picajit::document::input::parse_input;
-use picajit::exec::{
-    BatchIo, BatchLayout, ExecConfig, GroupKernel, ShaderEngine, SoaInputs, SoaOutputs,
-};
+use picajit::exec::{BatchIo, BatchLayout, ExecConfig, GroupKernel, SoaInputs, SoaOutputs};
 use picajit::float24::Precision;
 use picajit::interp::Interpreter;
 use picajit::jit::JitShader;
@@ -722,11 +720,19 @@ fn throughput() {
             let mut results = Vec::with_capacity(BATCH);
             let interp_ns = ns_per_vertex(BATCH, || {
                 results.clear();
-                interp.run_vertices(&fixture.uniforms, &vertices, &mut results);
+                results.extend(
+                    vertices
+                        .iter()
+                        .map(|v| interp.run_vertex(&fixture.uniforms, v)),
+                );
             });
             let jit_ns = ns_per_vertex(BATCH, || {
                 results.clear();
-                jit.run_vertices(&fixture.uniforms, &vertices, &mut results);
+                results.extend(
+                    vertices
+                        .iter()
+                        .map(|v| jit.run_vertex(&fixture.uniforms, v)),
+                );
             });
             println!(
                 "{name:24} {:8} {vinterp:8.1} ({declined:4}) {interp_ns:8.1} {jit_ns:6.1} {prepare_us:8.1}   {} of {} fixture vertices",

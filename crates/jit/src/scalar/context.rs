@@ -124,9 +124,6 @@ pub struct JitContext {
     pub geometry: *mut GeometryRun<'static>,
     /// Output registers for callers that do not give their own.
     pub bank: [Vec4; 16],
-    /// Input registers a caller fills in place (`ShaderEngine::run_filled_into`): never
-    /// cleared, so a register the caller does not fill keeps an earlier call's value.
-    pub filled: InputRegisters,
 }
 
 /// A geometry-shader invocation's emission state, used by the EMIT and SETEMIT host functions.
@@ -163,7 +160,6 @@ impl JitContext {
             budget: 0,
             geometry: std::ptr::null_mut(),
             bank: [[0.0; 4]; 16],
-            filled: [[0.0; 4]; 16],
         })
     }
 

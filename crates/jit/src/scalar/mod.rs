@@ -347,23 +347,8 @@ impl JitShader {
         with_context(|ctx| self.run_in_context(ctx, uniforms, inputs, outputs, None))
     }
 
-    /// [`ShaderEngine::run_filled_into`]: `fill` writes the inputs into the thread's context,
-    /// which the code reads them from.
-    pub fn run_filled_into(
-        &self,
-        uniforms: &Uniforms,
-        fill: &mut dyn FnMut(&mut InputRegisters),
-        outputs: &mut [Vec4; 16],
-    ) -> Result<FlowRegisters, ExecError> {
-        with_context(|ctx| {
-            fill(&mut ctx.filled);
-            let inputs: *const InputRegisters = &ctx.filled;
-            self.run_in_context(ctx, uniforms, inputs, outputs, None)
-        })
-    }
-
     /// The body of [`run_vertex_into`](Self::run_vertex_into) in the thread's context, on the
-    /// inputs at `inputs` (the caller's, or the context's own filled ones). Always inlined:
+    /// inputs at `inputs` (the caller's). Always inlined:
     /// called out of line, its result (flow registers or an error) went back through memory,
     /// written in pieces and read whole, and the read waited on the stores (measured: 4-9 ns a
     /// call, a quarter of a small program's `picajit_run_vertex`).
@@ -499,15 +484,6 @@ impl ShaderEngine for JitShader {
         JitShader::run_vertex_into(self, uniforms, inputs, outputs)
     }
 
-    fn run_filled_into(
-        &self,
-        uniforms: &Uniforms,
-        fill: &mut dyn FnMut(&mut InputRegisters),
-        outputs: &mut [Vec4; 16],
-    ) -> Result<FlowRegisters, ExecError> {
-        JitShader::run_filled_into(self, uniforms, fill, outputs)
-    }
-
     unsafe fn run_partial_knowing_into(
         &self,
         uniforms: &Uniforms,
@@ -531,18 +507,6 @@ impl ShaderEngine for JitShader {
         sink: &mut dyn EmitSink,
     ) -> Result<(), ExecError> {
         JitShader::run_geometry(self, state, uniforms, inputs, sink)
-    }
-
-    fn run_vertices(
-        &self,
-        uniforms: &Uniforms,
-        inputs: &[InputRegisters],
-        results: &mut Vec<Result<VertexResult, ExecError>>,
-    ) {
-        with_context(|ctx| {
-            Self::set_uniforms(ctx, uniforms, uniforms.bools);
-            results.extend(inputs.iter().map(|v| self.run_vertex_in(ctx, v)));
-        })
     }
 
     /// One context for the whole batch: the uniforms are set once, and each vertex only points

@@ -1,7 +1,7 @@
 //! The execution contract: what every engine promises, owned by none of them.
 //!
 //! An engine prepares a [`ShaderProgram`] once under an [`ExecConfig`] and then runs vertex
-//! invocations ([`ShaderEngine::run_vertex`], [`ShaderEngine::run_vertices`]) or geometry-shader
+//! invocations ([`ShaderEngine::run_vertex`], [`ShaderEngine::run_batch`]) or geometry-shader
 //! invocations on a persistent [`GeometryState`] ([`ShaderEngine::run_geometry`]). Every engine
 //! must agree with every other bit for bit (docs/execution-model.md §8): the same output bits,
 //! the same emitted vertices and primitives in the same order, the same final a0/aL/cmp and the
@@ -432,24 +432,6 @@ pub trait ShaderEngine: Send + Sync {
         }
     }
 
-    /// [`ShaderEngine::run_vertex_into`] on input registers that `fill` writes into a buffer
-    /// the engine provides (a caller that converts its attributes on the way in writes them
-    /// where the engine reads them, with no buffer of its own to zero). The
-    /// registers `fill` does not write hold values of earlier calls: it must write every
-    /// register the program can read ([`BatchLayout::inputs`]). Wrapper engines keep the
-    /// default: a caller running single vertices calls their settled
-    /// [`vertex_runner`](ShaderEngine::vertex_runner), which may fill in place.
-    fn run_filled_into(
-        &self,
-        uniforms: &Uniforms,
-        fill: &mut dyn FnMut(&mut InputRegisters),
-        outputs: &mut [Vec4; 16],
-    ) -> Result<FlowRegisters, ExecError> {
-        let mut inputs = [[0.0; 4]; 16];
-        fill(&mut inputs);
-        self.run_vertex_into(uniforms, &inputs, outputs)
-    }
-
     /// [`ShaderEngine::run_vertex_into`] on input registers the caller wrote itself, of which
     /// only those of `set` are initialized: a caller that converts the registers the program
     /// can read into a buffer of its own, which it neither clears nor hands over (the C ABI's
@@ -479,16 +461,6 @@ pub trait ShaderEngine: Send + Sync {
         }
         let _ = comfortable;
         self.run_vertex_into(uniforms, &registers, outputs)
-    }
-
-    /// Runs a batch of vertices, appending one result per input to `results`.
-    fn run_vertices(
-        &self,
-        uniforms: &Uniforms,
-        inputs: &[InputRegisters],
-        results: &mut Vec<Result<VertexResult, ExecError>>,
-    ) {
-        results.extend(inputs.iter().map(|v| self.run_vertex(uniforms, v)));
     }
 
     /// Runs a batch of vertex-shader invocations (each from zeroed registers, as
