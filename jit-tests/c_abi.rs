@@ -8,6 +8,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
+use common::files_under;
 use picajit::capi;
 
 fn root() -> PathBuf {
@@ -60,19 +63,7 @@ fn parenthesised(text: &str, at: usize) -> &str {
 /// export is an `extern "C" fn` right after `#[unsafe(no_mangle)]`.
 fn exported_functions() -> BTreeMap<String, usize> {
     let mut found = BTreeMap::new();
-    let mut files = Vec::new();
-    let mut folders = vec![root().join("src/capi")];
-    while let Some(folder) = folders.pop() {
-        for entry in fs::read_dir(&folder).expect("src/capi") {
-            let path = entry.expect("entry").path();
-            if path.is_dir() {
-                folders.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
+    let files = files_under(&root().join("src/capi"), "rs");
     for file in files {
         let text = fs::read_to_string(&file).expect("readable source");
         let mut rest = 0;

@@ -16,6 +16,10 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
+use common::files_under;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -30,18 +34,7 @@ struct Block {
 
 fn documents() -> Vec<PathBuf> {
     let mut found = vec![root().join("README.md")];
-    let mut folders = vec![root().join("docs")];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).expect("docs/ is readable") {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                folders.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
+    found.extend(files_under(&root().join("docs"), "md"));
     found
 }
 
@@ -251,12 +244,11 @@ fn check(call: &Call, scratch: &Path) -> Result<(), String> {
     }
 }
 
-/// A scratch folder with the corpus in it, and `bin/picajit`.
+/// A scratch folder with `bin/picajit` in it (each block runs in a folder of its own there).
 fn scratch() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("picajit-doc-commands-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("bin")).unwrap();
-    std::os::unix::fs::symlink(root().join("corpus"), dir.join("corpus")).unwrap();
     let wrapper = dir.join("bin/picajit");
     std::fs::write(&wrapper, WRAPPER).unwrap();
     use std::os::unix::fs::PermissionsExt;

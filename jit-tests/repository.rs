@@ -6,6 +6,10 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+mod common;
+
+use common::files_under;
+
 /// The library's top-level modules, lowest layer first. A module may import only modules of a
 /// strictly lower layer; modules of one layer (the engines) never import each other.
 const LAYERS: &[&[&str]] = &[
@@ -32,17 +36,6 @@ fn layer_of(module: &str) -> Option<usize> {
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).expect("readable source folder") {
-        let path = entry.expect("a directory entry").path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// The text of a Rust file without its comments (`//` to the end of a line), so that a doc link
@@ -78,8 +71,7 @@ const SOURCES: &[(&str, Option<&str>)] = &[
 fn library_files() -> Vec<(PathBuf, &'static (&'static str, Option<&'static str>))> {
     let mut out = Vec::new();
     for source in SOURCES {
-        let mut files = Vec::new();
-        rust_files(&root().join(source.0), &mut files);
+        let files = files_under(&root().join(source.0), "rs");
         out.extend(files.into_iter().map(|file| (file, source)));
     }
     out
@@ -262,8 +254,7 @@ fn gpu_references(relative: &Path, code: &str) -> BTreeSet<String> {
 #[test]
 fn gpu_stages_import_only_stages_below_them() {
     let gpu = root().join("crates/gpu/src");
-    let mut files = Vec::new();
-    rust_files(&gpu, &mut files);
+    let files = files_under(&gpu, "rs");
     let mut stages = BTreeSet::new();
     let mut violations = Vec::new();
     for path in &files {

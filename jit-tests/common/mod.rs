@@ -783,3 +783,23 @@ pub fn read_png(path: &std::path::Path) -> (u32, u32, Vec<[u8; 4]>) {
         .collect();
     (info.width, info.height, pixels)
 }
+
+/// The files under `dir` (its subfolders too) whose names end in `.extension`, sorted.
+pub fn files_under(dir: &std::path::Path, extension: &str) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let entries =
+            std::fs::read_dir(&folder).unwrap_or_else(|e| panic!("{}: {e}", folder.display()));
+        for entry in entries {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == extension) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}

@@ -22,7 +22,6 @@
 //! output and the run goes on.
 
 mod bench;
-
 mod error;
 mod listing;
 mod merge;

@@ -16,7 +16,7 @@ pub const PREPARE_ROUNDS: usize = 3;
 /// Program-cache hits timed per engine; the best is reported.
 pub const HIT_ROUNDS: usize = 5;
 
-/// How deep directories are searched for programs.
+/// How deep folders are searched for programs and scenes.
 pub(super) const MAX_DEPTH: usize = 4;
 
 /// What `picajit bench` was asked for.

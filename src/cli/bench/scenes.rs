@@ -19,11 +19,8 @@ use crate::gpu::{Gpu, GpuConfig};
 
 use super::super::render::MappedTrace;
 use super::super::{CliError, IoAction};
-use super::jobs::Options;
+use super::jobs::{MAX_DEPTH, Options};
 use super::table::{layout, rate};
-
-/// How deep folders are searched for scenes.
-const MAX_DEPTH: usize = 4;
 
 /// One scene measured.
 pub(super) struct SceneResult {
