@@ -196,6 +196,40 @@ fn litp_clamps_and_sets_the_flags() {
     assert_eq!(r.flow.cmp, [true, false]);
 }
 
+/// MAX and MIN are x86's `maxps` and `minps` (`a > b ? a : b`, `a < b ? a : b`): the second
+/// operand when either is NaN; SGE and SLT are IEEE comparisons, false on NaN; LITP's max is
+/// MAX's (a NaN x or w gives +0) and its clamp passes a NaN y on; DPH reads 1 for a.w whatever
+/// a.w holds (docs/execution-model.md §3).
+#[test]
+fn the_raw_value_instructions_on_nan_follow_the_documented_forms() {
+    let nan = f32::from_bits(0x7FC0_0000);
+    let mut b = Builder::new();
+    b.ops(
+        "max o0, v0, v1; max o1, v1, v0; min o2, v0, v1; min o3, v1, v0; \
+         sge o4, v0, v1; slt o5, v0, v1; sge o6, v1, v1; litp o7, v2; dph o8, v3, v4; end",
+    );
+    let v = inputs(&[
+        (0, [nan, 2.0, nan, -1.0]),
+        (1, [3.0, nan, nan, 1.0]),
+        (2, [nan, nan, 5.0, nan]),
+        (3, [1.0, 2.0, 3.0, nan]),
+        (4, [4.0, 5.0, 6.0, 7.0]),
+    ]);
+    let r = run_vs(&b, Precision::F24Truncate, &Uniforms::default(), &v).unwrap();
+    let o = r.outputs;
+    assert_bits(o[0], [3.0, nan, nan, 1.0]);
+    assert_bits(o[1], [nan, 2.0, nan, 1.0]);
+    assert_bits(o[2], [3.0, nan, nan, -1.0]);
+    assert_bits(o[3], [nan, 2.0, nan, -1.0]);
+    assert_bits(o[4], [0.0, 0.0, 0.0, 0.0]);
+    assert_bits(o[5], [0.0, 0.0, 0.0, 1.0]);
+    assert_bits(o[6], [1.0, 0.0, 0.0, 1.0]);
+    assert_bits(o[7], [0.0, nan, 0.0, 0.0]);
+    assert_eq!(r.flow.cmp, [false, false]);
+    // 1*4 + 2*5 + 3*6 + 1*7.
+    assert_bits(o[8], [39.0; 4]);
+}
+
 #[test]
 fn dst_copies_raw_lanes_and_multiplies_y() {
     let mut b = Builder::new();

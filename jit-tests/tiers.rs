@@ -11,7 +11,8 @@ use picajit::engine::specialized::{
 };
 use picajit::engine::{EngineKind, prepare};
 use picajit::exec::{
-    BatchIo, BatchLayout, ExecConfig, ExecError, GroupKernel, ShaderEngine, SoaBuffer, VertexRunner,
+    BatchIo, BatchLayout, ExecConfig, ExecError, GroupKernel, HostPaths, Hosted, ShaderEngine,
+    SoaBuffer, VertexRunner,
 };
 use picajit::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms};
 
@@ -262,7 +263,7 @@ fn a_background_engine_switches_when_ready() {
 
 /// The name of the engine `engine`'s single vertices go to for good (`None`: unsettled).
 fn runner_name(engine: &dyn ShaderEngine) -> Option<&'static str> {
-    match engine.vertex_runner() {
+    match Hosted(engine).vertex_runner() {
         VertexRunner::Itself => Some(engine.name()),
         VertexRunner::Inner(inner) => {
             assert_eq!(inner.program(), engine.program());
@@ -284,7 +285,7 @@ fn every_engine_says_which_engine_runs_its_single_vertices() {
         (EngineKind::Auto, "jit"),
     ] {
         let engine = prepare(kind, program(), config).unwrap();
-        engine.warm_up(&Uniforms::default());
+        Hosted(&*engine).warm_up(&Uniforms::default());
         assert_eq!(runner_name(&*engine), Some(runner), "{}", kind.name());
     }
 }

@@ -7,7 +7,7 @@ use super::{
     COMPILE_COLD, COMPILE_FAILED, COMPILE_READY, COMPILE_RUNNING, OK, guard, ptr_mut, ptr_ref,
     set_last_error,
 };
-use crate::exec::CompileStatus;
+use crate::exec::{CompileStatus, Hosted};
 
 /// Writes where the engine's background compiles stand for calls with `uniforms` to `*status`:
 /// `PICAJIT_COMPILE_READY`, `_FAILED` (the reason is then the thread's
@@ -32,7 +32,7 @@ pub unsafe extern "C" fn picajit_engine_compile_status(
         // SAFETY: null or valid for a write (this function's contract).
         let status = unsafe { ptr_mut(status, "status") }?;
         let uniforms = uniforms.for_engine(engine.precision)?;
-        *status = match engine.engine.compile_status(uniforms) {
+        *status = match Hosted(&*engine.engine).compile_status(uniforms) {
             CompileStatus::Ready => COMPILE_READY,
             CompileStatus::Failed(reason) => {
                 set_last_error(format!(
@@ -65,7 +65,7 @@ pub unsafe extern "C" fn picajit_engine_wait_compiled(
         // SAFETY: null or a live handle (this function's contract).
         let uniforms = unsafe { ptr_ref(uniforms, "uniforms") }?;
         let uniforms = uniforms.for_engine(engine.precision)?;
-        engine.engine.warm_up(uniforms);
+        Hosted(&*engine.engine).warm_up(uniforms);
         Ok(OK)
     })
 }

@@ -13,7 +13,7 @@ use super::{
 use crate::engine::cache::{DEFAULT_CAPACITY, ProgramCache};
 use crate::engine::{prepare, prepare_cached};
 use crate::exec::{
-    BatchLayout, DEFAULT_INSTRUCTION_BUDGET, ExecConfig, ShaderEngine, VertexRunner,
+    BatchLayout, DEFAULT_INSTRUCTION_BUDGET, ExecConfig, Hosted, ShaderEngine, VertexRunner,
 };
 use crate::float24::Precision;
 use crate::program::{ShaderKind, ShaderProgram};
@@ -78,10 +78,10 @@ pub struct EngineHandle {
     /// See `stage`.
     pub precision: Precision,
     /// The engine that runs single vertices for good, once it is settled
-    /// ([`ShaderEngine::vertex_runner`]): called directly, past the wrappers.
+    /// ([`crate::exec::HostPaths::vertex_runner`]): called directly, past the wrappers.
     vertex: OnceLock<Arc<dyn ShaderEngine>>,
     /// Batch calls in a row that the engine did not run as vertex records
-    /// ([`ShaderEngine::run_records`]); see [`records_worth_trying`](Self::records_worth_trying).
+    /// ([`crate::exec::HostPaths::run_records`]); see [`records_worth_trying`](Self::records_worth_trying).
     records_declined: AtomicU32,
 }
 
@@ -141,7 +141,7 @@ impl EngineHandle {
     /// [`vertex_engine`](Self::vertex_engine) before the runner is settled.
     #[cold]
     fn settle_vertex_engine(&self) -> &dyn ShaderEngine {
-        match self.engine.vertex_runner() {
+        match Hosted(&*self.engine).vertex_runner() {
             VertexRunner::Itself => self.vertex.get_or_init(|| self.engine.clone()).as_ref(),
             VertexRunner::Inner(runner) => self.vertex.get_or_init(|| runner).as_ref(),
             VertexRunner::Unsettled => self.engine.as_ref(),

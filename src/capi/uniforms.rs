@@ -55,7 +55,7 @@ fn converted_under(converted: Precision, precision: Precision) -> CapiError {
 
 impl UniformsHandle {
     /// The float uniforms within the scalar JIT's operand bounds
-    /// (`ShaderEngine::run_partial_knowing_into`).
+    /// (`HostPaths::run_partial_knowing_into`).
     #[inline]
     pub fn comfortable(&self) -> u128 {
         self.comfortable

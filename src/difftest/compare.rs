@@ -5,7 +5,7 @@
 
 use crate::engine::parallel::run_batch_chunked;
 use crate::engine::{self, EngineError, EngineKind};
-use crate::exec::{BatchIo, BatchLayout, RecordIo, ShaderEngine, SoaBuffer};
+use crate::exec::{BatchIo, BatchLayout, Hosted, RecordIo, ShaderEngine, SoaBuffer};
 use crate::exec::{ExecConfig, ExecError, GeometryResult, GeometryState, VertexResult};
 use crate::isa::LANE_NAMES;
 use crate::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Vec4};
@@ -276,7 +276,7 @@ fn record_outcomes(
     let mut flow = vec![FlowRegisters::default(); registers.len()];
     let mut errors = Vec::new();
     let ran = match RecordIo::new(registers, &mut outputs, layout.outputs, Some(&mut flow)) {
-        Ok(mut io) => engine.run_records(uniforms, &mut io, &mut errors),
+        Ok(mut io) => Hosted(engine).run_records(uniforms, &mut io, &mut errors),
         Err(e) => unreachable!("buffers made for the batch fit it: {e}"),
     };
     if !ran {

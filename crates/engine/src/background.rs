@@ -14,8 +14,8 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use super::EngineError;
 use shader::exec::{
-    BatchIo, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine,
-    VertexResult, VertexRunner,
+    BatchIo, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState, HostPaths, Hosted,
+    ShaderEngine, VertexResult, VertexRunner,
 };
 use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
 
@@ -203,15 +203,6 @@ impl ShaderEngine for Background {
         self.for_work(1).run_vertex(uniforms, inputs)
     }
 
-    fn run_vertex_into(
-        &self,
-        uniforms: &Uniforms,
-        inputs: &InputRegisters,
-        outputs: &mut [Vec4; 16],
-    ) -> Result<FlowRegisters, ExecError> {
-        self.for_work(1).run_vertex_into(uniforms, inputs, outputs)
-    }
-
     fn run_batch(
         &self,
         uniforms: &Uniforms,
@@ -222,9 +213,35 @@ impl ShaderEngine for Background {
             .run_batch(uniforms, io, errors)
     }
 
+    fn run_geometry(
+        &self,
+        state: &mut GeometryState,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        sink: &mut dyn EmitSink,
+    ) -> Result<(), ExecError> {
+        self.for_work(1).run_geometry(state, uniforms, inputs, sink)
+    }
+
+    fn host_paths(&self) -> Option<&dyn HostPaths> {
+        Some(self)
+    }
+}
+
+/// The engine in use's paths, and the background compile's state.
+impl HostPaths for Background {
+    fn run_vertex_into(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        Hosted(self.for_work(1)).run_vertex_into(uniforms, inputs, outputs)
+    }
+
     fn warm_up(&self, uniforms: &Uniforms) {
         self.wait();
-        self.current().warm_up(uniforms);
+        Hosted(self.current()).warm_up(uniforms);
     }
 
     fn vertex_runner(&self) -> VertexRunner {
@@ -241,16 +258,6 @@ impl ShaderEngine for Background {
             Slot::Ready(_) => CompileStatus::Ready,
             Slot::Failed(why) => CompileStatus::Failed(why.clone()),
         };
-        own.and(self.current().compile_status(uniforms))
-    }
-
-    fn run_geometry(
-        &self,
-        state: &mut GeometryState,
-        uniforms: &Uniforms,
-        inputs: &InputRegisters,
-        sink: &mut dyn EmitSink,
-    ) -> Result<(), ExecError> {
-        self.for_work(1).run_geometry(state, uniforms, inputs, sink)
+        own.and(Hosted(self.current()).compile_status(uniforms))
     }
 }

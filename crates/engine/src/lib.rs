@@ -18,7 +18,7 @@ use std::sync::Arc;
 use background::Background;
 use cache::ProgramCache;
 use jit::{ConstantLanes, JitError, JitShader, SoaJit};
-use shader::exec::{ExecConfig, GroupKernel, ShaderEngine};
+use shader::exec::{ExecConfig, GroupKernel, HostPaths, Hosted, ShaderEngine};
 use shader::interp::Interpreter;
 use shader::program::{ShaderKind, ShaderProgram};
 use specialized::{CompileMode, Specializing, VariantKey};
@@ -286,15 +286,6 @@ impl ShaderEngine for Renamed {
     ) -> Result<shader::exec::VertexResult, shader::exec::ExecError> {
         self.inner.run_vertex(uniforms, inputs)
     }
-    fn run_vertex_into(
-        &self,
-        uniforms: &shader::program::Uniforms,
-        inputs: &shader::program::InputRegisters,
-        outputs: &mut [shader::program::Vec4; 16],
-    ) -> Result<shader::program::FlowRegisters, shader::exec::ExecError> {
-        self.inner.run_vertex_into(uniforms, inputs, outputs)
-    }
-
     fn run_batch(
         &self,
         uniforms: &shader::program::Uniforms,
@@ -302,15 +293,6 @@ impl ShaderEngine for Renamed {
         errors: &mut Vec<(usize, shader::exec::ExecError)>,
     ) {
         self.inner.run_batch(uniforms, io, errors)
-    }
-    fn warm_up(&self, uniforms: &shader::program::Uniforms) {
-        self.inner.warm_up(uniforms)
-    }
-    fn compile_status(&self, uniforms: &shader::program::Uniforms) -> shader::exec::CompileStatus {
-        self.inner.compile_status(uniforms)
-    }
-    fn vertex_runner(&self) -> shader::exec::VertexRunner {
-        shader::exec::VertexRunner::through(&self.inner)
     }
     fn run_geometry(
         &self,
@@ -320,6 +302,32 @@ impl ShaderEngine for Renamed {
         sink: &mut dyn shader::exec::EmitSink,
     ) -> Result<(), shader::exec::ExecError> {
         self.inner.run_geometry(state, uniforms, inputs, sink)
+    }
+
+    fn host_paths(&self) -> Option<&dyn HostPaths> {
+        Some(self)
+    }
+}
+
+/// The inner engine's paths.
+impl HostPaths for Renamed {
+    fn run_vertex_into(
+        &self,
+        uniforms: &shader::program::Uniforms,
+        inputs: &shader::program::InputRegisters,
+        outputs: &mut [shader::program::Vec4; 16],
+    ) -> Result<shader::program::FlowRegisters, shader::exec::ExecError> {
+        Hosted(&*self.inner).run_vertex_into(uniforms, inputs, outputs)
+    }
+
+    fn warm_up(&self, uniforms: &shader::program::Uniforms) {
+        Hosted(&*self.inner).warm_up(uniforms)
+    }
+    fn compile_status(&self, uniforms: &shader::program::Uniforms) -> shader::exec::CompileStatus {
+        Hosted(&*self.inner).compile_status(uniforms)
+    }
+    fn vertex_runner(&self) -> shader::exec::VertexRunner {
+        shader::exec::VertexRunner::through(&self.inner)
     }
 }
 

@@ -20,7 +20,7 @@ use super::tiered::AdaptiveKernel;
 use jit::{ConstantLanes, UniformComponents};
 use shader::exec::{
     BatchIo, BatchLayout, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState,
-    GroupKernel, RecordIo, ShaderEngine, VertexResult, VertexRunner,
+    GroupKernel, HostPaths, Hosted, RecordIo, ShaderEngine, VertexResult, VertexRunner,
 };
 use shader::program::{
     FLOAT_UNIFORMS, FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4,
@@ -431,15 +431,6 @@ impl ShaderEngine for Specializing {
         self.exact.run_vertex(uniforms, inputs)
     }
 
-    fn run_vertex_into(
-        &self,
-        uniforms: &Uniforms,
-        inputs: &InputRegisters,
-        outputs: &mut [Vec4; 16],
-    ) -> Result<FlowRegisters, ExecError> {
-        self.exact.run_vertex_into(uniforms, inputs, outputs)
-    }
-
     fn run_batch(
         &self,
         uniforms: &Uniforms,
@@ -452,6 +443,32 @@ impl ShaderEngine for Specializing {
             }
             None => self.meanwhile.run_batch(uniforms, io, errors),
         }
+    }
+
+    fn run_geometry(
+        &self,
+        state: &mut GeometryState,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        sink: &mut dyn EmitSink,
+    ) -> Result<(), ExecError> {
+        self.exact.run_geometry(state, uniforms, inputs, sink)
+    }
+
+    fn host_paths(&self) -> Option<&dyn HostPaths> {
+        Some(self)
+    }
+}
+
+/// The exact engine's single vertices, a specialised kernel's records and compiles.
+impl HostPaths for Specializing {
+    fn run_vertex_into(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        Hosted(&*self.exact).run_vertex_into(uniforms, inputs, outputs)
     }
 
     fn run_records(
@@ -470,8 +487,8 @@ impl ShaderEngine for Specializing {
 
     fn warm_up(&self, uniforms: &Uniforms) {
         self.ensure_compiled(uniforms);
-        self.exact.warm_up(uniforms);
-        self.meanwhile.warm_up(uniforms);
+        Hosted(&*self.exact).warm_up(uniforms);
+        Hosted(&*self.meanwhile).warm_up(uniforms);
     }
 
     fn vertex_runner(&self) -> VertexRunner {
@@ -486,17 +503,7 @@ impl ShaderEngine for Specializing {
             VariantState::Refused(reason) => CompileStatus::Failed(reason),
         };
         kernel
-            .and(self.exact.compile_status(uniforms))
-            .and(self.meanwhile.compile_status(uniforms))
-    }
-
-    fn run_geometry(
-        &self,
-        state: &mut GeometryState,
-        uniforms: &Uniforms,
-        inputs: &InputRegisters,
-        sink: &mut dyn EmitSink,
-    ) -> Result<(), ExecError> {
-        self.exact.run_geometry(state, uniforms, inputs, sink)
+            .and(Hosted(&*self.exact).compile_status(uniforms))
+            .and(Hosted(&*self.meanwhile).compile_status(uniforms))
     }
 }

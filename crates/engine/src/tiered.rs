@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use shader::exec::{
-    BatchIo, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel, RecordIo,
-    ShaderEngine, VertexResult, VertexRunner,
+    BatchIo, CompileStatus, EmitSink, ExecConfig, ExecError, GeometryState, GroupKernel, HostPaths,
+    Hosted, RecordIo, ShaderEngine, VertexResult, VertexRunner,
 };
 use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
 
@@ -168,15 +168,6 @@ impl ShaderEngine for KernelEngine {
         self.exact.run_vertex(uniforms, inputs)
     }
 
-    fn run_vertex_into(
-        &self,
-        uniforms: &Uniforms,
-        inputs: &InputRegisters,
-        outputs: &mut [Vec4; 16],
-    ) -> Result<FlowRegisters, ExecError> {
-        self.exact.run_vertex_into(uniforms, inputs, outputs)
-    }
-
     fn run_batch(
         &self,
         uniforms: &Uniforms,
@@ -184,6 +175,32 @@ impl ShaderEngine for KernelEngine {
         errors: &mut Vec<(usize, ExecError)>,
     ) {
         self.kernel.run(&*self.exact, uniforms, io, errors);
+    }
+
+    fn run_geometry(
+        &self,
+        state: &mut GeometryState,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        sink: &mut dyn EmitSink,
+    ) -> Result<(), ExecError> {
+        self.exact.run_geometry(state, uniforms, inputs, sink)
+    }
+
+    fn host_paths(&self) -> Option<&dyn HostPaths> {
+        Some(self)
+    }
+}
+
+/// The exact engine's single vertices, the kernel's records, the exact engine's compiles.
+impl HostPaths for KernelEngine {
+    fn run_vertex_into(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        Hosted(&*self.exact).run_vertex_into(uniforms, inputs, outputs)
     }
 
     fn run_records(
@@ -196,24 +213,14 @@ impl ShaderEngine for KernelEngine {
     }
 
     fn warm_up(&self, uniforms: &Uniforms) {
-        self.exact.warm_up(uniforms)
+        Hosted(&*self.exact).warm_up(uniforms)
     }
 
     fn compile_status(&self, uniforms: &Uniforms) -> CompileStatus {
-        self.exact.compile_status(uniforms)
+        Hosted(&*self.exact).compile_status(uniforms)
     }
 
     fn vertex_runner(&self) -> VertexRunner {
         VertexRunner::through(&self.exact)
-    }
-
-    fn run_geometry(
-        &self,
-        state: &mut GeometryState,
-        uniforms: &Uniforms,
-        inputs: &InputRegisters,
-        sink: &mut dyn EmitSink,
-    ) -> Result<(), ExecError> {
-        self.exact.run_geometry(state, uniforms, inputs, sink)
     }
 }

@@ -11,7 +11,8 @@ use super::{
     ptr_mut, ptr_ref, slice_mut, slice_of, store_handle,
 };
 use crate::exec::{
-    BatchIo, EmitConfig, EmitSink, GeometryState, RecordIo, RegisterSet, SoaInputs, SoaOutputs,
+    BatchIo, EmitConfig, EmitSink, GeometryState, Hosted, RecordIo, RegisterSet, SoaInputs,
+    SoaOutputs,
 };
 use crate::float24::{Precision, convert_f32, lanes};
 use crate::program::{FlowRegisters, InputRegisters, ShaderKind, Uniforms, Vec4};
@@ -328,7 +329,7 @@ pub unsafe extern "C" fn picajit_run_vertex(
         } = call;
         let runner = engine.vertex_engine();
         let outcome = if engine.precision == Precision::F32 {
-            runner.run_vertex_into(uniforms, inputs, outputs)
+            Hosted(runner).run_vertex_into(uniforms, inputs, outputs)
         } else {
             // Converted on this stack, only the registers the program can read (neither
             // cleared nor copied: the stack's lines are the hottest, and zeroing sixteen
@@ -339,7 +340,13 @@ pub unsafe extern "C" fn picajit_run_vertex(
             // SAFETY: `convert_registers` initialized the registers of `set`, the layout's
             // input registers, which hold every one the program reads.
             unsafe {
-                runner.run_partial_knowing_into(uniforms, comfortable, set, &converted, outputs)
+                Hosted(runner).run_partial_knowing_into(
+                    uniforms,
+                    comfortable,
+                    set,
+                    &converted,
+                    outputs,
+                )
             }
         };
         match outcome {
@@ -641,7 +648,7 @@ fn run_records(
     let written = engine.layout.outputs;
     let ran = if engine.precision == Precision::F32 {
         let mut io = RecordIo::new(inputs, outputs, written, flow.as_deref_mut())?;
-        engine.engine.run_records(uniforms, &mut io, &mut errors)
+        Hosted(&*engine.engine).run_records(uniforms, &mut io, &mut errors)
     } else {
         RECORDS.with_borrow_mut(|converted| {
             if converted.len() < count {
@@ -651,7 +658,7 @@ fn run_records(
             // Only the registers the program can read: no result depends on the others.
             convert_records(engine.layout.inputs, engine.precision, inputs, converted);
             let mut io = RecordIo::new(converted, outputs, written, flow.as_deref_mut())?;
-            Ok::<_, CapiError>(engine.engine.run_records(uniforms, &mut io, &mut errors))
+            Ok::<_, CapiError>(Hosted(&*engine.engine).run_records(uniforms, &mut io, &mut errors))
         })?
     };
     engine.note_records(ran);

@@ -85,7 +85,7 @@ pub(super) fn prepare_all(
             let started = Instant::now();
             let engine = engine::prepare(kind, program.clone(), config)?;
             *ready = (*ready).min(started.elapsed());
-            engine.warm_up(uniforms);
+            Hosted(&*engine).warm_up(uniforms);
             *compile = (*compile).min(started.elapsed());
             drop(engine);
         }
@@ -96,7 +96,7 @@ pub(super) fn prepare_all(
         // next ones get the same program back.
         let cache = ProgramCache::default();
         let engine = engine::prepare_cached(&cache, kind, program, config)?;
-        engine.warm_up(uniforms);
+        Hosted(&*engine).warm_up(uniforms);
         let mut cache_hit = Duration::MAX;
         let mut cache_same = true;
         for _ in 0..HIT_ROUNDS {

@@ -42,8 +42,8 @@ use crate::engine::cache::ProgramCache;
 use crate::engine::parallel::run_batch_threads;
 use crate::engine::{self, EngineKind};
 use crate::exec::{
-    BatchIo, BatchLayout, EmitConfig, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine,
-    SoaBuffer,
+    BatchIo, BatchLayout, EmitConfig, EmitSink, ExecConfig, ExecError, GeometryState, Hosted,
+    ShaderEngine, SoaBuffer,
 };
 use crate::float24::Precision;
 use crate::flow::explore::{explore, reachable_addresses};

@@ -19,7 +19,7 @@ use compile::CompiledFn;
 use context::{GeometryRun, JitContext, status};
 use lower::control;
 use shader::exec::{
-    BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
+    BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, HostPaths, ShaderEngine, VertexResult,
 };
 use shader::float24::lanes;
 use shader::program::{
@@ -475,28 +475,8 @@ impl ShaderEngine for JitShader {
         JitShader::run_vertex(self, uniforms, inputs)
     }
 
-    fn run_vertex_into(
-        &self,
-        uniforms: &Uniforms,
-        inputs: &InputRegisters,
-        outputs: &mut [Vec4; 16],
-    ) -> Result<FlowRegisters, ExecError> {
-        JitShader::run_vertex_into(self, uniforms, inputs, outputs)
-    }
-
-    unsafe fn run_partial_knowing_into(
-        &self,
-        uniforms: &Uniforms,
-        comfortable: u128,
-        set: shader::exec::RegisterSet,
-        inputs: &[std::mem::MaybeUninit<Vec4>; 16],
-        outputs: &mut [Vec4; 16],
-    ) -> Result<FlowRegisters, ExecError> {
-        // The code reads, through the pointer, only input registers the program reads, all of
-        // them in `set` and so initialized (this function's contract).
-        let _ = set;
-        let inputs: *const InputRegisters = inputs.as_ptr().cast();
-        with_context(|ctx| self.run_in_context(ctx, uniforms, inputs, outputs, Some(comfortable)))
+    fn host_paths(&self) -> Option<&dyn HostPaths> {
+        Some(self)
     }
 
     fn run_geometry(
@@ -521,6 +501,34 @@ impl ShaderEngine for JitShader {
             Self::set_uniforms(ctx, uniforms, uniforms.bools);
             io.run_per_vertex(errors, |inputs| self.run_vertex_in(ctx, inputs));
         })
+    }
+}
+
+/// The scalar JIT's paths for a caller running one vertex at a time: no result to copy, and
+/// the inputs read where the caller converted them.
+impl HostPaths for JitShader {
+    fn run_vertex_into(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        JitShader::run_vertex_into(self, uniforms, inputs, outputs)
+    }
+
+    unsafe fn run_partial_knowing_into(
+        &self,
+        uniforms: &Uniforms,
+        comfortable: u128,
+        set: shader::exec::RegisterSet,
+        inputs: &[std::mem::MaybeUninit<Vec4>; 16],
+        outputs: &mut [Vec4; 16],
+    ) -> Result<FlowRegisters, ExecError> {
+        // The code reads, through the pointer, only input registers the program reads, all of
+        // them in `set` and so initialized (this function's contract).
+        let _ = set;
+        let inputs: *const InputRegisters = inputs.as_ptr().cast();
+        with_context(|ctx| self.run_in_context(ctx, uniforms, inputs, outputs, Some(comfortable)))
     }
 }
 

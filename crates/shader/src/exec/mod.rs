@@ -18,6 +18,8 @@
 //! [`ShaderEngine`]; neither imports the other, and this module imports neither.
 
 mod batch;
+mod host;
+pub mod operate;
 
 use std::fmt;
 
@@ -25,6 +27,7 @@ pub use batch::{
     ALL_FLOAT_UNIFORMS, BatchError, BatchIo, BatchLayout, GroupKernel, RecordIo, RegisterSet,
     STRIDE_ALIGN, SoaBuffer, SoaInputs, SoaOutputs, VERTEX_BLOCK, run_sorted, unusual_vertices,
 };
+pub use host::{CompileStatus, HostPaths, Hosted, VertexRunner};
 
 use crate::float24::Precision;
 use crate::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms, Vec4};
@@ -328,69 +331,6 @@ impl GeometryState {
     }
 }
 
-/// Which engine runs an engine's single vertices ([`ShaderEngine::run_vertex`] and
-/// [`ShaderEngine::run_vertex_into`]) from now on ([`ShaderEngine::vertex_runner`]), so that a
-/// caller running one vertex at a time can call it directly instead of through every wrapper.
-#[derive(Clone)]
-pub enum VertexRunner {
-    /// The engine itself, always.
-    Itself,
-    /// This engine, always (same program, settings and results).
-    Inner(std::sync::Arc<dyn ShaderEngine>),
-    /// Not settled yet (a compile in the background may take over): ask again later.
-    Unsettled,
-}
-
-impl VertexRunner {
-    /// The runner of a wrapper that sends its single vertices to `inner`.
-    pub fn through(inner: &std::sync::Arc<dyn ShaderEngine>) -> VertexRunner {
-        match inner.vertex_runner() {
-            VertexRunner::Itself => VertexRunner::Inner(inner.clone()),
-            settled_or_not => settled_or_not,
-        }
-    }
-}
-
-/// Where the compiles an engine leaves for later stand, for batches run with given uniforms
-/// ([`ShaderEngine::compile_status`]). Cold and compiling are unsettled: calls run meanwhile, on
-/// an engine that needs no compile, with the same bits. Ready and failed are settled.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CompileStatus {
-    /// Everything is compiled, or the engine compiles nothing: calls run at full speed.
-    Ready,
-    /// A compile failed or was refused (the reason): the engine runs on its zero-compile engine
-    /// for good, with the same bits.
-    Failed(String),
-    /// A compile waits for the program to be hot (or, for an engine that compiles when first
-    /// used, for that use).
-    Cold,
-    /// A compile is running on a background thread.
-    Compiling,
-}
-
-impl CompileStatus {
-    /// The status of an engine made of two parts: the less settled one (compiling, then cold,
-    /// then failed, then ready).
-    pub fn and(self, other: CompileStatus) -> CompileStatus {
-        let rank = |status: &CompileStatus| match status {
-            CompileStatus::Ready => 0,
-            CompileStatus::Failed(_) => 1,
-            CompileStatus::Cold => 2,
-            CompileStatus::Compiling => 3,
-        };
-        if rank(&other) > rank(&self) {
-            other
-        } else {
-            self
-        }
-    }
-
-    /// Whether no compile is still to come or running.
-    pub fn is_settled(&self) -> bool {
-        matches!(self, CompileStatus::Ready | CompileStatus::Failed(_))
-    }
-}
-
 /// A program prepared by one engine: what an emulator embeds, and what `picajit run`, the
 /// differential tester and the benchmarks talk to.
 pub trait ShaderEngine: Send + Sync {
@@ -410,59 +350,6 @@ pub trait ShaderEngine: Send + Sync {
         inputs: &InputRegisters,
     ) -> Result<VertexResult, ExecError>;
 
-    /// Runs one vertex-shader invocation from zeroed registers, writing o0-o15 to `outputs`
-    /// (all +0 when it fails) and returning the final flow registers: [`ShaderEngine::run_vertex`]
-    /// for a caller that keeps its own output registers (an emulator running one vertex at a
-    /// time), with no result to copy on the way.
-    fn run_vertex_into(
-        &self,
-        uniforms: &Uniforms,
-        inputs: &InputRegisters,
-        outputs: &mut [Vec4; 16],
-    ) -> Result<FlowRegisters, ExecError> {
-        match self.run_vertex(uniforms, inputs) {
-            Ok(result) => {
-                *outputs = result.outputs;
-                Ok(result.flow)
-            }
-            Err(error) => {
-                *outputs = [[0.0; 4]; 16];
-                Err(error)
-            }
-        }
-    }
-
-    /// [`ShaderEngine::run_vertex_into`] on input registers the caller wrote itself, of which
-    /// only those of `set` are initialized: a caller that converts the registers the program
-    /// can read into a buffer of its own, which it neither clears nor hands over (the C ABI's
-    /// `picajit_run_vertex`, converting f32 attributes on its stack). `comfortable` has bit n
-    /// set where every lane of c`n` is
-    /// [`within_operand_bounds`](crate::float24::lanes::within_operand_bounds) (a caller that
-    /// tracks its uniform writes knows it without looking; the scalar JIT's fast form needs
-    /// it). The default copies the registers into zeroed ones and ignores `comfortable`; the
-    /// scalar JIT reads them where they are.
-    ///
-    /// # Safety
-    ///
-    /// The registers of `set` in `inputs` are initialized, and `set` holds every input register
-    /// the program reads ([`BatchLayout::inputs`] does).
-    unsafe fn run_partial_knowing_into(
-        &self,
-        uniforms: &Uniforms,
-        comfortable: u128,
-        set: RegisterSet,
-        inputs: &[std::mem::MaybeUninit<Vec4>; 16],
-        outputs: &mut [Vec4; 16],
-    ) -> Result<FlowRegisters, ExecError> {
-        let mut registers = [[0.0; 4]; 16];
-        for n in set.iter() {
-            // SAFETY: the registers of `set` are initialized (this function's contract).
-            registers[n] = unsafe { inputs[n].assume_init() };
-        }
-        let _ = comfortable;
-        self.run_vertex_into(uniforms, &registers, outputs)
-    }
-
     /// Runs a batch of vertex-shader invocations (each from zeroed registers, as
     /// [`ShaderEngine::run_vertex`]): the outputs go to `io`'s output planes (+0 for a failed
     /// vertex), the final flow registers to its flow entries when it has them, and each failure
@@ -477,38 +364,10 @@ pub trait ShaderEngine: Send + Sync {
         io.run_per_vertex(errors, |inputs| self.run_vertex(uniforms, inputs));
     }
 
-    /// Runs a batch of vertex records (see [`RecordIo`]) when the engine reads and writes them
-    /// itself: whether it ran them (then each failed vertex is in `errors`, in vertex order, as
-    /// [`run_batch`](Self::run_batch) reports them). An engine whose batches need planes returns
-    /// `false` and touches nothing; the caller then lays the batch out in planes.
-    fn run_records(
-        &self,
-        uniforms: &Uniforms,
-        io: &mut RecordIo<'_>,
-        errors: &mut Vec<(usize, ExecError)>,
-    ) -> bool {
-        let _ = (uniforms, io, errors);
-        false
-    }
-
-    /// Finishes whatever preparing the engine left for later for batches run with `uniforms`
-    /// (a kernel specialised on them, a compile in the background) and waits for it, so that the
-    /// next batch runs at full speed. Engines with nothing left to do return at once.
-    fn warm_up(&self, uniforms: &Uniforms) {
-        let _ = uniforms;
-    }
-
-    /// Which engine runs this one's single vertices from now on: itself by default; a wrapper
-    /// that sends them to an inner engine says which ([`VertexRunner::through`]).
-    fn vertex_runner(&self) -> VertexRunner {
-        VertexRunner::Itself
-    }
-
-    /// Where the compiles the engine leaves for later stand for calls with `uniforms`: what
-    /// [`ShaderEngine::warm_up`] settles. Engines that compile nothing later are ready.
-    fn compile_status(&self, uniforms: &Uniforms) -> CompileStatus {
-        let _ = uniforms;
-        CompileStatus::Ready
+    /// What the engine offers a caller that embeds it beyond this contract (its fast paths),
+    /// if anything: [`Hosted`] calls them, or what every engine can do instead.
+    fn host_paths(&self) -> Option<&dyn HostPaths> {
+        None
     }
 
     /// Runs one geometry-shader invocation on the persistent `state`, sending every emitted

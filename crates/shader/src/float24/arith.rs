@@ -1,9 +1,11 @@
-//! The arithmetic of every shader instruction, built from the rules of the parent module.
+//! The float24 rules of the parent module on four plain lanes, as the interpreter computes
+//! them, and the constants and conversions of the instructions that work on raw values.
 //!
 //! Each function takes already-selected, swizzled and negated source values (raw register
-//! values) and returns register values. "Arithmetic" instructions (ADD, MUL, MAD, DP3, DP4, DPH,
-//! the DST product, RCP, RSQ, EX2, LG2, FLR) flush their inputs and round their results;
-//! the others (MAX, MIN, SGE, SLT, CMP, LITP, MOVA) work on the raw values.
+//! values) and returns register values: the "arithmetic" rules (ADD, MUL, MAD, the dot
+//! products, RCP, RSQ, EX2, LG2, FLR) flush their inputs and round their results. What each
+//! instruction does with them (DST's and LITP's lanes, DPH's a.w, MAX, MIN, SGE, SLT, CMP) is
+//! stated once, for every engine, in `crate::exec::operate`.
 
 use super::Precision;
 use super::lanes::{self, Exact};
@@ -26,24 +28,9 @@ pub fn mad(a: &Vec4, b: &Vec4, c: &Vec4, p: Precision) -> Vec4 {
     lanes::mad(&mut Exact, *a, *b, *c, p)
 }
 
-/// DP3, broadcast ([`lanes::dot`]).
-pub fn dp3(a: &Vec4, b: &Vec4, p: Precision) -> Vec4 {
-    lanes::dot(&mut Exact, *a, *b, 3, p)
-}
-
-/// DP4, broadcast ([`lanes::dot`]).
-pub fn dp4(a: &Vec4, b: &Vec4, p: Precision) -> Vec4 {
-    lanes::dot(&mut Exact, *a, *b, 4, p)
-}
-
-/// DPH, broadcast ([`lanes::dph`]).
-pub fn dph(a: &Vec4, b: &Vec4, p: Precision) -> Vec4 {
-    lanes::dph(&mut Exact, *a, *b, p)
-}
-
-/// DST: (1, a.y·b.y, a.z, b.w); only the product is arithmetic.
-pub fn dst(a: &Vec4, b: &Vec4, p: Precision) -> Vec4 {
-    [1.0, mul(a, b, p)[1], a[2], b[3]]
+/// The dot product of the first `count` (3 or 4) lanes, broadcast ([`lanes::dot`]).
+pub fn dot(a: &Vec4, b: &Vec4, count: usize, p: Precision) -> Vec4 {
+    lanes::dot(&mut Exact, *a, *b, count, p)
 }
 
 /// RCP of a.x, broadcast ([`lanes::rcp`]).
@@ -70,6 +57,10 @@ pub fn lg2(a: &Vec4, p: Precision) -> Vec4 {
 pub fn flr(a: &Vec4, p: Precision) -> Vec4 {
     lanes::flr(&mut Exact, *a, p)
 }
+
+// The element forms of the raw-value instructions below serve the vectorised interpreter,
+// whose run loop still states each instruction itself (docs/architecture.md, "Each rule stated
+// once"); every other engine takes their meaning from `crate::exec::operate`, which agrees.
 
 /// MAX: `(a > b) ? a : b` on raw values (x86 `maxps` semantics): max(NaN, 0) = 0,
 /// max(0, NaN) = NaN, max(0, −inf) = 0.
@@ -171,7 +162,8 @@ impl CompareOp {
     }
 }
 
-/// The clamp bound of LITP's y lane, 128 − 2^-8 (exactly representable).
+/// The clamp bound of LITP's y lane, 128 − 2^-8 (exactly representable). The clamp keeps a
+/// NaN y unchanged (`y < lo ? lo : y > hi ? hi : y`): a project choice, nothing is known.
 pub const LITP_Y_LIMIT: f32 = 127.996_09;
 
 /// LITP on raw values: `(max(x, 0), clamp(y, ±127.99609375), 0, max(w, 0))` and

@@ -13,15 +13,17 @@
 //! ([`Interpreter::run_geometry`]): registers, the two output banks and the emit state carry over,
 //! and b15 reads true after the first invocation.
 
+use crate::exec::operate::{LaneFrom, OperationBackend, Prepared, Source, SourceRegister};
 use crate::exec::{
     EmitConfig, EmitSink, ExecConfig, ExecError, GeometryState, Registers, ShaderEngine,
     VertexResult,
 };
-use crate::float24::{Precision, arith};
+use crate::float24::Precision;
+use crate::float24::arith::{self, CompareOp};
 use crate::flow::{FlowDriver, FlowInputs, Stop};
 use crate::isa::{
-    BinaryOperation, DstReg, Instruction, Operand, OperandDescriptor, Operation, RegisterFile,
-    RelIndex, SimpleOp, UnaryOp, decode, decode_each,
+    DestMask, DstReg, Instruction, OperandDescriptor, RegisterFile, RelIndex, SimpleOp, decode,
+    decode_each,
 };
 use crate::program::{
     ExactIndex, InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4, relative_uniform_slot,
@@ -31,10 +33,11 @@ use crate::program::{
 #[derive(Clone, Debug)]
 pub struct Interpreter {
     program: ShaderProgram,
-    /// Each word up to the last non-zero one decoded, with its data operation.
-    decoded: Box<[(Instruction, Option<Operation>)]>,
+    /// Each word up to the last non-zero one decoded, with its data operation, its operands
+    /// resolved.
+    decoded: Box<[(Instruction, Option<Prepared>)]>,
     /// The words past those: zeros (docs/execution-model.md §6.3), decoded once.
-    beyond: (Instruction, Option<Operation>),
+    beyond: (Instruction, Option<Prepared>),
     config: ExecConfig,
 }
 
@@ -46,12 +49,20 @@ impl Interpreter {
             .iter()
             .rposition(|&word| word != 0)
             .map_or(0, |i| i + 1);
-        let entry = |inst: Instruction| (inst, inst.operation());
+        let opdescs = &program.opdescs;
+        let entry = |inst: Instruction| {
+            let prepared = inst.operation().map(|operation| {
+                let desc = OperandDescriptor(opdescs[operation.desc() as usize]);
+                Prepared::new(operation, desc)
+            });
+            (inst, prepared)
+        };
         let decoded = decode_each(&program.code[..used], entry).into();
+        let beyond = entry(decode(0));
         Interpreter {
             program,
             decoded,
-            beyond: entry(decode(0)),
+            beyond,
             config,
         }
     }
@@ -202,7 +213,7 @@ impl Invocation<'_> {
             let interp = self.interp;
             let (inst, operation) = interp.decoded.get(pc as usize).unwrap_or(&interp.beyond);
             match operation {
-                Some(operation) => self.operate(operation),
+                Some(operation) => operation.perform(self),
                 None => self.execute(pc, inst)?,
             }
             let inputs = FlowInputs {
@@ -255,67 +266,6 @@ impl Invocation<'_> {
         Ok(())
     }
 
-    /// Executes a data operation.
-    fn operate(&mut self, operation: &Operation) {
-        let d = self.descriptor(operation.desc());
-        match *operation {
-            Operation::Binary { op, dst, a, b, .. } => {
-                let a = self.read(a, d);
-                let b = self.read(b, d);
-                let result = self.binary(op, &a, &b);
-                self.write(dst, d, result);
-            }
-            Operation::Unary { op, dst, a, .. } => {
-                let a = self.read(a, d);
-                let result = self.unary(op, &a);
-                self.write(dst, d, result);
-            }
-            Operation::Mova { a, .. } => {
-                let a = self.read(a, d);
-                let a0 = &mut self.registers.flow.a0;
-                for (lane, (reg, &value)) in a0.iter_mut().zip(&a).enumerate() {
-                    if d.dest_mask().lane(lane) {
-                        *reg = arith::mova(value);
-                    }
-                }
-            }
-            Operation::Cmp {
-                a, b, cmp_x, cmp_y, ..
-            } => {
-                let a = self.read(a, d);
-                let b = self.read(b, d);
-                self.registers.flow.cmp = [cmp_x.compare(a[0], b[0]), cmp_y.compare(a[1], b[1])];
-            }
-            Operation::Mad { dst, a, b, c, .. } => {
-                let a = self.read(a, d);
-                let b = self.read(b, d);
-                let c = self.read(c, d);
-                let result = arith::mad(&a, &b, &c, self.precision());
-                self.write(dst, d, result);
-            }
-        }
-    }
-
-    fn descriptor(&self, index: u8) -> OperandDescriptor {
-        OperandDescriptor(self.interp.program.opdescs[index as usize])
-    }
-
-    /// Reads a source: select the register (relative addressing for uniforms), swizzle, negate.
-    fn read(&self, operand: Operand, desc: OperandDescriptor) -> Vec4 {
-        let Operand { reg, rel, slot } = operand;
-        let raw = match reg.file_index() {
-            (RegisterFile::Input, n) => self.inputs[n as usize],
-            (RegisterFile::Temporary, n) => self.registers.temp[n as usize],
-            (_, n) => self.uniform(n, rel),
-        };
-        let value = desc.swizzle(slot).apply(raw);
-        if desc.negate(slot) {
-            value.map(|x| f32::from_bits(x.to_bits() ^ 0x8000_0000))
-        } else {
-            value
-        }
-    }
-
     /// Float uniform `base` offset by `rel`: [`relative_uniform_slot`]; a slot above 95 reads
     /// ones.
     fn uniform(&self, base: u8, rel: RelIndex) -> Vec4 {
@@ -332,56 +282,6 @@ impl Invocation<'_> {
             .get(slot as usize)
             .copied()
             .unwrap_or([1.0; 4])
-    }
-
-    /// Writes the lanes of `value` that the destination mask enables.
-    fn write(&mut self, dst: DstReg, desc: OperandDescriptor, value: Vec4) {
-        let target = match dst.file_index() {
-            (RegisterFile::Temporary, n) => &mut self.registers.temp[n as usize],
-            (_, n) => match self.geometry.as_mut() {
-                Some((state, _)) => &mut state.banks[state.bank][n as usize],
-                None => &mut self.registers.output[n as usize],
-            },
-        };
-        for (lane, slot) in target.iter_mut().enumerate() {
-            if desc.dest_mask().lane(lane) {
-                *slot = value[lane];
-            }
-        }
-    }
-
-    fn binary(&self, op: BinaryOperation, a: &Vec4, b: &Vec4) -> Vec4 {
-        let p = self.precision();
-        let per_lane = |f: &dyn Fn(f32, f32) -> f32| std::array::from_fn(|i| f(a[i], b[i]));
-        match op {
-            BinaryOperation::Add => arith::add(a, b, p),
-            BinaryOperation::Mul => arith::mul(a, b, p),
-            BinaryOperation::Max => per_lane(&arith::max),
-            BinaryOperation::Min => per_lane(&arith::min),
-            BinaryOperation::Sge => per_lane(&arith::sge),
-            BinaryOperation::Slt => per_lane(&arith::slt),
-            BinaryOperation::Dp3 => arith::dp3(a, b, p),
-            BinaryOperation::Dp4 => arith::dp4(a, b, p),
-            BinaryOperation::Dph => arith::dph(a, b, p),
-            BinaryOperation::Dst => arith::dst(a, b, p),
-        }
-    }
-
-    fn unary(&mut self, op: UnaryOp, a: &Vec4) -> Vec4 {
-        let p = self.precision();
-        match op {
-            UnaryOp::Mov => *a,
-            UnaryOp::Flr => arith::flr(a, p),
-            UnaryOp::Rcp => arith::rcp(a, p),
-            UnaryOp::Rsq => arith::rsq(a, p),
-            UnaryOp::Ex2 => arith::ex2(a, p),
-            UnaryOp::Lg2 => arith::lg2(a, p),
-            UnaryOp::Litp => {
-                let (value, flags) = arith::litp(a);
-                self.registers.flow.cmp = flags;
-                value
-            }
-        }
     }
 
     /// The geometry state and sink when this invocation emits: a geometry-stage program run as
@@ -404,5 +304,108 @@ impl Invocation<'_> {
         };
         let outputs = state.banks[state.bank];
         state.emit(&outputs, pc, sink)
+    }
+}
+
+/// The data operations on plain lanes ([`operate`] states what each does): registers are the
+/// invocation's, arithmetic is [`arith`]'s.
+impl OperationBackend for Invocation<'_> {
+    type Vector = Vec4;
+    type Address = i32;
+    type Flag = bool;
+
+    /// Selects the register (relative addressing for uniforms), swizzles, negates.
+    fn read(&mut self, source: &Source) -> Vec4 {
+        let raw = match source.register {
+            SourceRegister::Input(n) => self.inputs[n as usize],
+            SourceRegister::Temporary(n) => self.registers.temp[n as usize],
+            SourceRegister::Uniform { base, rel } => self.uniform(base, rel),
+        };
+        let value = source.swizzle.apply(raw);
+        if source.negate {
+            value.map(|x| f32::from_bits(x.to_bits() ^ 0x8000_0000))
+        } else {
+            value
+        }
+    }
+
+    fn constant(&mut self, value: f32) -> Vec4 {
+        [value; 4]
+    }
+    fn add(&mut self, a: Vec4, b: Vec4) -> Vec4 {
+        arith::add(&a, &b, self.precision())
+    }
+    fn mul(&mut self, a: Vec4, b: Vec4) -> Vec4 {
+        arith::mul(&a, &b, self.precision())
+    }
+    fn mad(&mut self, a: Vec4, b: Vec4, c: Vec4) -> Vec4 {
+        arith::mad(&a, &b, &c, self.precision())
+    }
+    fn dot(&mut self, a: Vec4, b: Vec4, count: usize) -> Vec4 {
+        arith::dot(&a, &b, count, self.precision())
+    }
+    fn floor(&mut self, a: Vec4) -> Vec4 {
+        arith::flr(&a, self.precision())
+    }
+    fn reciprocal(&mut self, a: Vec4) -> Vec4 {
+        arith::rcp(&a, self.precision())
+    }
+    fn reciprocal_sqrt(&mut self, a: Vec4) -> Vec4 {
+        arith::rsq(&a, self.precision())
+    }
+    fn exp2(&mut self, a: Vec4) -> Vec4 {
+        arith::ex2(&a, self.precision())
+    }
+    fn log2(&mut self, a: Vec4) -> Vec4 {
+        arith::lg2(&a, self.precision())
+    }
+    fn select_if(
+        &mut self,
+        test: CompareOp,
+        x: Vec4,
+        y: Vec4,
+        then: Vec4,
+        otherwise: Vec4,
+    ) -> Vec4 {
+        std::array::from_fn(|i| {
+            if test.compare(x[i], y[i]) {
+                then[i]
+            } else {
+                otherwise[i]
+            }
+        })
+    }
+    fn lanes(&mut self, lanes: [LaneFrom<Vec4>; 4], _used: u8) -> Vec4 {
+        std::array::from_fn(|i| match lanes[i] {
+            LaneFrom::Vector(v) => v[i],
+            LaneFrom::Constant(c) => c,
+        })
+    }
+    fn compare(&mut self, test: CompareOp, a: Vec4, b: Vec4, lane: usize) -> bool {
+        test.compare(a[lane], b[lane])
+    }
+    fn set_cmp(&mut self, lane: usize, flag: bool) {
+        self.registers.flow.cmp[lane] = flag;
+    }
+    fn address(&mut self, a: Vec4, lane: usize) -> i32 {
+        arith::mova(a[lane])
+    }
+    fn set_address(&mut self, lane: usize, value: i32) {
+        self.registers.flow.a0[lane] = value;
+    }
+
+    fn write(&mut self, dst: DstReg, mask: DestMask, value: Vec4) {
+        let target = match dst.file_index() {
+            (RegisterFile::Temporary, n) => &mut self.registers.temp[n as usize],
+            (_, n) => match self.geometry.as_mut() {
+                Some((state, _)) => &mut state.banks[state.bank][n as usize],
+                None => &mut self.registers.output[n as usize],
+            },
+        };
+        for (lane, slot) in target.iter_mut().enumerate() {
+            if mask.lane(lane) {
+                *slot = value[lane];
+            }
+        }
     }
 }

@@ -62,6 +62,7 @@ impl SrcReg {
     }
 
     /// The register file and the index within it.
+    #[inline]
     pub const fn file_index(self) -> (RegisterFile, u8) {
         match self.0 {
             0x00..=0x0F => (RegisterFile::Input, self.0),
@@ -116,6 +117,7 @@ impl DstReg {
     }
 
     /// The register file (output or temporary) and the index within it.
+    #[inline]
     pub const fn file_index(self) -> (RegisterFile, u8) {
         if self.0 < 0x10 {
             (RegisterFile::Output, self.0)
@@ -186,6 +188,7 @@ impl Swizzle {
     pub const IDENTITY: Swizzle = Swizzle(0x1B);
 
     /// The component read by output lane `lane` (0..4).
+    #[inline]
     pub const fn component(self, lane: usize) -> usize {
         ((self.0 >> (6 - 2 * lane)) & 3) as usize
     }
@@ -232,11 +235,13 @@ impl DestMask {
     pub const ALL: DestMask = DestMask(0xF);
 
     /// Whether lane `lane` (0 = x .. 3 = w) is written.
+    #[inline]
     pub const fn lane(self, lane: usize) -> bool {
         self.0 & (8 >> lane) != 0
     }
 
     /// The mask as a lane bit set (bit i = lane i), the form the analyses use.
+    #[inline]
     pub const fn lanes(self) -> u8 {
         ((self.0 >> 3) & 1) | ((self.0 >> 1) & 2) | ((self.0 << 1) & 4) | ((self.0 << 3) & 8)
     }
@@ -260,16 +265,19 @@ pub struct OperandDescriptor(pub u32);
 
 impl OperandDescriptor {
     /// The destination write mask (bits 0-3).
+    #[inline]
     pub const fn dest_mask(self) -> DestMask {
         DestMask((self.0 & 0xF) as u8)
     }
 
     /// Whether source `n` (0, 1 or 2 for SRC1..SRC3) is negated.
+    #[inline]
     pub const fn negate(self, n: usize) -> bool {
         self.0 & (1 << (4 + 9 * n)) != 0
     }
 
     /// The selector of source `n` (0, 1 or 2).
+    #[inline]
     pub const fn swizzle(self, n: usize) -> Swizzle {
         Swizzle(((self.0 >> (5 + 9 * n)) & 0xFF) as u8)
     }

@@ -124,6 +124,7 @@ pub enum Operation {
 
 impl Operation {
     /// The operand-descriptor index.
+    #[inline]
     pub const fn desc(&self) -> u8 {
         match *self {
             Operation::Binary { desc, .. }
@@ -131,6 +132,17 @@ impl Operation {
             | Operation::Mova { desc, .. }
             | Operation::Cmp { desc, .. }
             | Operation::Mad { desc, .. } => desc,
+        }
+    }
+
+    /// The register written, when the operation writes one (MOVA and CMP set a0 and cmp).
+    #[inline]
+    pub const fn destination(&self) -> Option<DstReg> {
+        match *self {
+            Operation::Binary { dst, .. }
+            | Operation::Unary { dst, .. }
+            | Operation::Mad { dst, .. } => Some(dst),
+            Operation::Mova { .. } | Operation::Cmp { .. } => None,
         }
     }
 

@@ -23,11 +23,15 @@ use super::analysis::{DotGroup, DotProduct, FlowFacts};
 use super::context::JitContext;
 use crate::{caller_floats, caller_outputs, compare_cc};
 use shader::exec::EmitConfig;
+use shader::exec::operate::{
+    LaneFrom, OperationBackend, Source, SourceRegister, ZeroSign, operate,
+};
+use shader::float24::Precision;
+use shader::float24::arith::CompareOp;
 use shader::float24::lanes::{self, Elements, Lanes};
-use shader::float24::{Precision, arith::LITP_Y_LIMIT};
 use shader::isa::{
-    BinaryOperation, DestMask, DstReg, Instruction, Operand, OperandDescriptor, Operation,
-    RegisterFile, RelIndex, SimpleOp, UnaryOp,
+    BinaryOperation, DestMask, DstReg, Instruction, OperandDescriptor, Operation, RegisterFile,
+    RelIndex, SimpleOp,
 };
 
 pub(super) mod control;
@@ -226,21 +230,6 @@ enum Form {
     Local,
     /// The exact form alone.
     Exact,
-}
-
-/// How an instruction treats the sign of a zero operand, for the −0s the fast path leaves
-/// pending (docs/architecture.md, "Negative zeros left pending").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ZeroSign {
-    /// Alike either way: the rule flushes the operand and only adds and multiplies it (a −0
-    /// changes only the sign of a zero result), or compares it (−0 = +0).
-    Ignored,
-    /// Passed on to the result (MOV): a −0 left pending stays pending there (the model's value
-    /// is never −0 in such a lane), unless the operand is negated (the model's +0 must become
-    /// −0).
-    PassedOn,
-    /// Seen: the operand is settled first.
-    Seen,
 }
 
 /// The per-function lowering state.

@@ -34,28 +34,29 @@ impl Lowering<'_, '_> {
     }
 
     /// Reads a source: register (relative addressing for uniforms), swizzle, negate, for an
-    /// instruction that treats a zero's sign as `zero_sign` says. A register's −0 left pending
+    /// instruction that treats a zero's sign as `source.zero_sign` says. A register's −0 left pending
     /// by the fast path ([`Lowering::settled`]) is taken as it is where the sign is
     /// [`ZeroSign::Ignored`] (and in the float24 modes a negation of a flushed value then
     /// counts as flushed: its zero is −0 where the model's is +0, or the reverse) or
     /// [`ZeroSign::PassedOn`] without a negation (the swizzled value's lanes are recorded as
     /// possibly −0); otherwise it is settled first.
     ///
-    /// `needed`: the lanes of the swizzled operand the instruction uses (bit `i`: lane `i`).
+    /// `source.needed`: the lanes of the swizzled operand the instruction uses (bit `i`: lane `i`).
     /// When all of them come from one side of a partial write, the operand is read from that
     /// side ([`Lowering::unmerged`]), its other lanes then being whatever that side holds.
-    pub(super) fn read(
-        &mut self,
-        operand: Operand,
-        desc: OperandDescriptor,
-        zero_sign: ZeroSign,
-        needed: u8,
-    ) -> Value {
-        let Operand { reg, rel, slot } = operand;
-        let raw = match reg.file_index() {
-            (RegisterFile::Input, n) => self.input(n),
-            (RegisterFile::Temporary, n) => self.get(Reg::Temp(n)),
-            (_, n) => {
+    pub(super) fn read(&mut self, source: &Source) -> Value {
+        let Source {
+            register,
+            swizzle,
+            negate,
+            needed,
+            zero_sign,
+            ..
+        } = *source;
+        let raw = match register {
+            SourceRegister::Input(n) => self.input(n),
+            SourceRegister::Temporary(n) => self.get(Reg::Temp(n)),
+            SourceRegister::Uniform { base: n, rel } => {
                 let uniform = self.read_uniform(n, rel);
                 // A whole invocation's fast form runs only with uniforms within the operand
                 // bounds (`JitShader::execute`): within them, and so unchanged by the flush
@@ -67,7 +68,6 @@ impl Lowering<'_, '_> {
                 uniform
             }
         };
-        let swizzle = desc.swizzle(slot);
         let components: [usize; 4] = std::array::from_fn(|lane| swizzle.component(lane));
         let raw = self
             .unmerged(raw, swizzle.components_read(needed))
@@ -75,7 +75,6 @@ impl Lowering<'_, '_> {
         // Moving lanes and negating keep magnitudes: within the operand bounds if `raw` is.
         let bounded = self.cache.bounded.contains(&raw);
         let raw_wild = self.wild_lanes(raw);
-        let negate = desc.negate(slot);
         let raw = match zero_sign {
             ZeroSign::Ignored => raw,
             ZeroSign::PassedOn if !negate => raw,
@@ -96,8 +95,8 @@ impl Lowering<'_, '_> {
             self.note_negative_zeros(value, swizzled);
         }
         // A swizzle of canonical lanes is canonical.
-        let canonical_lanes = match reg.file_index() {
-            (RegisterFile::Temporary, n) => self.facts.canonical_temps[n as usize],
+        let canonical_lanes = match register {
+            SourceRegister::Temporary(n) => self.facts.canonical_temps[n as usize],
             _ => 0,
         };
         let flushed =
@@ -171,11 +170,6 @@ impl Lowering<'_, '_> {
         let past_end = self.b.ins().icmp(IntCC::UnsignedGreaterThan, slot, last);
         let ones = self.f32x4_const([1.0; 4]);
         self.b.ins().select(past_end, ones, value)
-    }
-
-    /// Writes the lanes of `value` the descriptor enables.
-    pub(super) fn write(&mut self, dst: DstReg, desc: OperandDescriptor, value: Value) {
-        self.write_lanes(dst, desc.dest_mask(), value);
     }
 
     /// Writes the lanes of `value` that `mask` enables.

@@ -29,14 +29,10 @@ impl Lowering<'_, '_> {
             let read_lanes = self
                 .lanes_read(op, needed)
                 .expect("a dot product has a fast form");
-            operands.push((
-                self.read(dot.a, d, ZeroSign::Ignored, read_lanes[0]),
-                read_lanes[0],
-            ));
-            operands.push((
-                self.read(dot.b, d, ZeroSign::Ignored, read_lanes[1]),
-                read_lanes[1],
-            ));
+            for (operand, lanes) in [(dot.a, read_lanes[0]), (dot.b, read_lanes[1])] {
+                let source = Source::of(operand, d, lanes, ZeroSign::Ignored);
+                operands.push((self.read(&source), lanes));
+            }
             masks.push(d.dest_mask());
         }
         let form = self.tame(&mut operands);
@@ -219,79 +215,6 @@ impl Lowering<'_, '_> {
         result
     }
 
-    /// `op` of `a` and `c`, in the `form` [`Lowering::tame`] picked.
-    pub(super) fn binary(&mut self, op: BinaryOperation, a: Value, c: Value, form: Form) -> Value {
-        let p = self.precision;
-        match op {
-            BinaryOperation::Add if self.fast_invocation => self.checked(
-                form,
-                |l, fin| lanes::add_by(l, fin, a, c, p),
-                |l| lanes::add(l, a, c, p),
-            ),
-            BinaryOperation::Add => lanes::add(self, a, c, p),
-            BinaryOperation::Mul => self.checked(
-                form,
-                |l, fin| lanes::mul_by(l, fin, a, c, p),
-                |l| lanes::mul(l, a, c, p),
-            ),
-            BinaryOperation::Max | BinaryOperation::Min => {
-                let cc = if op == BinaryOperation::Max {
-                    FloatCC::GreaterThan
-                } else {
-                    FloatCC::LessThan
-                };
-                let m = self.b.ins().fcmp(cc, a, c);
-                let r = self.select_vec(m, a, c);
-                let wild = self.wild_lanes(a) | self.wild_lanes(c);
-                self.note_wild(r, wild);
-                r
-            }
-            BinaryOperation::Sge | BinaryOperation::Slt => {
-                let cc = if op == BinaryOperation::Sge {
-                    FloatCC::GreaterThanOrEqual
-                } else {
-                    FloatCC::LessThan
-                };
-                let m = self.b.ins().fcmp(cc, a, c);
-                let one = self.f32x4_const([1.0; 4]);
-                let zero = self.f32x4_const([0.0; 4]);
-                self.select_vec(m, one, zero)
-            }
-            BinaryOperation::Dp3 | BinaryOperation::Dp4 => {
-                let count = if op == BinaryOperation::Dp3 { 3 } else { 4 };
-                self.checked(
-                    form,
-                    |l, fin| lanes::dot_lanes_by(l, fin, a, c, count, p),
-                    |l| lanes::dot(l, a, c, count, p),
-                )
-            }
-            BinaryOperation::Dph => self.checked(
-                form,
-                |l, fin| lanes::dph_by(l, fin, a, c, p),
-                |l| lanes::dph(l, a, c, p),
-            ),
-            BinaryOperation::Dst => {
-                // (1, a.y * b.y, a.z, b.w): only the product is arithmetic.
-                let product = self.checked(
-                    form,
-                    |l, fin| lanes::mul_by(l, fin, a, c, p),
-                    |l| lanes::mul(l, a, c, p),
-                );
-                let y_lane = self.i32x4_const([0, u32::MAX, 0, 0]);
-                let z_lane = self.i32x4_const([0, 0, u32::MAX, 0]);
-                let copied = self.select_vec(z_lane, a, c);
-                let r = self.select_vec(y_lane, product, copied);
-                let one = self.b.ins().f32const(1.0);
-                let r = self.b.ins().insertlane(r, one, 0);
-                let negative_zeros = self.negative_zero_lanes(product) & 0b0010;
-                self.note_negative_zeros(r, negative_zeros);
-                let wild = (self.wild_lanes(a) & 0x44) | (self.wild_lanes(c) & 0x88);
-                self.note_wild(r, wild);
-                r
-            }
-        }
-    }
-
     /// `f(x)` for a host function of one f32.
     pub(super) fn call(&mut self, f: FuncRef, x: Value) -> Value {
         let call = self.b.ins().call(f, &[x]);
@@ -327,45 +250,6 @@ impl Lowering<'_, '_> {
         r
     }
 
-    pub(super) fn unary(&mut self, op: UnaryOp, a: Value) -> Value {
-        let p = self.precision;
-        match op {
-            UnaryOp::Mov => a,
-            UnaryOp::Flr => lanes::flr(self, a, p),
-            UnaryOp::Rcp | UnaryOp::Rsq | UnaryOp::Ex2 | UnaryOp::Lg2 => {
-                let r = match op {
-                    UnaryOp::Rcp => lanes::rcp(self, a, p),
-                    UnaryOp::Rsq => lanes::rsq(self, a, p),
-                    UnaryOp::Ex2 => lanes::ex2(self, a, p),
-                    _ => lanes::lg2(self, a, p),
-                };
-                self.note_wild(r, if op == UnaryOp::Lg2 { 0xFF } else { 0x0F });
-                r
-            }
-            UnaryOp::Litp => {
-                let zero = self.f32x4_const([0.0; 4]);
-                let positive = self.b.ins().fcmp(FloatCC::GreaterThan, a, zero);
-                let maxed = self.select_vec(positive, a, zero);
-                let lo = self.f32x4_const([-LITP_Y_LIMIT; 4]);
-                let hi = self.f32x4_const([LITP_Y_LIMIT; 4]);
-                let below = self.b.ins().fcmp(FloatCC::LessThan, a, lo);
-                let clamped = self.select_vec(below, lo, a);
-                let above = self.b.ins().fcmp(FloatCC::GreaterThan, clamped, hi);
-                let clamped = self.select_vec(above, hi, clamped);
-                let y_lane = self.i32x4_const([0, u32::MAX, 0, 0]);
-                let r = self.select_vec(y_lane, clamped, maxed);
-                let zero_scalar = self.b.ins().f32const(0.0);
-                let r = self.b.ins().insertlane(r, zero_scalar, 2);
-                let non_negative = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, a, zero);
-                for (flag, lane) in [(0usize, 0u8), (1, 3)] {
-                    let bit = self.b.ins().extractlane(non_negative, lane);
-                    let bit = self.b.ins().band_imm_s(bit, 1);
-                    self.set(Reg::Cmp(flag as u8), bit);
-                }
-                r
-            }
-        }
-    }
     /// Lowers the data part of the instruction at `pc`. Returns a status value to check when
     /// the instruction can fail (EMIT).
     pub fn data(&mut self, pc: u16, inst: &Instruction) -> Option<Value> {
@@ -378,7 +262,13 @@ impl Lowering<'_, '_> {
             _ => {}
         }
         if let Some(operation) = inst.operation() {
-            self.operate(operation);
+            let desc = self.descriptor(operation.desc());
+            let mut operating = Operating {
+                l: self,
+                form: Form::Fast,
+                addresses: None,
+            };
+            operate(&mut operating, &operation, desc);
             return None;
         }
         match *inst {
@@ -429,94 +319,221 @@ impl Lowering<'_, '_> {
         }
         None
     }
+}
 
-    /// Lowers a data operation.
-    pub(super) fn operate(&mut self, operation: Operation) {
-        let d = self.descriptor(operation.desc());
-        let needed = operation.source_lanes(d);
-        match operation {
-            Operation::Binary { op, dst, a, b, .. } => {
-                // MAX and MIN pass on one of two operands, whose other may be the model's own
-                // −0; DST copies two lanes beside its product.
-                let zero_sign = match op {
-                    BinaryOperation::Max | BinaryOperation::Min | BinaryOperation::Dst => {
-                        ZeroSign::Seen
-                    }
-                    _ => ZeroSign::Ignored,
-                };
-                let mut operands = [
-                    (self.read(a, d, zero_sign, needed[0]), 0),
-                    (self.read(b, d, zero_sign, needed[1]), 0),
-                ];
-                let form = match self.lanes_read(op, needed) {
-                    Some([first, second]) => {
-                        operands[0].1 = first;
-                        operands[1].1 = second;
-                        self.tame(&mut operands)
-                    }
-                    None => Form::Fast,
-                };
-                let [(a, _), (c, _)] = operands;
-                let r = self.binary(op, a, c, form);
-                self.write(dst, d, r);
-            }
-            Operation::Unary { op, dst, a, .. } => {
-                // FLR rounds a floor of the flushed operand, which only the sign of a zero
-                // result sees; MOV passes it on; LITP, RCP, RSQ, EX2 and LG2 see it.
-                let zero_sign = match op {
-                    UnaryOp::Flr => ZeroSign::Ignored,
-                    UnaryOp::Mov => ZeroSign::PassedOn,
-                    _ => ZeroSign::Seen,
-                };
-                let a = self.read(a, d, zero_sign, needed[0]);
-                let r = self.unary(op, a);
-                self.write(dst, d, r);
-            }
-            Operation::Mova { a, .. } => {
-                let a = self.read(a, d, ZeroSign::Ignored, needed[0]);
-                let ints = self.b.ins().fcvt_to_sint_sat(I32X4, a);
-                for lane in 0..2 {
-                    if d.dest_mask().lane(lane) {
-                        let v = self.b.ins().extractlane(ints, lane as u8);
-                        self.set(Reg::A0(lane as u8), v);
-                    }
+/// The lowering of one data operation ([`operate`] states what each does), with the form its
+/// instruction with products takes ([`Lowering::tame`]).
+pub(super) struct Operating<'l, 'a, 'b> {
+    l: &'l mut Lowering<'a, 'b>,
+    form: Form,
+    /// MOVA's operand and its lanes converted, once for both lanes.
+    addresses: Option<(Value, Value)>,
+}
+
+impl<'a, 'b> Operating<'_, 'a, 'b> {
+    /// A rule with a fast form: [`Lowering::checked`] in the form picked for the instruction.
+    fn checked(
+        &mut self,
+        fast: impl FnOnce(&mut Lowering<'a, 'b>, &mut lanes::FlaggingSignedZeros<Value, Value>) -> Value,
+        exact: impl FnOnce(&mut Lowering<'a, 'b>) -> Value,
+    ) -> Value {
+        self.l.checked(self.form, fast, exact)
+    }
+
+    /// One of RCP, RSQ, EX2, LG2: its result's lanes are wild (LG2's may be logarithms).
+    fn transcendental(
+        &mut self,
+        a: Value,
+        rule: fn(&mut Lowering<'a, 'b>, Value, Precision) -> Value,
+        wild: u8,
+    ) -> Value {
+        let p = self.l.precision;
+        let r = rule(self.l, a, p);
+        self.l.note_wild(r, wild);
+        r
+    }
+}
+
+impl OperationBackend for Operating<'_, '_, '_> {
+    type Vector = Value;
+    type Address = Value;
+    type Flag = Value;
+
+    fn read(&mut self, source: &Source) -> Value {
+        self.l.read(source)
+    }
+
+    /// Picks the form of an instruction with a fast form and readies its operands
+    /// ([`Lowering::tame`]).
+    fn operands_read(&mut self, operation: &Operation, sources: &[Source], operands: &mut [Value]) {
+        let needed = [0, 1, 2].map(|i| sources.get(i).map_or(0, |s| s.needed));
+        let read = match *operation {
+            Operation::Binary { op, .. } => self.l.lanes_read(op, needed).map(|l| l.to_vec()),
+            Operation::Mad { .. } => Some(needed.to_vec()),
+            _ => None,
+        };
+        let Some(read) = read else {
+            return;
+        };
+        let mut pairs: Vec<(Value, u8)> = operands.iter().copied().zip(read).collect();
+        self.form = self.l.tame(&mut pairs);
+        for (operand, (value, _)) in operands.iter_mut().zip(pairs) {
+            *operand = value;
+        }
+    }
+
+    fn constant(&mut self, value: f32) -> Value {
+        self.l.f32x4_const([value; 4])
+    }
+
+    fn add(&mut self, a: Value, b: Value) -> Value {
+        let p = self.l.precision;
+        if self.l.fast_invocation {
+            self.checked(
+                |l, fin| lanes::add_by(l, fin, a, b, p),
+                |l| lanes::add(l, a, b, p),
+            )
+        } else {
+            lanes::add(self.l, a, b, p)
+        }
+    }
+    fn mul(&mut self, a: Value, b: Value) -> Value {
+        let p = self.l.precision;
+        self.checked(
+            |l, fin| lanes::mul_by(l, fin, a, b, p),
+            |l| lanes::mul(l, a, b, p),
+        )
+    }
+    fn mad(&mut self, a: Value, b: Value, c: Value) -> Value {
+        let p = self.l.precision;
+        self.checked(
+            |l, fin| lanes::mad_by(l, fin, a, b, c, p),
+            |l| lanes::mad(l, a, b, c, p),
+        )
+    }
+    fn dot(&mut self, a: Value, b: Value, count: usize) -> Value {
+        let p = self.l.precision;
+        self.checked(
+            |l, fin| lanes::dot_lanes_by(l, fin, a, b, count, p),
+            |l| lanes::dot(l, a, b, count, p),
+        )
+    }
+    fn floor(&mut self, a: Value) -> Value {
+        let p = self.l.precision;
+        lanes::flr(self.l, a, p)
+    }
+    fn reciprocal(&mut self, a: Value) -> Value {
+        self.transcendental(a, lanes::rcp, 0x0F)
+    }
+    fn reciprocal_sqrt(&mut self, a: Value) -> Value {
+        self.transcendental(a, lanes::rsq, 0x0F)
+    }
+    fn exp2(&mut self, a: Value) -> Value {
+        self.transcendental(a, lanes::ex2, 0x0F)
+    }
+    fn log2(&mut self, a: Value) -> Value {
+        self.transcendental(a, lanes::lg2, 0xFF)
+    }
+
+    fn select_if(
+        &mut self,
+        test: CompareOp,
+        x: Value,
+        y: Value,
+        then: Value,
+        otherwise: Value,
+    ) -> Value {
+        let cc = compare_cc(test).expect("select_if tests <, > or >=");
+        let l = &mut *self.l;
+        let m = l.b.ins().fcmp(cc, x, y);
+        let r = l.select_vec(m, then, otherwise);
+        let wild = l.wild_lanes(then) | l.wild_lanes(otherwise);
+        l.note_wild(r, wild);
+        let negative_zeros = l.negative_zero_lanes(then) | l.negative_zero_lanes(otherwise);
+        l.note_negative_zeros(r, negative_zeros);
+        r
+    }
+
+    /// The vector of the highest lane used, the others' vectors selected into it, then the
+    /// constants inserted.
+    fn lanes(&mut self, lanes: [LaneFrom<Value>; 4], used: u8) -> Value {
+        let l = &mut *self.l;
+        let used_lanes = || (0..4).rev().filter(move |&lane| used & (1 << lane) != 0);
+        let vector_at = |lane: usize| match lanes[lane] {
+            LaneFrom::Vector(v) => Some(v),
+            LaneFrom::Constant(_) => None,
+        };
+        let mut result = match used_lanes().find_map(vector_at) {
+            Some(base) => base,
+            None => l.f32x4_const([0.0; 4]),
+        };
+        let base = result;
+        let mut negative_zeros = 0;
+        let mut wild = 0;
+        let mut done = Vec::with_capacity(4);
+        for lane in used_lanes() {
+            let Some(v) = vector_at(lane) else { continue };
+            let of_v: u8 = used_lanes()
+                .filter(|&other| vector_at(other) == Some(v))
+                .map(|other| 1u8 << other)
+                .sum();
+            if !done.contains(&v) {
+                done.push(v);
+                negative_zeros |= l.negative_zero_lanes(v) & of_v;
+                wild |= l.wild_lanes(v) & (of_v | of_v << 4);
+                if v != base {
+                    let mask =
+                        std::array::from_fn(|i| if of_v & (1 << i) != 0 { u32::MAX } else { 0 });
+                    let mask = l.i32x4_const(mask);
+                    result = l.select_vec(mask, v, result);
                 }
-            }
-            Operation::Cmp {
-                a, b, cmp_x, cmp_y, ..
-            } => {
-                let a = self.read(a, d, ZeroSign::Ignored, needed[0]);
-                let c = self.read(b, d, ZeroSign::Ignored, needed[1]);
-                for (lane, op) in [(0u8, cmp_x), (1, cmp_y)] {
-                    let flag = match compare_cc(op) {
-                        Some(cc) => {
-                            let x = self.b.ins().extractlane(a, lane);
-                            let y = self.b.ins().extractlane(c, lane);
-                            let f = self.b.ins().fcmp(cc, x, y);
-                            self.b.ins().uextend(types::I32, f)
-                        }
-                        None => self.b.ins().iconst(types::I32, 1),
-                    };
-                    self.set(Reg::Cmp(lane), flag);
-                }
-            }
-            Operation::Mad { dst, a, b, c, .. } => {
-                let mut operands = [
-                    (self.read(a, d, ZeroSign::Ignored, needed[0]), needed[0]),
-                    (self.read(b, d, ZeroSign::Ignored, needed[1]), needed[1]),
-                    (self.read(c, d, ZeroSign::Ignored, needed[2]), needed[2]),
-                ];
-                let form = self.tame(&mut operands);
-                let [(a, _), (c2, _), (e, _)] = operands;
-                let p = self.precision;
-                let r = self.checked(
-                    form,
-                    |l, fin| lanes::mad_by(l, fin, a, c2, e, p),
-                    |l| lanes::mad(l, a, c2, e, p),
-                );
-                self.write(dst, d, r);
             }
         }
+        for lane in (0..4).filter(|&lane| used & (1 << lane) != 0) {
+            if let LaneFrom::Constant(c) = lanes[lane] {
+                let c = l.b.ins().f32const(c);
+                result = l.b.ins().insertlane(result, c, lane as u8);
+            }
+        }
+        if result != base {
+            l.note_negative_zeros(result, negative_zeros);
+            l.note_wild(result, wild);
+        }
+        result
+    }
+
+    fn compare(&mut self, test: CompareOp, a: Value, b: Value, lane: usize) -> Value {
+        let l = &mut *self.l;
+        match compare_cc(test) {
+            Some(cc) => {
+                let x = l.b.ins().extractlane(a, lane as u8);
+                let y = l.b.ins().extractlane(b, lane as u8);
+                let f = l.b.ins().fcmp(cc, x, y);
+                l.b.ins().uextend(types::I32, f)
+            }
+            None => l.b.ins().iconst(types::I32, 1),
+        }
+    }
+    fn set_cmp(&mut self, lane: usize, flag: Value) {
+        self.l.set(Reg::Cmp(lane as u8), flag);
+    }
+    fn address(&mut self, a: Value, lane: usize) -> Value {
+        let ints = match self.addresses {
+            Some((of, ints)) if of == a => ints,
+            _ => {
+                let ints = self.l.b.ins().fcvt_to_sint_sat(I32X4, a);
+                self.addresses = Some((a, ints));
+                ints
+            }
+        };
+        self.l.b.ins().extractlane(ints, lane as u8)
+    }
+    fn set_address(&mut self, lane: usize, value: Value) {
+        self.l.set(Reg::A0(lane as u8), value);
+    }
+
+    fn write(&mut self, dst: DstReg, mask: DestMask, value: Value) {
+        self.l.write_lanes(dst, mask, value);
     }
 }
 

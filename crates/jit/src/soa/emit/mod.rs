@@ -16,15 +16,16 @@ use super::{
     ConstantLanes, FLUSHED, NEGATED_FLUSHED, RAW, RECORD_BYTES, SoaArgs, SoaArithmetic,
     SoaCompileError,
 };
+use shader::exec::operate::{LaneFrom, OperationBackend, Source, SourceRegister, operate};
 use shader::exec::{BatchLayout, ExecConfig};
-use shader::float24::arith::LITP_Y_LIMIT;
+use shader::float24::arith::CompareOp;
 use shader::float24::lanes::{self, Elements, Exactly, Finish, Flagging, FlaggingNan, KnownFactor};
 use shader::float24::{MIN_NORMAL_BITS, Precision};
 use shader::flow::rules::{self, FlowOps};
 use shader::flow::{FlowDriver, FlowInputs, Stop};
 use shader::isa::{
-    BinaryOperation, CondFlowOp, Condition, DstReg, Instruction, Operand, OperandDescriptor,
-    Operation, RegisterFile, RelIndex, UnaryOp,
+    CondFlowOp, Condition, DestMask, DstReg, Instruction, OperandDescriptor, RegisterFile,
+    RelIndex, UnaryOp,
 };
 use shader::program::{DEFAULT_INPUT, ExactIndex, IndexOps, ShaderProgram, relative_uniform_slot};
 

@@ -121,17 +121,16 @@ impl Emitter<'_, '_> {
         }
     }
 
-    /// Component `lane` of source `slot` (after swizzle and negate).
-    pub(super) fn source(&mut self, operand: Operand, d: OperandDescriptor, lane: usize) -> Value {
-        let Operand { reg, rel, slot } = operand;
-        let comp = d.swizzle(slot).component(lane);
-        let negate = d.negate(slot);
-        let raw = match reg.file_index() {
-            (RegisterFile::Input, n) => {
+    /// Lane `lane` of `source` (after swizzle and negate).
+    pub(super) fn source(&mut self, source: &Source, lane: usize) -> Value {
+        let comp = source.component(lane);
+        let negate = source.negate;
+        let raw = match source.register {
+            SourceRegister::Input(n) => {
                 self.inputs[n as usize % 16][comp].expect("inputs are loaded at the group's start")
             }
-            (RegisterFile::Temporary, n) => self.b.use_var(self.temp[n as usize % 16][comp]),
-            (_, n) => return self.uniform(n, rel, comp, negate),
+            SourceRegister::Temporary(n) => self.b.use_var(self.temp[n as usize % 16][comp]),
+            SourceRegister::Uniform { base, rel } => return self.uniform(base, rel, comp, negate),
         };
         if negate { self.b.ins().fneg(raw) } else { raw }
     }

@@ -34,208 +34,161 @@ impl Emitter<'_, '_> {
         let Some(operation) = inst.operation() else {
             return;
         };
-        let p = self.precision;
         let d = OperandDescriptor(self.s.program.opdescs[operation.desc() as usize]);
-        match operation {
-            Operation::Binary { op, dst, a, b, .. } => {
-                let mask = d.dest_mask();
-                if mask.0 == 0 {
-                    return;
-                }
-                let (first, second) = (a, b);
-                let a = |e: &mut Self, lane| e.source(first, d, lane);
-                let b = |e: &mut Self, lane| e.source(second, d, lane);
-                let mut out = [None; 4];
-                match op {
-                    BinaryOperation::Dp3 | BinaryOperation::Dp4 | BinaryOperation::Dph => {
-                        let n = if op == BinaryOperation::Dp3 { 3 } else { 4 };
-                        let mut pairs = Vec::with_capacity(4);
-                        for k in 0..n {
-                            let x = if op == BinaryOperation::Dph && k == 3 {
-                                self.float_const(1.0)
-                            } else {
-                                a(self, k)
-                            };
-                            let y = b(self, k);
-                            pairs.push((self.flushed(x), self.flushed(y)));
-                        }
-                        let sum = self.arith(|e, fin| lanes::dot_by(e, fin, &pairs, p));
-                        for (lane, slot) in out.iter_mut().enumerate() {
-                            if mask.lane(lane) {
-                                *slot = Some(sum);
-                            }
-                        }
-                    }
-                    base => {
-                        for (lane, slot) in out.iter_mut().enumerate() {
-                            if !mask.lane(lane) {
-                                continue;
-                            }
-                            *slot = Some(match base {
-                                BinaryOperation::Add => {
-                                    let x = a(self, lane);
-                                    let y = b(self, lane);
-                                    let (x, y) = (self.flushed(x), self.flushed(y));
-                                    self.arith(|e, fin| lanes::add_by(e, fin, x, y, p))
-                                }
-                                BinaryOperation::Mul => {
-                                    let x = a(self, lane);
-                                    let y = b(self, lane);
-                                    self.mul(x, y)
-                                }
-                                BinaryOperation::Max | BinaryOperation::Min => {
-                                    let x = a(self, lane);
-                                    let y = b(self, lane);
-                                    let cc = if base == BinaryOperation::Max {
-                                        FloatCC::GreaterThan
-                                    } else {
-                                        FloatCC::LessThan
-                                    };
-                                    let m = self.b.ins().fcmp(cc, x, y);
-                                    self.select_float(m, x, y)
-                                }
-                                BinaryOperation::Sge | BinaryOperation::Slt => {
-                                    let x = a(self, lane);
-                                    let y = b(self, lane);
-                                    let cc = if base == BinaryOperation::Sge {
-                                        FloatCC::GreaterThanOrEqual
-                                    } else {
-                                        FloatCC::LessThan
-                                    };
-                                    let m = self.b.ins().fcmp(cc, x, y);
-                                    let one = self.float_const(1.0);
-                                    let zero = self.float_const(0.0);
-                                    self.select_float(m, one, zero)
-                                }
-                                // DST: (1, a.y * b.y, a.z, b.w).
-                                _ => match lane {
-                                    0 => self.float_const(1.0),
-                                    1 => {
-                                        let x = a(self, 1);
-                                        let y = b(self, 1);
-                                        self.mul(x, y)
-                                    }
-                                    2 => a(self, 2),
-                                    _ => b(self, 3),
-                                },
-                            });
-                        }
-                    }
-                }
-                self.write(dst, out);
+        operate(self, &operation, d);
+    }
+
+    /// `rule` of the flushed lanes present in `a` and `b`.
+    fn lanewise2(
+        &mut self,
+        a: Lanes4,
+        b: Lanes4,
+        mut rule: impl FnMut(&mut Self, Value, Value) -> Value,
+    ) -> Lanes4 {
+        std::array::from_fn(|lane| match (a[lane], b[lane]) {
+            (Some(x), Some(y)) => Some(rule(self, x, y)),
+            _ => None,
+        })
+    }
+}
+
+/// One component of four vertices per lane of a register, those an operation reads or
+/// computes (the others `None`: never read, so never loaded).
+type Lanes4 = [Option<Value>; 4];
+
+/// The data operations on four vertices ([`operate`] states what each does): a vector is the
+/// four component planes of a register.
+impl OperationBackend for Emitter<'_, '_> {
+    type Vector = Lanes4;
+    type Address = Value;
+    type Flag = Value;
+
+    fn read(&mut self, source: &Source) -> Lanes4 {
+        std::array::from_fn(|lane| {
+            (source.needed & (1 << lane) != 0).then(|| self.source(source, lane))
+        })
+    }
+
+    fn constant(&mut self, value: f32) -> Lanes4 {
+        [Some(self.float_const(value)); 4]
+    }
+    fn add(&mut self, a: Lanes4, b: Lanes4) -> Lanes4 {
+        let p = self.precision;
+        self.lanewise2(a, b, |e, x, y| {
+            let (x, y) = (e.flushed(x), e.flushed(y));
+            e.arith(|e, fin| lanes::add_by(e, fin, x, y, p))
+        })
+    }
+    fn mul(&mut self, a: Lanes4, b: Lanes4) -> Lanes4 {
+        self.lanewise2(a, b, Self::mul)
+    }
+    fn mad(&mut self, a: Lanes4, b: Lanes4, c: Lanes4) -> Lanes4 {
+        let p = self.precision;
+        std::array::from_fn(|lane| {
+            let (x, y, z) = (a[lane]?, b[lane]?, c[lane]?);
+            let (x, y, z) = (self.flushed(x), self.flushed(y), self.flushed(z));
+            Some(self.arith(|e, fin| lanes::mad_by(e, fin, x, y, z, p)))
+        })
+    }
+    fn dot(&mut self, a: Lanes4, b: Lanes4, count: usize) -> Lanes4 {
+        let p = self.precision;
+        let pairs: Vec<(Value, Value)> = (0..count)
+            .map(|k| {
+                let x = a[k].expect("a dot product reads its lanes");
+                let y = b[k].expect("a dot product reads its lanes");
+                (self.flushed(x), self.flushed(y))
+            })
+            .collect();
+        let sum = self.arith(|e, fin| lanes::dot_by(e, fin, &pairs, p));
+        [Some(sum); 4]
+    }
+    fn floor(&mut self, a: Lanes4) -> Lanes4 {
+        let p = self.precision;
+        a.map(|x| {
+            let x = self.flushed(x?);
+            Some(self.arith(|e, fin| lanes::flr_by(e, fin, x, p)))
+        })
+    }
+    fn reciprocal(&mut self, a: Lanes4) -> Lanes4 {
+        self.of_x(a, lanes::rcp_each_by)
+    }
+    fn reciprocal_sqrt(&mut self, a: Lanes4) -> Lanes4 {
+        self.of_x(a, lanes::rsq_each_by)
+    }
+    fn exp2(&mut self, a: Lanes4) -> Lanes4 {
+        self.of_x(a, lanes::ex2_each_by)
+    }
+    fn log2(&mut self, a: Lanes4) -> Lanes4 {
+        self.of_x(a, lanes::lg2_each_by)
+    }
+
+    fn select_if(
+        &mut self,
+        test: CompareOp,
+        x: Lanes4,
+        y: Lanes4,
+        then: Lanes4,
+        otherwise: Lanes4,
+    ) -> Lanes4 {
+        let cc = crate::compare_cc(test).expect("select_if tests <, > or >=");
+        std::array::from_fn(|lane| {
+            let (x, y) = (x[lane]?, y[lane]?);
+            let (then, otherwise) = (then[lane]?, otherwise[lane]?);
+            let m = self.b.ins().fcmp(cc, x, y);
+            Some(self.select_float(m, then, otherwise))
+        })
+    }
+    fn lanes(&mut self, lanes: [LaneFrom<Lanes4>; 4], used: u8) -> Lanes4 {
+        std::array::from_fn(|lane| {
+            if used & (1 << lane) == 0 {
+                return None;
             }
-            Operation::Unary { op, dst, a, .. } => {
-                let mask = d.dest_mask();
-                if mask.0 == 0 && op != UnaryOp::Litp {
-                    return;
-                }
-                let mut out = [None; 4];
-                match op {
-                    UnaryOp::Mov | UnaryOp::Flr => {
-                        for (lane, slot) in out.iter_mut().enumerate() {
-                            if mask.lane(lane) {
-                                let x = self.source(a, d, lane);
-                                *slot = Some(if op == UnaryOp::Mov {
-                                    x
-                                } else {
-                                    let x = self.flushed(x);
-                                    self.arith(|e, fin| lanes::flr_by(e, fin, x, p))
-                                });
-                            }
-                        }
-                    }
-                    UnaryOp::Rcp | UnaryOp::Rsq | UnaryOp::Ex2 | UnaryOp::Lg2 => {
-                        let x = self.source(a, d, 0);
-                        let x = self.flushed(x);
-                        let r = self.arith(|e, fin| match op {
-                            UnaryOp::Rcp => lanes::rcp_each_by(e, fin, x, p),
-                            UnaryOp::Rsq => lanes::rsq_each_by(e, fin, x, p),
-                            UnaryOp::Ex2 => lanes::ex2_each_by(e, fin, x, p),
-                            _ => lanes::lg2_each_by(e, fin, x, p),
-                        });
-                        for (lane, slot) in out.iter_mut().enumerate() {
-                            if mask.lane(lane) {
-                                *slot = Some(r);
-                            }
-                        }
-                    }
-                    UnaryOp::Litp => {
-                        let x = self.source(a, d, 0);
-                        let y = self.source(a, d, 1);
-                        let w = self.source(a, d, 3);
-                        let zero = self.float_const(0.0);
-                        let positive = |e: &mut Self, v: Value| {
-                            let m = e.b.ins().fcmp(FloatCC::GreaterThan, v, zero);
-                            e.select_float(m, v, zero)
-                        };
-                        let rx = positive(self, x);
-                        let rw = positive(self, w);
-                        let lo = self.float_const(-LITP_Y_LIMIT);
-                        let hi = self.float_const(LITP_Y_LIMIT);
-                        let below = self.b.ins().fcmp(FloatCC::LessThan, y, lo);
-                        let clamped = self.select_float(below, lo, y);
-                        let above = self.b.ins().fcmp(FloatCC::GreaterThan, clamped, hi);
-                        let ry = self.select_float(above, hi, clamped);
-                        let values = [rx, ry, zero, rw];
-                        for (lane, slot) in out.iter_mut().enumerate() {
-                            if mask.lane(lane) {
-                                *slot = Some(values[lane]);
-                            }
-                        }
-                        let fx = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, x, zero);
-                        let fw = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, w, zero);
-                        self.assign(self.cmp[0], fx);
-                        self.assign(self.cmp[1], fw);
-                    }
-                }
-                self.write(dst, out);
+            match lanes[lane] {
+                LaneFrom::Vector(v) => v[lane],
+                LaneFrom::Constant(c) => Some(self.float_const(c)),
             }
-            Operation::Mova { a, .. } => {
-                // Both lanes read the source (relative to the old a0) before either is set.
-                let mut values = [None; 2];
-                for (lane, value) in values.iter_mut().enumerate() {
-                    if d.dest_mask().lane(lane) {
-                        let x = self.source(a, d, lane);
-                        *value = Some(self.b.ins().fcvt_to_sint_sat(I32X4, x));
-                    }
-                }
-                for (var, value) in self.a0.into_iter().zip(values) {
-                    if let Some(value) = value {
-                        self.assign(var, value);
-                    }
-                }
+        })
+    }
+
+    fn compare(&mut self, test: CompareOp, a: Lanes4, b: Lanes4, lane: usize) -> Value {
+        match crate::compare_cc(test) {
+            Some(cc) => {
+                let x = a[lane].expect("a comparison reads its lane");
+                let y = b[lane].expect("a comparison reads its lane");
+                self.b.ins().fcmp(cc, x, y)
             }
-            Operation::Cmp {
-                a, b, cmp_x, cmp_y, ..
-            } => {
-                for (lane, op) in [(0usize, cmp_x), (1, cmp_y)] {
-                    let flag = match crate::compare_cc(op) {
-                        Some(cc) => {
-                            let x = self.source(a, d, lane);
-                            let y = self.source(b, d, lane);
-                            self.b.ins().fcmp(cc, x, y)
-                        }
-                        None => self.bits_const(u32::MAX),
-                    };
-                    self.assign(self.cmp[lane], flag);
-                }
-            }
-            Operation::Mad { dst, a, b, c, .. } => {
-                let mask = d.dest_mask();
-                let mut out = [None; 4];
-                for (lane, slot) in out.iter_mut().enumerate() {
-                    if !mask.lane(lane) {
-                        continue;
-                    }
-                    let x = self.source(a, d, lane);
-                    let y = self.source(b, d, lane);
-                    let z = self.source(c, d, lane);
-                    let (x, y, z) = (self.flushed(x), self.flushed(y), self.flushed(z));
-                    *slot = Some(self.arith(|e, fin| lanes::mad_by(e, fin, x, y, z, p)));
-                }
-                self.write(dst, out);
-            }
+            None => self.bits_const(u32::MAX),
         }
+    }
+    fn set_cmp(&mut self, lane: usize, flag: Value) {
+        self.assign(self.cmp[lane], flag);
+    }
+    fn address(&mut self, a: Lanes4, lane: usize) -> Value {
+        let x = a[lane].expect("MOVA reads the lanes it sets");
+        self.b.ins().fcvt_to_sint_sat(I32X4, x)
+    }
+    fn set_address(&mut self, lane: usize, value: Value) {
+        self.assign(self.a0[lane], value);
+    }
+
+    fn write(&mut self, dst: DstReg, mask: DestMask, value: Lanes4) {
+        let values = std::array::from_fn(|lane| if mask.lane(lane) { value[lane] } else { None });
+        Emitter::write(self, dst, values);
+    }
+}
+
+impl Emitter<'_, '_> {
+    /// A rule of lane x (RCP, RSQ, EX2, LG2), in every lane.
+    fn of_x(
+        &mut self,
+        a: Lanes4,
+        rule: fn(&mut Self, &mut SoaFinish, Value, Precision) -> Value,
+    ) -> Lanes4 {
+        let x = a[0].expect("the rule reads lane x");
+        let x = self.flushed(x);
+        let p = self.precision;
+        let r = self.arith(|e, fin| rule(e, fin, x, p));
+        [Some(r); 4]
     }
 }
 
