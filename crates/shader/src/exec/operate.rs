@@ -49,9 +49,6 @@ pub enum ZeroSign {
 /// negation (docs/execution-model.md §3.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Source {
-    /// Which operand it is: 0 for SRC1, 1 for SRC2, 2 for SRC3 (its descriptor slot, and its
-    /// place in [`Prepared::sources`]), for an engine that resolved its operands its own way.
-    pub slot: usize,
     /// The register read.
     pub register: SourceRegister,
     /// The swizzle: lane `i` of the operand is component `swizzle.component(i)` of the register.
@@ -80,7 +77,6 @@ impl Source {
             (_, n) => SourceRegister::Uniform { base: n, rel },
         };
         Source {
-            slot,
             register,
             swizzle: desc.swizzle(slot),
             negate: desc.negate(slot),
@@ -226,7 +222,6 @@ impl Prepared {
         let needed = operation.source_lanes(desc);
         let zero_sign = zero_sign(&operation);
         let mut sources = [Source {
-            slot: 0,
             register: SourceRegister::Temporary(0),
             swizzle: Swizzle::IDENTITY,
             negate: false,
@@ -250,12 +245,6 @@ impl Prepared {
     #[inline]
     pub fn sources(&self) -> &[Source] {
         &self.sources[..self.count as usize]
-    }
-
-    /// Whether the operation writes a register lane (a destination and a mask not empty).
-    #[inline]
-    pub fn writes(&self) -> bool {
-        self.operation.destination().is_some() && self.desc.dest_mask().0 != 0
     }
 
     /// Performs the operation on `backend`.

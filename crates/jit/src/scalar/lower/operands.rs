@@ -68,7 +68,7 @@ impl Lowering<'_, '_> {
                 uniform
             }
         };
-        let components: [usize; 4] = std::array::from_fn(|lane| swizzle.component(lane));
+        let components = source.components();
         let raw = self
             .unmerged(raw, swizzle.components_read(needed))
             .unwrap_or(raw);
