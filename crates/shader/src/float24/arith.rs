@@ -30,7 +30,12 @@ pub fn mad(a: &Vec4, b: &Vec4, c: &Vec4, p: Precision) -> Vec4 {
 
 /// The dot product of the first `count` (3 or 4) lanes, broadcast ([`lanes::dot`]).
 pub fn dot(a: &Vec4, b: &Vec4, count: usize, p: Precision) -> Vec4 {
-    lanes::dot(&mut Exact, *a, *b, count, p)
+    // Each count its own instance: the rule unrolls over a constant count.
+    if count == 3 {
+        lanes::dot(&mut Exact, *a, *b, 3, p)
+    } else {
+        lanes::dot(&mut Exact, *a, *b, 4, p)
+    }
 }
 
 /// RCP of a.x, broadcast ([`lanes::rcp`]).

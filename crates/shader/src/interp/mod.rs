@@ -315,6 +315,7 @@ impl OperationBackend for Invocation<'_> {
     type Flag = bool;
 
     /// Selects the register (relative addressing for uniforms), swizzles, negates.
+    #[inline(always)]
     fn read(&mut self, source: &Source) -> Vec4 {
         let raw = match source.register {
             SourceRegister::Input(n) => self.inputs[n as usize],
