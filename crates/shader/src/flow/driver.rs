@@ -1,12 +1,13 @@
 //! The control flow of one invocation, run concretely: the interpreter's driver of the shared
 //! machine.
 //!
-//! [`FlowDriver`] runs [`super::step`] on real data: it evaluates each flow instruction's test
+//! [`FlowDriver`] runs [`super::step`] on real data (in place): it evaluates each flow instruction's test
 //! from the condition flags and bool uniforms and keeps the loop counters beside the machine's
 //! loop stack, applying the rules of [`super::rules`] (the same the JIT compiles).
 
+use super::machine::{Stepped, step_in_place};
 use super::rules::{self, FlowOps};
-use super::{Choices, FlowState, LOOP_DEPTH, LoopPass, RingStack, Step, step};
+use super::{Choices, FlowState, LOOP_DEPTH, LoopPass, RingStack};
 use crate::isa::Instruction;
 
 /// The counters of one LOOP scope. They are data, like the condition flags, so the shared
@@ -154,13 +155,10 @@ impl FlowDriver {
             condition,
             loop_again,
         };
-        match step(&self.state, inst, choices) {
-            Step::End => Err(Stop::End),
-            Step::BreakOutsideLoop => Err(Stop::BreakOutsideLoop),
-            Step::Continue {
-                state, loop_pass, ..
-            } => {
-                self.state = state;
+        match step_in_place(&mut self.state, inst, choices) {
+            Stepped::End => Err(Stop::End),
+            Stepped::BreakOutsideLoop => Err(Stop::BreakOutsideLoop),
+            Stepped::Continue { loop_pass, .. } => {
                 if let Some(pass) = loop_pass {
                     self.end_pass(pass, &mut inputs, al);
                 }

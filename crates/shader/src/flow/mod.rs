@@ -1,9 +1,10 @@
-//! The control-flow stack machine of docs/execution-model.md §5: the one implementation that the
-//! reference interpreter runs concretely and the validator explores abstractly.
+//! The control-flow stack machine of docs/execution-model.md §5: the one statement of it
+//! ([`step_on`], over the [`StackOps`] trait) that the reference interpreter runs concretely,
+//! the validator explores abstractly and the scalar JIT compiles.
 //!
 //! A [`FlowState`] is the PC and three ring-buffer stacks ([`RingStack`]: IF 8 deep, CALL 4,
 //! LOOP 4) that overwrite their oldest entry on overflow. [`step`] executes the control flow of
-//! one instruction: its own effect (a push, a jump request, a BREAK), then the CALL stack pops
+//! one instruction on it: its own effect (a push, a jump request, a BREAK), then the CALL stack pops
 //! while its top ends at the next PC (the fourth pop in one step does not update the PC), the IF
 //! stack pops at most once, the LOOP stack steps at most once, and a jump is taken only when no
 //! stack entry matched. PC priority LOOP > IF > CALL > jump > PC+1.
@@ -23,11 +24,13 @@
 
 mod driver;
 pub mod explore;
+mod machine;
 pub mod rules;
 
 pub use driver::{FlowDriver, FlowInputs, Stop};
+pub use machine::{PossibleEnds, Stack, StackOps, When, step, step_on};
 
-use crate::isa::{BoolFlowOp, CondFlowOp, Instruction, PROGRAM_WORDS, SimpleOp};
+use crate::isa::{BoolFlowOp, CondFlowOp, Instruction, PROGRAM_WORDS};
 
 /// Depth of the IF stack.
 pub const IF_DEPTH: usize = 8;
@@ -272,122 +275,6 @@ pub fn is_conditional(inst: &Instruction) -> bool {
         Instruction::CondFlow { op, .. } => *op != CondFlowOp::Call,
         Instruction::BoolFlow { .. } => true,
         _ => false,
-    }
-}
-
-/// Executes the control flow of `inst` (the instruction at `state.pc`) exactly as the model
-/// says: the instruction's own effect (pushes, jump request), then the CALL stack pops while its
-/// top ends at the next PC (the fourth pop in one step leaves the PC alone), the IF stack pops at
-/// most once, the LOOP stack at most once (loop again or exit; BREAK exits), and a jump is taken
-/// only when no stack entry matched. Priority LOOP > IF > CALL > jump > PC+1.
-pub fn step(state: &FlowState, inst: &Instruction, choices: Choices) -> Step {
-    let old_pc = state.pc as u32;
-    // Unwrapped, to tell running off the end of memory from a jump; compared wrapped.
-    let next_pc = old_pc + 1;
-    let next_wrapped = wrap(next_pc) as u32;
-    let mut s = *state;
-    let mut jump = None;
-    let mut brk = false;
-    // The scope this instruction pushes when it is taken (an IF whose test passes, a CALL that
-    // is taken, every LOOP).
-    let scope = pushed_scope(state.pc, inst);
-    let push = |s: &mut FlowState| match scope {
-        Some(Scope::If(entry)) => s.ifs.push(entry),
-        Some(Scope::Call(entry)) => s.calls.push(entry),
-        Some(Scope::Loop(entry)) => s.loops.push(entry),
-        None => {}
-    };
-    let call = |s: &mut FlowState, target: u16| {
-        push(s);
-        Some(target as u32)
-    };
-    let branch_if = |s: &mut FlowState, target: u16| {
-        if choices.condition {
-            push(s);
-            None
-        } else {
-            Some(target as u32)
-        }
-    };
-    match *inst {
-        Instruction::Simple { op, .. } => match op {
-            SimpleOp::End => return Step::End,
-            SimpleOp::Break => brk = true,
-            SimpleOp::Nop | SimpleOp::Emit => {}
-        },
-        Instruction::CondFlow { op, target, .. } => match op {
-            CondFlowOp::Breakc => brk = choices.condition,
-            CondFlowOp::Call => jump = call(&mut s, target),
-            CondFlowOp::Callc if choices.condition => jump = call(&mut s, target),
-            CondFlowOp::Callc => {}
-            CondFlowOp::Ifc => jump = branch_if(&mut s, target),
-            CondFlowOp::Jmpc if choices.condition => jump = Some(target as u32),
-            CondFlowOp::Jmpc => {}
-        },
-        Instruction::BoolFlow { op, target, .. } => match op {
-            BoolFlowOp::Callu if choices.condition => jump = call(&mut s, target),
-            BoolFlowOp::Callu => {}
-            BoolFlowOp::Ifu => jump = branch_if(&mut s, target),
-            BoolFlowOp::Jmpu if choices.condition => jump = Some(target as u32),
-            BoolFlowOp::Jmpu => {}
-        },
-        Instruction::Loop { .. } => push(&mut s),
-        _ => {}
-    }
-    if brk && s.loops.is_empty() {
-        return Step::BreakOutsideLoop;
-    }
-
-    let mut pc = next_pc;
-    let mut matched = false;
-    // CALL: pop while the top ends at the next PC; the fourth pop does not update the PC.
-    let mut next = next_wrapped;
-    for k in 0..CALL_DEPTH {
-        match s.calls.top() {
-            Some(top) if top.end as u32 == next => {
-                if k < CALL_DEPTH - 1 {
-                    pc = top.ret as u32;
-                    next = pc;
-                }
-                s.calls.pop();
-                matched = true;
-            }
-            _ => break,
-        }
-    }
-    // IF: at most one pop, compared with old_pc + 1.
-    if let Some(top) = s.ifs.top()
-        && top.else_addr as u32 == next_wrapped
-    {
-        pc = top.end as u32;
-        s.ifs.pop();
-        matched = true;
-    }
-    // LOOP: at most one step, compared with old_pc + 1, or forced by BREAK.
-    let mut loop_pass = None;
-    if let Some(top) = s.loops.top()
-        && (top.end as u32 == next_wrapped || brk)
-    {
-        if !brk && choices.loop_again {
-            pc = top.entry as u32;
-            loop_pass = Some(LoopPass::Again);
-        } else {
-            pc = top.end as u32;
-            s.loops.pop();
-            loop_pass = Some(LoopPass::Exit {
-                outer_remains: !s.loops.is_empty(),
-            });
-        }
-        matched = true;
-    }
-    if !matched && let Some(target) = jump {
-        pc = target;
-    }
-    s.pc = wrap(pc);
-    Step::Continue {
-        state: s,
-        target: pc,
-        loop_pass,
     }
 }
 

@@ -2,20 +2,15 @@
 //! compiled.
 //!
 //! Each reachable address has a block. After an instruction's data part, its control part is
-//! emitted inline, in the order of [`shader::flow::step`]:
-//!
-//! 1. the instruction's own effect: a push onto the IF, CALL or LOOP stack (in the context, see
-//!    [`super::context`]), a jump request, or a BREAK (which fails on an empty loop stack);
-//! 2. the CALL stack pops while its top ends at the next PC (the fourth pop leaves the PC), the
-//!    IF stack pops at most once, the LOOP stack steps at most once. Each check is emitted only
-//!    where [`FlowFacts`] says some scope can end; a later match overrides the PC of an earlier
-//!    one, which gives the priority LOOP > IF > CALL;
-//! 3. the PC: the matched scope's address, else the jump target, else PC+1. An address read
-//!    from a stack is compared with the candidates the analysis found and jumped to directly
-//!    when they are few ([`DIRECT_CANDIDATES`]); otherwise it goes to the function's one shared
-//!    dispatch, a jump table over the function's addresses, so every site costs the same
-//!    whatever the program. Registers are in their homes at every run end, so only the budget
-//!    crosses these edges.
+//! [`shader::flow::step_on`], the one statement of the step order, run on the context's stacks
+//! ([`super::context`]) by [`Stepping`], which emits each of its operations as code: a push, a
+//! BREAK's hang check (cold), each scope-end check with its pop, and the PC. Only the checks
+//! [`FlowFacts`] says can match are emitted ([`shader::flow::PossibleEnds`]). The PC is the
+//! matched scope's address, else the jump target, else PC+1; an address read from a stack is
+//! compared with the candidates the analysis found and jumped to directly when they are few
+//! ([`DIRECT_CANDIDATES`]); otherwise it goes to the function's one shared dispatch, a jump
+//! table over the function's addresses, so every site costs the same whatever the program.
+//! Registers are in their homes at every run end, so only the budget crosses these edges.
 //!
 //! The program is compiled as one function per chunk of program memory ([`FlowFacts::chunks`]);
 //! control that goes to another chunk leaves by a tail call of that chunk's function, which
@@ -39,18 +34,11 @@ use super::{Lowering, Reg, trusted};
 use crate::scalar::analysis::DIRECT_CANDIDATES;
 use crate::scalar::context::{JitContext, LoopCounters, StackRing, status};
 use shader::flow::rules::{self, FlowOps};
-use shader::flow::{CALL_DEPTH, IF_DEPTH, LOOP_DEPTH, Scope, pushed_scope, wrap};
-use shader::isa::{BoolFlowOp, CondFlowOp, Instruction, SimpleOp};
+use shader::flow::{
+    CALL_DEPTH, IF_DEPTH, LOOP_DEPTH, PossibleEnds, Scope, Stack, StackOps, When, step_on, wrap,
+};
+use shader::isa::{CondFlowOp, Instruction, SimpleOp};
 use shader::program::ShaderKind;
-
-/// Where a jump request or a BREAK applies.
-#[derive(Clone, Copy)]
-enum When {
-    Never,
-    Always,
-    /// When the `i32` value is non-zero.
-    If(Value),
-}
 
 /// One of the three stacks: where it is in the context and how deep it is.
 #[derive(Clone, Copy)]
@@ -84,9 +72,11 @@ impl StackPlace {
     }
 }
 
-/// The top of a stack, as loaded: its length, top counter, slot index and entry.
+/// The top of a stack, as loaded: which stack, its length, top counter, slot index and entry.
 #[derive(Clone, Copy)]
 struct Top {
+    place: StackPlace,
+    stack: Stack,
     len: Value,
     top: Value,
     slot: Value,
@@ -180,12 +170,14 @@ impl Lowering<'_, '_> {
         slot
     }
 
-    fn load_top(&mut self, stack: StackPlace) -> Top {
-        let len = self.load(types::I32, stack.len);
-        let top = self.load(types::I32, stack.top);
-        let slot = self.b.ins().band_imm_s(top, stack.depth as i64 - 1);
-        let entry = self.load_slot(stack.slots, slot);
+    fn load_top(&mut self, place: StackPlace, stack: Stack) -> Top {
+        let len = self.load(types::I32, place.len);
+        let top = self.load(types::I32, place.top);
+        let slot = self.b.ins().band_imm_s(top, place.depth as i64 - 1);
+        let entry = self.load_slot(place.slots, slot);
         Top {
+            place,
+            stack,
             len,
             top,
             slot,
@@ -193,11 +185,11 @@ impl Lowering<'_, '_> {
         }
     }
 
-    fn pop(&mut self, stack: StackPlace, top: Top) {
+    fn pop(&mut self, top: Top) {
         let t = self.b.ins().iadd_imm_s(top.top, -1);
-        self.store(t, stack.top);
+        self.store(t, top.place.top);
         let len = self.b.ins().iadd_imm_s(top.len, -1);
-        self.store(len, stack.len);
+        self.store(len, top.place.len);
     }
 
     /// Whether the stack is non-empty and the 16-bit half of its top entry at `shift` equals
@@ -222,23 +214,6 @@ impl Lowering<'_, '_> {
         self.b
             .ins()
             .iconst(types::I32, (low as u32 | (high as u32) << 16) as i64)
-    }
-
-    /// Runs `body` only when `condition` is non-zero.
-    fn when(&mut self, condition: When, body: impl FnOnce(&mut Self)) {
-        match condition {
-            When::Never => {}
-            When::Always => body(self),
-            When::If(c) => {
-                let then = self.b.create_block();
-                let after = self.b.create_block();
-                self.b.ins().brif(c, then, &[], after, &[]);
-                self.b.switch_to_block(then);
-                body(self);
-                self.b.ins().jump(after, &[]);
-                self.b.switch_to_block(after);
-            }
-        }
     }
 
     // ------------------------------------------------------------------ exits
@@ -595,7 +570,7 @@ impl Lowering<'_, '_> {
         self.control(pc, &inst, route);
     }
 
-    /// The control part of the instruction at `pc`: its own effect, the scope ends, the PC.
+    /// The control part of the instruction at `pc`: [`step_on`] emitted as code.
     /// The run goes on into the next address only when it is not a leader; otherwise it ends
     /// here, and the control code works on the registers' homes.
     fn control(&mut self, pc: u16, inst: &Instruction, route: RouteVars) {
@@ -606,136 +581,65 @@ impl Lowering<'_, '_> {
         }
         // At a cut only this address leads to, the next run keeps the registers' values.
         self.finish_run(self.facts.continues[next as usize].then_some(next));
-        let (jump, brk) = self.own_effect(pc, inst);
-
-        if let When::Always | When::If(_) = brk {
-            let len = self.load(types::I32, StackPlace::loops().len);
-            let empty = self.b.ins().icmp_imm_s(IntCC::Equal, len, 0);
-            let hangs = match brk {
-                When::If(c) => {
-                    let c = self.b.ins().icmp_imm_s(IntCC::NotEqual, c, 0);
-                    self.b.ins().band(c, empty)
-                }
-                _ => empty,
-            };
-            let hang = self.b.create_block();
-            let go_on = self.b.create_block();
-            self.b.set_cold_block(hang);
-            self.b.ins().brif(hangs, hang, &[], go_on, &[]);
-            self.b.switch_to_block(hang);
-            self.fail(pc, status::BREAK_OUTSIDE_LOOP);
-            self.b.switch_to_block(go_on);
-        }
-
-        // The addresses a matched scope can send control to (`None`: too many to list).
-        let mut candidates = Some(BTreeSet::new());
-        let add = |candidates: &mut Option<BTreeSet<u16>>, more: Option<&BTreeSet<u16>>| match (
-            candidates.as_mut(),
-            more,
-        ) {
-            (Some(set), Some(more)) if set.len() + more.len() <= DIRECT_CANDIDATES => {
-                set.extend(more.iter().copied())
-            }
-            _ => *candidates = None,
-        };
-        let call_returns = self.facts.call_returns_at(next);
-        let if_ends = self.facts.if_ends.get(&next);
-        let loop_entries = self.facts.loop_entries.get(&next);
-        let loop_step = loop_entries.is_some() || !matches!(brk, When::Never);
-        let scopes_can_end = call_returns.pops > 0 || if_ends.is_some() || loop_step;
-        if scopes_can_end {
-            let zero = self.b.ins().iconst(types::I32, 0);
-            self.b.def_var(route.matched, zero);
-            self.b.def_var(route.pc, zero);
-        }
-        if call_returns.pops > 0 {
-            self.call_returns(next, call_returns.pops, route);
-            add(&mut candidates, call_returns.targets.as_ref());
-        }
-        if let Some(ends) = if_ends {
-            self.if_end(next, route);
-            add(&mut candidates, Some(ends));
-        }
-        if loop_step {
-            self.loop_end(next, loop_entries.is_some(), brk, route);
-            if let Some(entries) = loop_entries {
-                add(&mut candidates, Some(entries));
-            }
-            if let When::Never = brk {
-                add(&mut candidates, Some(&BTreeSet::from([next])));
-            } else {
-                add(&mut candidates, Some(&self.facts.loop_ends));
-            }
-        }
-
-        if scopes_can_end {
-            let matched = self.b.use_var(route.matched);
-            let routed = self.b.create_block();
-            let unmatched = self.b.create_block();
-            self.b.ins().brif(matched, routed, &[], unmatched, &[]);
-            self.b.switch_to_block(routed);
-            let target = self.b.use_var(route.pc);
-            let candidates: Option<Vec<u16>> = candidates.map(|set| set.into_iter().collect());
-            self.goto_among(target, candidates.as_deref());
-            self.b.switch_to_block(unmatched);
-        }
-        match jump {
-            (When::Never, _) => self.goto(next),
-            (When::Always, target) => self.goto(target),
-            (When::If(c), target) => {
-                let taken = self.b.create_block();
-                let not_taken = self.b.create_block();
-                self.b.ins().brif(c, taken, &[], not_taken, &[]);
-                self.b.switch_to_block(taken);
-                self.goto(target);
-                self.b.switch_to_block(not_taken);
-                self.goto(next);
-            }
-        }
-    }
-
-    /// Step 1 of [`shader::flow::step`]: pushes, and the jump request and BREAK it makes. The
-    /// test is [`rules::test`], emitted as code.
-    fn own_effect(&mut self, pc: u16, inst: &Instruction) -> ((When, u16), When) {
-        let scope = pushed_scope(pc, inst);
-        let taken = match rules::test(self, inst) {
+        let test = match rules::test(self, inst) {
             Some(test) => When::If(test),
             None => When::Always,
         };
-        let mut jump = (When::Never, 0);
-        let mut brk = When::Never;
-        match *inst {
+        let candidates = self.routed_candidates(next, inst);
+        let mut stepping = Stepping {
+            l: self,
+            pc,
+            inst: *inst,
+            route,
+            candidates,
+            remaining: None,
+        };
+        step_on(&mut stepping, pc, inst, test);
+    }
+
+    /// The addresses a matched scope can send control to after the instruction `inst` whose
+    /// next address is `next` (sorted; `None`: too many to list).
+    fn routed_candidates(&self, next: u16, inst: &Instruction) -> Option<Vec<u16>> {
+        let breaks = matches!(
+            inst,
             Instruction::Simple {
                 op: SimpleOp::Break,
                 ..
-            } => brk = When::Always,
-            Instruction::CondFlow { op, target, .. } => match op {
-                CondFlowOp::Breakc => brk = taken,
-                CondFlowOp::Call | CondFlowOp::Callc => {
-                    self.push_when(taken, scope);
-                    jump = (taken, target);
-                }
-                CondFlowOp::Ifc => jump = (self.push_if(taken, scope), target),
-                CondFlowOp::Jmpc => jump = (taken, target),
-            },
-            Instruction::BoolFlow { op, target, .. } => match op {
-                BoolFlowOp::Callu => {
-                    self.push_when(taken, scope);
-                    jump = (taken, target);
-                }
-                BoolFlowOp::Ifu => jump = (self.push_if(taken, scope), target),
-                BoolFlowOp::Jmpu => jump = (taken, target),
-            },
-            Instruction::Loop { int_id, .. } => self.push_loop(int_id, scope),
-            _ => {}
+            } | Instruction::CondFlow {
+                op: CondFlowOp::Breakc,
+                ..
+            }
+        );
+        let mut candidates = Some(BTreeSet::new());
+        let mut add = |more: Option<&BTreeSet<u16>>| match (candidates.as_mut(), more) {
+            (Some(set), Some(more)) if set.len() + more.len() <= DIRECT_CANDIDATES => {
+                set.extend(more.iter().copied())
+            }
+            _ => candidates = None,
+        };
+        let call_returns = self.facts.call_returns_at(next);
+        if call_returns.pops > 0 {
+            add(call_returns.targets.as_ref());
         }
-        (jump, brk)
+        if let Some(ends) = self.facts.if_ends.get(&next) {
+            add(Some(ends));
+        }
+        let loop_entries = self.facts.loop_entries.get(&next);
+        if let Some(entries) = loop_entries {
+            add(Some(entries));
+        }
+        if breaks {
+            add(Some(&self.facts.loop_ends));
+        } else if loop_entries.is_some() {
+            add(Some(&BTreeSet::from([next])));
+        }
+        candidates.map(|set| set.into_iter().collect())
     }
 
-    /// Pushes `scope` (from [`pushed_scope`]) onto its stack, packed as [`JitContext`]
-    /// documents. Returns the slot.
-    fn push_scope(&mut self, scope: Option<Scope>) -> Value {
-        let (stack, low, high) = match scope.expect("a flow instruction that pushes") {
+    /// Pushes `scope` (from [`shader::flow::pushed_scope`]) onto its stack, packed as
+    /// [`JitContext`] documents. Returns the slot.
+    fn push_scope(&mut self, scope: Scope) -> Value {
+        let (stack, low, high) = match scope {
             Scope::If(s) => (StackPlace::ifs(), s.else_addr, s.end),
             Scope::Call(s) => (StackPlace::calls(), s.end, s.ret),
             Scope::Loop(s) => (StackPlace::loops(), s.entry, s.end),
@@ -744,25 +648,9 @@ impl Lowering<'_, '_> {
         self.push(stack, entry)
     }
 
-    fn push_when(&mut self, taken: When, scope: Option<Scope>) {
-        self.when(taken, |s| {
-            s.push_scope(scope);
-        });
-    }
-
-    /// IFC/IFU: a passing test pushes the scope; a failing one jumps to the else address.
-    /// Returns when the jump applies.
-    fn push_if(&mut self, test: When, scope: Option<Scope>) -> When {
-        self.push_when(test, scope);
-        match test {
-            When::If(c) => When::If(self.not(c)),
-            _ => When::Never,
-        }
-    }
-
     /// LOOP: pushes the scope and its counters and starts aL ([`rules::loop_start`]); the aL
     /// before the LOOP is kept beside the counters.
-    fn push_loop(&mut self, int_id: u8, scope: Option<Scope>) {
+    fn push_loop(&mut self, int_id: u8, scope: Scope) {
         let slot = self.push_scope(scope);
         let start = rules::loop_start(self, int_id);
         let counters = offset_of!(JitContext, loop_counters);
@@ -782,124 +670,6 @@ impl Lowering<'_, '_> {
         self.store(start.al, al_home);
     }
 
-    /// The CALL stack pops while its top ends at the next PC (at most `pops` times, as far as
-    /// the analysis allows); the fourth pop in one step leaves the PC alone.
-    fn call_returns(&mut self, next: u16, pops: usize, route: RouteVars) {
-        let stack = StackPlace::calls();
-        let done = self.b.create_block();
-        let mut compare_with = self.address(next);
-        for k in 0..pops {
-            let top = self.load_top(stack);
-            let hit = self.top_matches(top, 0, compare_with);
-            let popped = self.b.create_block();
-            self.b.ins().brif(hit, popped, &[], done, &[]);
-            self.b.switch_to_block(popped);
-            self.pop(stack, top);
-            if k < CALL_DEPTH - 1 {
-                let ret = self.b.ins().ushr_imm_s(top.entry, 16);
-                self.route_to(route, ret);
-                compare_with = ret;
-            } else {
-                // The fourth pop: the scope ends, the PC stays the third return address.
-                let one = self.b.ins().iconst(types::I32, 1);
-                self.b.def_var(route.matched, one);
-            }
-        }
-        self.b.ins().jump(done, &[]);
-        self.b.switch_to_block(done);
-    }
-
-    /// The IF stack pops once when its top's else address is the next PC.
-    fn if_end(&mut self, next: u16, route: RouteVars) {
-        let stack = StackPlace::ifs();
-        let top = self.load_top(stack);
-        let next = self.address(next);
-        let hit = self.top_matches(top, 0, next);
-        let popped = self.b.create_block();
-        let done = self.b.create_block();
-        self.b.ins().brif(hit, popped, &[], done, &[]);
-        self.b.switch_to_block(popped);
-        self.pop(stack, top);
-        let end = self.b.ins().ushr_imm_s(top.entry, 16);
-        self.route_to(route, end);
-        self.b.ins().jump(done, &[]);
-        self.b.switch_to_block(done);
-    }
-
-    /// The LOOP stack steps once: when its top ends at the next PC (`at_loop_end`: some loop
-    /// can end here), the pass ends and the body runs again while passes remain; a BREAK
-    /// (`brk`; the stack is known non-empty then) leaves the innermost loop. Every pass end adds
-    /// the increment to aL; leaving a loop inside another restores aL.
-    fn loop_end(&mut self, next: u16, at_loop_end: bool, brk: When, route: RouteVars) {
-        let stack = StackPlace::loops();
-        let counters = offset_of!(JitContext, loop_counters);
-        let top = self.load_top(stack);
-        let done = self.b.create_block();
-        let exhausted = self.b.create_block();
-        let leave = self.b.create_block();
-        let at_end = self.b.create_block();
-        match brk {
-            When::Always => {
-                self.b.ins().jump(leave, &[]);
-            }
-            When::If(c) => {
-                let not_broken = if at_loop_end { at_end } else { done };
-                self.b.ins().brif(c, leave, &[], not_broken, &[]);
-            }
-            When::Never => {
-                self.b.ins().jump(at_end, &[]);
-            }
-        }
-
-        if at_loop_end && !matches!(brk, When::Always) {
-            // The last body instruction: the pass ends if the innermost loop ends here.
-            self.b.switch_to_block(at_end);
-            let next = self.address(next);
-            let hit = self.top_matches(top, 16, next);
-            let pass_ends = self.b.create_block();
-            self.b.ins().brif(hit, pass_ends, &[], done, &[]);
-
-            self.b.switch_to_block(pass_ends);
-            self.add_increment(top);
-            let remaining_at = counters + offset_of!(LoopCounters, remaining);
-            let remaining = self.load_slot(remaining_at, top.slot);
-            let again = self.b.create_block();
-            self.b.ins().brif(remaining, again, &[], exhausted, &[]);
-
-            self.b.switch_to_block(again);
-            let remaining = self.b.ins().iadd_imm_s(remaining, -1);
-            self.store_slot(remaining_at, top.slot, remaining);
-            let body = self.b.ins().band_imm_s(top.entry, 0xFFFF);
-            self.route_to(route, body);
-            self.b.ins().jump(done, &[]);
-        }
-
-        if !matches!(brk, When::Never) {
-            // A BREAK ends the pass too, then leaves.
-            self.b.switch_to_block(leave);
-            self.add_increment(top);
-            self.b.ins().jump(exhausted, &[]);
-        }
-
-        self.b.switch_to_block(exhausted);
-        self.pop(stack, top);
-        let outer_remains = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedGreaterThan, top.len, 1);
-        let previous_al =
-            self.load_slot(counters + offset_of!(LoopCounters, previous_al), top.slot);
-        let al_home = Reg::Al.home().0;
-        let al = self.load(types::I32, al_home);
-        let al = rules::al_after_exit(self, outer_remains, previous_al, al);
-        self.store(al, al_home);
-        let end = self.b.ins().ushr_imm_s(top.entry, 16);
-        self.route_to(route, end);
-        self.b.ins().jump(done, &[]);
-
-        self.b.switch_to_block(done);
-    }
-
     /// A scope matched: control goes to `pc` (unless a later stack's match overrides it).
     fn route_to(&mut self, route: RouteVars, pc: Value) {
         let one = self.b.ins().iconst(types::I32, 1);
@@ -914,6 +684,214 @@ impl Lowering<'_, '_> {
         let al = self.load(types::I32, al_home);
         let al = rules::al_after_pass(self, al, increment);
         self.store(al, al_home);
+    }
+
+    /// `value` as an `icmp` truth value (a test's `i32` 0 or 1 compared with 0).
+    fn truth(&mut self, value: Value) -> Value {
+        if self.b.func.dfg.value_type(value) == types::I32 {
+            self.b.ins().icmp_imm_s(IntCC::NotEqual, value, 0)
+        } else {
+            value
+        }
+    }
+}
+
+/// One instruction's control part being emitted: [`step_on`] on the context's stacks, with
+/// the checks the analysis ([`FlowFacts`]) proves can match.
+struct Stepping<'s, 'a, 'b> {
+    l: &'s mut Lowering<'a, 'b>,
+    pc: u16,
+    inst: Instruction,
+    route: RouteVars,
+    /// Where a matched scope can send control ([`Lowering::routed_candidates`]).
+    candidates: Option<Vec<u16>>,
+    /// The top loop's passes left, as [`StackOps::loop_again`] loaded them.
+    remaining: Option<Value>,
+}
+
+impl Stepping<'_, '_, '_> {
+    /// Branches on `condition` to `then` and `otherwise`, each in a block of its own that
+    /// jumps to `join` (when they do not end the step themselves).
+    fn split(
+        &mut self,
+        condition: Value,
+        then: impl FnOnce(&mut Self),
+        otherwise: impl FnOnce(&mut Self),
+        join: Option<Block>,
+    ) {
+        let then_block = self.l.b.create_block();
+        let else_block = self.l.b.create_block();
+        self.l
+            .b
+            .ins()
+            .brif(condition, then_block, &[], else_block, &[]);
+        self.l.b.switch_to_block(then_block);
+        then(self);
+        if let Some(join) = join {
+            self.l.b.ins().jump(join, &[]);
+        }
+        self.l.b.switch_to_block(else_block);
+        otherwise(self);
+        if let Some(join) = join {
+            self.l.b.ins().jump(join, &[]);
+        }
+    }
+}
+
+impl StackOps for Stepping<'_, '_, '_> {
+    type Bit = Value;
+    type Address = Value;
+    type Top = Top;
+
+    fn address(&mut self, address: u32) -> Value {
+        self.l.address(address as u16)
+    }
+    fn not(&mut self, a: Value) -> Value {
+        FlowOps::not(self.l, a)
+    }
+    fn and(&mut self, a: Value, b: Value) -> Value {
+        let a = self.l.truth(a);
+        let b = self.l.truth(b);
+        self.l.b.ins().band(a, b)
+    }
+    fn when(&mut self, condition: Value, body: impl FnOnce(&mut Self)) {
+        let then = self.l.b.create_block();
+        let after = self.l.b.create_block();
+        self.l.b.ins().brif(condition, then, &[], after, &[]);
+        self.l.b.switch_to_block(then);
+        body(self);
+        self.l.b.ins().jump(after, &[]);
+        self.l.b.switch_to_block(after);
+    }
+    fn if_else(
+        &mut self,
+        condition: Value,
+        then: impl FnOnce(&mut Self),
+        otherwise: impl FnOnce(&mut Self),
+    ) {
+        let after = self.l.b.create_block();
+        self.split(condition, then, otherwise, Some(after));
+        self.l.b.switch_to_block(after);
+    }
+    fn either(
+        &mut self,
+        condition: Value,
+        then: impl FnOnce(&mut Self),
+        otherwise: impl FnOnce(&mut Self),
+    ) {
+        self.split(condition, then, otherwise, None);
+    }
+
+    fn push(&mut self, scope: Scope) {
+        match (scope, self.inst) {
+            (Scope::Loop(_), Instruction::Loop { int_id, .. }) => self.l.push_loop(int_id, scope),
+            _ => {
+                self.l.push_scope(scope);
+            }
+        }
+    }
+    fn loops_empty(&mut self) -> Value {
+        let len = self.l.load(types::I32, StackPlace::loops().len);
+        self.l.b.ins().icmp_imm_s(IntCC::Equal, len, 0)
+    }
+    /// A cold path fails; the step goes on where it does not.
+    fn hang_if(&mut self, hangs: Value) -> bool {
+        let hang = self.l.b.create_block();
+        let go_on = self.l.b.create_block();
+        self.l.b.set_cold_block(hang);
+        self.l.b.ins().brif(hangs, hang, &[], go_on, &[]);
+        self.l.b.switch_to_block(hang);
+        self.l.fail(self.pc, status::BREAK_OUTSIDE_LOOP);
+        self.l.b.switch_to_block(go_on);
+        false
+    }
+    /// END has a run of its own ([`Lowering::instruction`]), which ends before its control part.
+    fn end(&mut self) {
+        self.l.fail(self.pc, status::END);
+    }
+
+    fn possible_ends(&self, next: u16) -> PossibleEnds {
+        let facts = self.l.facts;
+        PossibleEnds {
+            call_pops: facts.call_returns_at(next).pops,
+            if_end: facts.if_ends.contains_key(&next),
+            loop_end: facts.loop_entries.contains_key(&next),
+        }
+    }
+    fn top(&mut self, stack: Stack) -> Top {
+        let place = match stack {
+            Stack::If => StackPlace::ifs(),
+            Stack::Call => StackPlace::calls(),
+            Stack::Loop => StackPlace::loops(),
+        };
+        self.l.load_top(place, stack)
+    }
+    /// A LOOP entry keeps its end in the high half, the others in the low one.
+    fn ends_at(&mut self, top: Top, address: Value) -> Value {
+        let shift = if top.stack == Stack::Loop { 16 } else { 0 };
+        self.l.top_matches(top, shift, address)
+    }
+    fn resume_at(&mut self, top: Top) -> Value {
+        self.l.b.ins().ushr_imm_s(top.entry, 16)
+    }
+    fn loop_body(&mut self, top: Top) -> Value {
+        self.l.b.ins().band_imm_s(top.entry, 0xFFFF)
+    }
+    fn pop(&mut self, top: Top) {
+        self.l.pop(top);
+    }
+
+    fn pass_ended(&mut self, top: Top) {
+        self.l.add_increment(top);
+    }
+    fn loop_again(&mut self, top: Top) -> Value {
+        let at = offset_of!(JitContext, loop_counters) + offset_of!(LoopCounters, remaining);
+        let remaining = self.l.load_slot(at, top.slot);
+        self.remaining = Some(remaining);
+        remaining
+    }
+    fn next_pass(&mut self, top: Top) {
+        let at = offset_of!(JitContext, loop_counters) + offset_of!(LoopCounters, remaining);
+        let remaining = self
+            .remaining
+            .expect("the passes left, loaded by `loop_again`");
+        let remaining = self.l.b.ins().iadd_imm_s(remaining, -1);
+        self.l.store_slot(at, top.slot, remaining);
+    }
+    /// aL follows [`rules::al_after_exit`]; another loop remains when the stack held more
+    /// than the one left.
+    fn loop_left(&mut self, top: Top) {
+        let counters = offset_of!(JitContext, loop_counters);
+        let l = &mut *self.l;
+        let outer_remains = l.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThan, top.len, 1);
+        let previous_al = l.load_slot(counters + offset_of!(LoopCounters, previous_al), top.slot);
+        let al_home = Reg::Al.home().0;
+        let al = l.load(types::I32, al_home);
+        let al = rules::al_after_exit(l, outer_remains, previous_al, al);
+        l.store(al, al_home);
+    }
+
+    fn start_routes(&mut self) {
+        let zero = self.l.b.ins().iconst(types::I32, 0);
+        self.l.b.def_var(self.route.matched, zero);
+        self.l.b.def_var(self.route.pc, zero);
+    }
+    fn route(&mut self, address: Value) {
+        self.l.route_to(self.route, address);
+    }
+    fn route_kept(&mut self) {
+        let one = self.l.b.ins().iconst(types::I32, 1);
+        self.l.b.def_var(self.route.matched, one);
+    }
+    fn routed(&mut self) -> Value {
+        self.l.b.use_var(self.route.matched)
+    }
+    fn go_routed(&mut self) {
+        let target = self.l.b.use_var(self.route.pc);
+        self.l.goto_among(target, self.candidates.as_deref());
+    }
+    fn go(&mut self, address: u32) {
+        self.l.goto(wrap(address));
     }
 }
 
