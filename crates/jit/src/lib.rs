@@ -145,6 +145,7 @@ fn caller_outputs() -> cranelift_codegen::ir::MemFlagsData {
     cranelift_codegen::ir::MemFlagsData::new().with_notrap()
 }
 
+mod facts;
 mod scalar;
 pub mod soa;
 mod wide;

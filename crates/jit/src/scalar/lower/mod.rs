@@ -21,6 +21,7 @@ use cranelift_frontend::{FunctionBuilder, Variable};
 
 use super::analysis::{DotGroup, DotProduct, FlowFacts};
 use super::context::JitContext;
+use crate::facts::ValueFacts;
 use crate::{caller_floats, caller_outputs, compare_cc};
 use shader::exec::EmitConfig;
 use shader::exec::operate::{
@@ -135,13 +136,14 @@ pub struct RegisterCache {
     /// Registers carried over from the run before (at a cut only the address before leads to,
     /// see [`FlowFacts::continues`]) that this run has not used yet: dropped if it ends so.
     carried: std::collections::BTreeSet<Reg>,
-    /// The vector constants of the run (a run's data path is straight-line code, so a value
-    /// made in it serves the rest of it).
-    constants: std::collections::HashMap<[u32; 4], Value>,
-    /// Float24 modes: the values of the run the input flush leaves unchanged (results of the
-    /// flush or a rounding, canonical temporaries and their swizzles), and the flushed copy
-    /// of each other value flushed so far ([`lanes::flush`] asks [`Elements::flushed_already`]).
-    flushed: std::collections::HashMap<Value, Value>,
+    /// What the run knows about its values ([`ValueFacts`]): its constants (a run's data path
+    /// is straight-line code, so a value made in it serves the rest of it), in the float24
+    /// modes the values the input flush leaves unchanged (results of the flush or a rounding,
+    /// canonical temporaries and their swizzles) and the flushed copy of each other value
+    /// flushed so far ([`lanes::flush`] asks [`Elements::flushed_already`]), and the values a
+    /// whole-invocation fast function's checks cover (checked, or within the bounds as
+    /// constants).
+    pub(crate) facts: ValueFacts,
     /// Float24 modes: the lanes of each value that may hold −0 where the model holds +0
     /// (results of the fast path, [`lanes::FlaggingSignedZeros`], their moves, and what merges
     /// them), which [`Lowering::settled`] makes +0 before a use that sees a zero's sign. The
@@ -152,8 +154,6 @@ pub struct RegisterCache {
     /// ([`lanes::Checks::Operands`]), merged into the context's when the run ends
     /// ([`Lowering::end_run`]).
     checked: Option<lanes::FlaggingSignedZeros<Value, Value>>,
-    /// The values of the run those checks cover (checked, or within the bounds as constants).
-    bounded: std::collections::HashSet<Value>,
     /// Float24 modes: the lanes of each value that may hold a *wild* value, a result of RCP,
     /// RSQ, EX2 or LG2 (bits 0-3), and those of them that may hold one of LG2 (bits 4-7)
     /// ([`FlowFacts::find_wild_temps`]; a register loaded from its home has the lanes found
@@ -183,11 +183,9 @@ impl RegisterCache {
     fn clear(&mut self) {
         self.values.clear();
         self.carried.clear();
-        self.constants.clear();
-        self.flushed.clear();
+        self.facts.clear();
         self.negative_zeros.clear();
         self.checked = None;
-        self.bounded.clear();
         self.wild.clear();
         self.tamed.clear();
         self.inputs.clear();
@@ -212,7 +210,7 @@ impl RegisterCache {
             *dirty = matches!(reg, Reg::Temp(n) if kept_dirty & (1 << n) != 0);
             self.carried.insert(reg);
         }
-        self.constants.clear();
+        self.facts.constants.clear();
         self.tamed.clear();
         self.inputs.clear();
         self.uniforms.clear();
@@ -293,19 +291,19 @@ impl Lowering<'_, '_> {
     // ------------------------------------------------------------------ constants and memory
 
     fn i32x4_const(&mut self, lanes: [u32; 4]) -> Value {
-        if let Some(&v) = self.cache.constants.get(&lanes) {
+        if let Some(&v) = self.cache.facts.constants.get(&lanes) {
             return v;
         }
         let bytes: Vec<u8> = lanes.iter().flat_map(|l| l.to_le_bytes()).collect();
         let constant = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
         let v = self.b.ins().vconst(I32X4, constant);
-        self.cache.constants.insert(lanes, v);
+        self.cache.facts.constants.insert(lanes, v);
         let within_bounds = lanes.iter().all(|&bits| {
             let magnitude = bits & lanes::MAGNITUDE_BITS;
             magnitude <= lanes::OPERAND_GREATEST_BITS
         });
         if within_bounds && self.fast_invocation {
-            self.cache.bounded.insert(v);
+            self.cache.facts.bounded.insert(v);
         }
         v
     }
@@ -313,8 +311,8 @@ impl Lowering<'_, '_> {
     fn f32x4_const(&mut self, lanes: [f32; 4]) -> Value {
         let bits = self.i32x4_const(lanes.map(f32::to_bits));
         let v = self.as_float(bits);
-        if self.cache.bounded.contains(&bits) {
-            self.cache.bounded.insert(v);
+        if self.cache.facts.bounded.contains(&bits) {
+            self.cache.facts.bounded.insert(v);
         }
         v
     }
@@ -445,7 +443,7 @@ impl Lowering<'_, '_> {
     /// [`RegisterCache`]'s `flushed`), up to the sign of a zero in the lanes
     /// [`Lowering::negative_zero_lanes`] gives.
     fn is_flushed(&self, v: Value) -> bool {
-        self.cache.flushed.get(&v) == Some(&v)
+        self.cache.facts.unchanged_by_flush.contains(&v)
     }
 
     /// The lanes of `v` that may hold −0 where the model holds +0 (bit `i`: lane `i`).
@@ -542,8 +540,8 @@ impl Lowering<'_, '_> {
         if self.is_flushed(v) {
             self.note_flushed(tamed);
         }
-        if self.cache.bounded.contains(&v) {
-            self.cache.bounded.insert(tamed);
+        if self.cache.facts.bounded.contains(&v) {
+            self.cache.facts.bounded.insert(tamed);
         }
         let negative_zeros = self.negative_zero_lanes(v) & kept;
         self.note_negative_zeros(tamed, negative_zeros);

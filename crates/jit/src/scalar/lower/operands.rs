@@ -62,7 +62,7 @@ impl Lowering<'_, '_> {
                 // bounds (`JitShader::execute`): within them, and so unchanged by the flush
                 // up to the sign of a zero.
                 if self.fast_invocation {
-                    self.cache.bounded.insert(uniform);
+                    self.cache.facts.bounded.insert(uniform);
                     self.note_flushed(uniform);
                 }
                 uniform
@@ -73,7 +73,7 @@ impl Lowering<'_, '_> {
             .unmerged(raw, swizzle.components_read(needed))
             .unwrap_or(raw);
         // Moving lanes and negating keep magnitudes: within the operand bounds if `raw` is.
-        let bounded = self.cache.bounded.contains(&raw);
+        let bounded = self.cache.facts.bounded.contains(&raw);
         let raw_wild = self.wild_lanes(raw);
         let raw = match zero_sign {
             ZeroSign::Ignored => raw,
@@ -102,7 +102,7 @@ impl Lowering<'_, '_> {
         let flushed =
             components.iter().all(|&c| canonical_lanes & (1 << c) != 0) || self.is_flushed(raw);
         if bounded {
-            self.cache.bounded.insert(value);
+            self.cache.facts.bounded.insert(value);
         }
         if negate {
             let negated = self.b.ins().fneg(value);
@@ -111,7 +111,7 @@ impl Lowering<'_, '_> {
                 self.note_flushed(negated);
             }
             if bounded {
-                self.cache.bounded.insert(negated);
+                self.cache.facts.bounded.insert(negated);
             }
             self.note_wild(negated, wild);
             return negated;

@@ -143,7 +143,7 @@ impl Lowering<'_, '_> {
                 self.note_flushed(column);
             }
             if bounded {
-                self.cache.bounded.insert(column);
+                self.cache.facts.bounded.insert(column);
             }
         }
     }
@@ -199,12 +199,15 @@ impl Lowering<'_, '_> {
         // Constants made in the cold block do not dominate what follows: not kept.
         // Nor the flushed copies: the exact form flushes its operands again rather than keep
         // the fast form's copies live across it.
-        let constants = std::mem::take(&mut self.cache.constants);
-        let flushed = std::mem::take(&mut self.cache.flushed);
+        let facts = &mut self.cache.facts;
+        let constants = std::mem::take(&mut facts.constants);
+        let unchanged = std::mem::take(&mut facts.unchanged_by_flush);
+        let copies = std::mem::take(&mut facts.flushed_copies);
         let exactly = exact(self);
-        self.cache.constants = constants;
+        self.cache.facts.constants = constants;
         let exact_flushed = self.is_flushed(exactly);
-        self.cache.flushed = flushed;
+        self.cache.facts.unchanged_by_flush = unchanged;
+        self.cache.facts.flushed_copies = copies;
         self.b.ins().jump(merge, &[exactly.into()]);
         self.b.seal_block(merge);
         self.b.switch_to_block(merge);
@@ -556,20 +559,19 @@ impl Elements for Lowering<'_, '_> {
         self.i32x4_const([bits; 4])
     }
     fn flushed_already(&mut self, v: Value) -> Option<Value> {
-        self.cache.flushed.get(&v).copied()
+        self.cache.facts.flushed(v)
     }
     fn note_flushed(&mut self, v: Value) {
-        self.cache.flushed.insert(v, v);
+        self.cache.facts.unchanged_by_flush.insert(v);
     }
     fn note_flush(&mut self, v: Value, flushed: Value) {
-        self.cache.flushed.insert(v, flushed);
-        self.cache.flushed.insert(flushed, flushed);
+        self.cache.facts.note_flush(v, flushed);
     }
     fn known_bounded(&mut self, v: Value) -> bool {
-        self.cache.bounded.contains(&v)
+        self.cache.facts.bounded.contains(&v)
     }
     fn note_bounded(&mut self, v: Value) {
-        self.cache.bounded.insert(v);
+        self.cache.facts.bounded.insert(v);
     }
     fn exp2_each(&mut self, a: Value) -> Value {
         let f = self.host.exp2;

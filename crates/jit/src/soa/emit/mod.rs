@@ -10,6 +10,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
+use crate::facts::ValueFacts;
 use crate::{caller_floats, caller_outputs};
 
 use super::{
@@ -342,17 +343,12 @@ struct Emitter<'a, 'b> {
     al: Variable,
     /// The input components of the group (loaded at its start).
     inputs: [[Option<Value>; 4]; 16],
-    /// Values the input flush leaves unchanged.
-    flushed: HashSet<Value>,
-    /// Values the rounding leaves unchanged (results of a rounding, constants 0 and 1).
-    rounded: HashSet<Value>,
-    /// Values known to be zero or +1.0 in every element: specialised uniform components and
-    /// constants ([`lanes::KnownFactor`]).
-    known: HashMap<Value, KnownFactor>,
-    /// Per block: flushed copies of values.
-    flush_memo: HashMap<Value, Value>,
-    /// Per block: constants and uniform loads.
-    constants: HashMap<u32, Value>,
+    /// What the function knows about its values ([`ValueFacts`]): those the input flush or the
+    /// rounding leaves unchanged, those known to be zero or +1.0 in every element (specialised
+    /// uniform components and constants, [`lanes::KnownFactor`]); per block, the flushed
+    /// copies and the constants.
+    facts: ValueFacts,
+    /// Per block: uniform loads.
     uniform_loads: HashMap<(usize, u8, usize), Value>,
     /// Per block: the per-vertex slots of an a0-relative read (by a0 value and base) and each
     /// slot vector's four entry addresses, shared by every component and table read through them.
@@ -482,11 +478,7 @@ pub fn lower(
         steps,
         al,
         inputs: [[None; 4]; 16],
-        flushed: HashSet::new(),
-        rounded: HashSet::new(),
-        known: HashMap::new(),
-        flush_memo: HashMap::new(),
-        constants: HashMap::new(),
+        facts: ValueFacts::default(),
         uniform_loads: HashMap::new(),
         lane_slots: HashMap::new(),
         lane_addresses: HashMap::new(),
@@ -520,8 +512,7 @@ impl Emitter<'_, '_> {
 
     fn switch_to(&mut self, block: Block) {
         self.b.switch_to_block(block);
-        self.flush_memo.clear();
-        self.constants.clear();
+        self.facts.forget_made();
         self.uniform_loads.clear();
         self.lane_slots.clear();
         self.lane_addresses.clear();
@@ -534,13 +525,13 @@ impl Emitter<'_, '_> {
     }
 
     fn bits_const(&mut self, bits: u32) -> Value {
-        if let Some(&v) = self.constants.get(&bits) {
+        if let Some(&v) = self.facts.constants.get(&[bits; 4]) {
             return v;
         }
         let bytes: Vec<u8> = [bits; 4].iter().flat_map(|l| l.to_le_bytes()).collect();
         let constant = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
         let v = self.b.ins().vconst(I32X4, constant);
-        self.constants.insert(bits, v);
+        self.facts.constants.insert([bits; 4], v);
         v
     }
 
@@ -548,7 +539,7 @@ impl Emitter<'_, '_> {
         let bits = self.bits_const(value.to_bits());
         let v = self.as_float(bits);
         if value.to_bits() == 0 || value.abs() >= f32::from_bits(MIN_NORMAL_BITS) {
-            self.flushed.insert(v);
+            self.facts.unchanged_by_flush.insert(v);
         }
         let known = if value.to_bits() == 0 {
             Some(KnownFactor::Zero)
@@ -559,8 +550,8 @@ impl Emitter<'_, '_> {
         };
         if let Some(known) = known {
             // +0 and +1 are float24 values in every mode: the rounding keeps them.
-            self.known.insert(v, known);
-            self.rounded.insert(v);
+            self.facts.known.insert(v, known);
+            self.facts.rounded.insert(v);
         }
         v
     }

@@ -38,13 +38,13 @@ impl Emitter<'_, '_> {
             match self.s.constant_lanes.at(slot, comp) {
                 // Negated, a zero is still one the multiply reads as zero.
                 Some(KnownFactor::Zero) => {
-                    self.known.insert(value, KnownFactor::Zero);
+                    self.facts.known.insert(value, KnownFactor::Zero);
                 }
                 Some(KnownFactor::One) if !negate => {
                     // Exactly +1.0: the flush and the rounding keep it.
-                    self.known.insert(value, KnownFactor::One);
-                    self.flushed.insert(value);
-                    self.rounded.insert(value);
+                    self.facts.known.insert(value, KnownFactor::One);
+                    self.facts.unchanged_by_flush.insert(value);
+                    self.facts.rounded.insert(value);
                 }
                 _ => {}
             }
@@ -141,7 +141,7 @@ impl Emitter<'_, '_> {
             return v;
         }
         let r = lanes::flush(self, v, self.precision);
-        self.flush_memo.insert(v, r);
+        self.facts.flushed_copies.insert(v, r);
         r
     }
 
@@ -166,8 +166,10 @@ impl Emitter<'_, '_> {
         let old = self.b.use_var(var);
         let merged = if self.b.func.dfg.value_type(value) == F32X4 {
             let merged = self.select_float(mask, value, old);
-            if self.flushed.contains(&value) && self.flushed.contains(&old) {
-                self.flushed.insert(merged);
+            if self.facts.unchanged_by_flush.contains(&value)
+                && self.facts.unchanged_by_flush.contains(&old)
+            {
+                self.facts.unchanged_by_flush.insert(merged);
             }
             merged
         } else {

@@ -216,15 +216,12 @@ impl Elements for Emitter<'_, '_> {
         crate::wide::log2_f32x4(&mut self.b, a)
     }
     fn flushed_already(&mut self, v: Value) -> Option<Value> {
-        if self.flushed.contains(&v) {
-            return Some(v);
+        if let Some(r) = self.facts.flushed(v) {
+            return Some(r);
         }
-        if self.known.get(&v) == Some(&KnownFactor::Zero) {
+        if self.facts.known.get(&v) == Some(&KnownFactor::Zero) {
             // A uniform the multiply reads as zero: -0 and values below 2^-62 flush to +0.
             return Some(self.float_const(0.0));
-        }
-        if let Some(&r) = self.flush_memo.get(&v) {
-            return Some(r);
         }
         let &(address, comp, negated) = self.uniform_origin.get(&v)?;
         if matches!(address, UniformAddress::Lanes(_)) {
@@ -233,21 +230,20 @@ impl Elements for Emitter<'_, '_> {
         }
         let table = if negated { NEGATED_FLUSHED } else { FLUSHED };
         let r = self.load_uniform(table, address, comp);
-        self.flushed.insert(r);
-        self.flush_memo.insert(v, r);
+        self.facts.note_flush(v, r);
         Some(r)
     }
     fn note_flushed(&mut self, v: Value) {
-        self.flushed.insert(v);
+        self.facts.unchanged_by_flush.insert(v);
     }
     fn known_factor(&mut self, v: Value) -> Option<KnownFactor> {
-        self.known.get(&v).copied()
+        self.facts.known.get(&v).copied()
     }
     fn is_rounded(&mut self, v: Value) -> bool {
-        self.rounded.contains(&v)
+        self.facts.rounded.contains(&v)
     }
     fn note_rounded(&mut self, v: Value) {
-        self.rounded.insert(v);
+        self.facts.rounded.insert(v);
     }
 }
 /// How the structure-of-arrays kernel finishes its arithmetic (see `Emitter::arith`).
