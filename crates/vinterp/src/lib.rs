@@ -1,7 +1,8 @@
 //! The vectorised interpreter: a zero-compile tier for vertex shaders.
 //!
-//! [`VectorInterpreter::new`] pre-decodes the reachable words of program memory into a compact
-//! array of ops (every register, swizzle component, negation and relative index resolved) and
+//! [`VectorInterpreter::new`] pre-decodes the reachable words of program memory into steps, each
+//! instruction as the operation visitor states it (every register, swizzle component, negation
+//! and relative index resolved), and
 //! marks, per address, the straight line of instructions whose control part does nothing
 //! (docs/execution-model.md §5.3), so preparing a program costs microseconds. A batch runs in
 //! groups of [`WIDTH`] vertices held as structure-of-arrays registers: each register component

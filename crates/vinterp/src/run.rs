@@ -1,8 +1,10 @@
 //! The run loop: a batch in groups of `N` vertices, every register component a vector of `N`
 //! values, control flow once per group with the scalar [`FlowDriver`].
 
-use super::decode::{Decoded, Entry, From, INPUT_BASE, Kind, OUTPUT_BASE, Op, PLANES, Source};
-use super::wide::{Wide, each, mask_pairwise, pairwise};
+use super::decode::{
+    Decoded, Entry, From, INPUT_BASE, Kind, Lane, OUTPUT_BASE, Op, Out, PLANES, SCRATCH_SLOTS, Step,
+};
+use super::wide::{Wide, each, mask_pairwise};
 use shader::exec::BatchIo;
 use shader::float24::lanes::{self, Exactly, Finish, Flagging};
 use shader::float24::{Precision, arith};
@@ -60,6 +62,8 @@ pub(super) struct State<const N: usize> {
     al: i32,
     /// aL of each vertex at its END.
     final_al: [i32; N],
+    /// The results of an instruction's earlier steps ([`Out::Scratch`]).
+    scratch: [[[f32; N]; 4]; SCRATCH_SLOTS],
 }
 
 /// What one batch run did.
@@ -134,21 +138,21 @@ pub(super) trait Isa: Sized {
         fin: &mut F,
     ) -> Result<(), Stopped>;
 
-    /// Executes the data part of `op` ([`State::exec`]), out of line.
+    /// Executes `step` ([`State::exec`]), out of line.
     fn exec<const N: usize, const P: u8, F: Finish<Wide<N>>>(
         state: &mut State<N>,
         context: &Context<'_>,
         fin: &mut F,
-        op: &Op,
+        step: &Step,
     );
 
-    /// Executes the data part of `op` of a straight-line run: [`State::exec`] inlined into
-    /// the group loop, or (the baseline copy on x86-64) [`Isa::exec`].
+    /// Executes `step` of a straight-line run: [`State::exec`] inlined into the group loop,
+    /// or (the baseline copy on x86-64) [`Isa::exec`].
     fn exec_inline<const N: usize, const P: u8, F: Finish<Wide<N>>>(
         state: &mut State<N>,
         context: &Context<'_>,
         fin: &mut F,
-        op: &Op,
+        step: &Step,
     );
 }
 
@@ -170,9 +174,9 @@ impl Isa for Baseline {
         state: &mut State<N>,
         context: &Context<'_>,
         fin: &mut F,
-        op: &Op,
+        step: &Step,
     ) {
-        state.exec::<P>(context, fin, op);
+        state.exec::<P>(context, fin, step);
     }
 
     #[inline(always)]
@@ -180,12 +184,12 @@ impl Isa for Baseline {
         state: &mut State<N>,
         context: &Context<'_>,
         fin: &mut F,
-        op: &Op,
+        step: &Step,
     ) {
         if cfg!(target_arch = "x86_64") {
-            Self::exec::<N, P, F>(state, context, fin, op);
+            Self::exec::<N, P, F>(state, context, fin, step);
         } else {
-            state.exec::<P>(context, fin, op);
+            state.exec::<P>(context, fin, step);
         }
     }
 }
@@ -211,10 +215,10 @@ impl Isa for Avx2 {
         state: &mut State<N>,
         context: &Context<'_>,
         fin: &mut F,
-        op: &Op,
+        step: &Step,
     ) {
         // SAFETY: as above.
-        unsafe { exec_avx2::<N, P, F>(state, context, fin, op) }
+        unsafe { exec_avx2::<N, P, F>(state, context, fin, step) }
     }
 
     /// Called only from [`run_group_avx2`], whose AVX2 the inlined bodies share.
@@ -223,9 +227,9 @@ impl Isa for Avx2 {
         state: &mut State<N>,
         context: &Context<'_>,
         fin: &mut F,
-        op: &Op,
+        step: &Step,
     ) {
-        state.exec::<P>(context, fin, op);
+        state.exec::<P>(context, fin, step);
     }
 }
 
@@ -249,9 +253,9 @@ fn exec_avx2<const N: usize, const P: u8, F: Finish<Wide<N>>>(
     state: &mut State<N>,
     context: &Context<'_>,
     fin: &mut F,
-    op: &Op,
+    step: &Step,
 ) {
-    state.exec::<P>(context, fin, op);
+    state.exec::<P>(context, fin, step);
 }
 
 /// Runs every vertex of `io` in groups of `N`; precision `P` (see [`precision_of`]),
@@ -277,6 +281,7 @@ pub(super) fn run_batch<const N: usize, const P: u8, I: Isa>(
         cmp: [[0; N]; 2],
         al: 0,
         final_al: [0; N],
+        scratch: [[[0.0; N]; 4]; SCRATCH_SLOTS],
     });
     // Input registers the batch does not carry read (0, 0, 0, 1).
     for n in 0..16 {
@@ -378,9 +383,13 @@ fn run_group<const N: usize, const P: u8, F: GroupFinish<N>, I: Isa>(
             if executed > context.budget {
                 return Err(Decline);
             }
-            let ops = program.ops.get(first..first + run).ok_or(Decline)?;
-            for op in ops {
-                I::exec_inline::<N, P, F>(state, context, fin, op);
+            let (from, to) = entry.steps;
+            let steps = program
+                .steps
+                .get(from as usize..to as usize)
+                .ok_or(Decline)?;
+            for step in steps {
+                I::exec_inline::<N, P, F>(state, context, fin, step);
             }
             driver.advance_plain(entry.run);
         } else {
@@ -388,11 +397,16 @@ fn run_group<const N: usize, const P: u8, F: GroupFinish<N>, I: Isa>(
             if executed > context.budget {
                 return Err(Decline);
             }
-            let (Some(op), Some(inst)) = (program.ops.get(first), program.insts.get(first)) else {
+            let Some(inst) = program.insts.get(first) else {
                 return Err(Decline);
             };
-            if op.kind != Kind::Nop {
-                I::exec::<N, P, F>(state, context, fin, op);
+            let (from, to) = entry.steps;
+            for step in program
+                .steps
+                .get(from as usize..to as usize)
+                .ok_or(Decline)?
+            {
+                I::exec::<N, P, F>(state, context, fin, step);
             }
             let taken = state.taken(context, fin, inst, all_lanes::<N>())?;
             if taken != 0 && taken != all_lanes::<N>() {
@@ -488,7 +502,7 @@ fn run_paths<const N: usize, const P: u8, F: GroupFinish<N>, I: Isa>(
                 .get(first..first + entry.run as usize)
                 .ok_or(Decline)?;
             for op in ops {
-                state.exec_masked::<P, F, I>(context, fin, op, path.lanes);
+                state.exec_masked::<P, F, I>(context, fin, op, path.lanes)?;
             }
             path.driver.advance_plain(entry.run);
             true
@@ -496,7 +510,7 @@ fn run_paths<const N: usize, const P: u8, F: GroupFinish<N>, I: Isa>(
             let (Some(op), Some(inst)) = (program.ops.get(first), program.insts.get(first)) else {
                 return Err(Decline);
             };
-            state.exec_masked::<P, F, I>(context, fin, op, path.lanes);
+            state.exec_masked::<P, F, I>(context, fin, op, path.lanes)?;
             let taken = state.taken(context, fin, inst, path.lanes)?;
             if taken != 0 && taken != path.lanes {
                 let mut other = Path {
@@ -608,7 +622,7 @@ impl<const N: usize> State<N> {
         }
     }
 
-    /// [`State::exec`] for the vertices of `lanes` only: the other vertices keep their
+    /// The steps of `op` for the vertices of `lanes` only: the other vertices keep their
     /// destination, a0 and cmp.
     fn exec_masked<const P: u8, F: Finish<Wide<N>>, I: Isa>(
         &mut self,
@@ -616,10 +630,18 @@ impl<const N: usize> State<N> {
         fin: &mut F,
         op: &Op,
         lanes: u32,
-    ) {
-        if lanes == all_lanes::<N>() || op.kind == Kind::Nop {
-            I::exec::<N, P, F>(self, context, fin, op);
-            return;
+    ) -> Result<(), Stopped> {
+        let first = op.first as usize;
+        let steps = context
+            .program
+            .steps
+            .get(first..first + op.count as usize)
+            .ok_or(Decline)?;
+        if lanes == all_lanes::<N>() || steps.is_empty() {
+            for step in steps {
+                I::exec::<N, P, F>(self, context, fin, step);
+            }
+            return Ok(());
         }
         let plane = |lane: usize| (op.dst as usize + lane) % PLANES;
         let active: [bool; N] = std::array::from_fn(|e| lanes & (1 << e) != 0);
@@ -628,11 +650,8 @@ impl<const N: usize> State<N> {
                 new[e] = if active[e] { new[e] } else { old[e] };
             }
         }
-        // Only what the operation writes is kept and put back.
-        let written = match op.kind {
-            Kind::Mova | Kind::Cmp => 0,
-            _ => op.mask & 0xF,
-        };
+        // Only what the instruction writes is kept and put back.
+        let written = op.mask & 0xF;
         let kept: [[f32; N]; 4] = std::array::from_fn(|lane| {
             if written & (1 << lane) != 0 {
                 self.planes[plane(lane)]
@@ -641,227 +660,194 @@ impl<const N: usize> State<N> {
             }
         });
         let (a0, cmp) = (self.a0, self.cmp);
-        I::exec::<N, P, F>(self, context, fin, op);
+        for step in steps {
+            I::exec::<N, P, F>(self, context, fin, step);
+        }
         for (lane, kept) in kept.iter().enumerate() {
             if written & (1 << lane) != 0 {
                 blend(&mut self.planes[plane(lane)], kept, &active);
             }
         }
-        match op.kind {
-            Kind::Mova => {
-                for (new, old) in self.a0.iter_mut().zip(&a0) {
-                    blend(new, old, &active);
-                }
+        if op.sets_address {
+            for (new, old) in self.a0.iter_mut().zip(&a0) {
+                blend(new, old, &active);
             }
-            Kind::Cmp | Kind::Litp => {
-                for (new, old) in self.cmp.iter_mut().zip(&cmp) {
-                    blend(new, old, &active);
-                }
-            }
-            _ => {}
         }
+        if op.sets_cmp {
+            for (new, old) in self.cmp.iter_mut().zip(&cmp) {
+                blend(new, old, &active);
+            }
+        }
+        Ok(())
     }
 
-    /// Source `s` as lane `lane` reads it: the swizzled component of its register (a
-    /// uniform broadcast, a relatively addressed uniform gathered per vertex), negated.
+    /// Lane `from` as every vertex reads it: a plane, a uniform broadcast, a relatively
+    /// addressed uniform gathered per vertex, a constant or a scratch lane, negated.
     #[inline(always)]
-    fn read(&self, context: &Context<'_>, s: &Source, lane: usize) -> [f32; N] {
-        let comp = s.comps[lane] as usize % 4;
-        match s.from {
-            From::Plane => each(self.planes[(s.base as usize + comp) % PLANES], |x| {
-                f32::from_bits(x.to_bits() ^ s.negate)
+    fn read(&self, context: &Context<'_>, from: Lane) -> [f32; N] {
+        let sign = |negate: bool| if negate { 0x8000_0000 } else { 0 };
+        match from {
+            Lane::Plane { plane, negate } => each(self.planes[plane as usize % PLANES], |x| {
+                f32::from_bits(x.to_bits() ^ sign(negate))
             }),
-            From::Uniform => {
-                [f32::from_bits(context.table.get(s.base as usize, comp) ^ s.negate); N]
+            Lane::Uniform {
+                from: From::Uniform,
+                base,
+                comp,
+                negate,
+            } => {
+                [f32::from_bits(context.table.get(base as usize, comp as usize) ^ sign(negate)); N]
             }
-            _ => self.read_relative(context, s, comp),
+            Lane::Uniform {
+                from,
+                base,
+                comp,
+                negate,
+            } => self.read_relative(context, from, base, comp as usize, sign(negate)),
+            Lane::Constant(bits) => [f32::from_bits(bits); N],
+            Lane::Scratch { slot, lane } => {
+                self.scratch[slot as usize % SCRATCH_SLOTS][lane as usize % 4]
+            }
         }
     }
 
     /// [`State::read`] of a relatively addressed uniform (out of line: a gather, whose
     /// element-by-element code should not shape the common reads).
     #[inline(never)]
-    fn read_relative(&self, context: &Context<'_>, s: &Source, comp: usize) -> [f32; N] {
+    fn read_relative(
+        &self,
+        context: &Context<'_>,
+        from: From,
+        base: u8,
+        comp: usize,
+        sign: u32,
+    ) -> [f32; N] {
         let table = &context.table;
-        let slot = |offset: i32| relative_uniform_slot(&mut ExactIndex, s.base, offset) as usize;
-        let bits: [u32; N] = match s.from {
+        let slot = |offset: i32| relative_uniform_slot(&mut ExactIndex, base, offset) as usize;
+        let bits: [u32; N] = match from {
             From::RelA0X => each(self.a0[0], |offset| table.get(slot(offset), comp)),
             From::RelA0Y => each(self.a0[1], |offset| table.get(slot(offset), comp)),
             _ => [table.get(slot(self.al), comp); N],
         };
-        each(bits, |b| f32::from_bits(b ^ s.negate))
+        each(bits, |b| f32::from_bits(b ^ sign))
     }
 
-    /// Writes `values` to the lanes of `op`'s destination its mask enables.
-    #[inline(always)]
-    fn write(&mut self, op: &Op, values: &[[f32; N]; 4]) {
-        for (lane, value) in values.iter().enumerate() {
-            if op.mask & (1 << lane) != 0 {
-                self.planes[(op.dst as usize + lane) % PLANES] = *value;
-            }
-        }
-    }
-
-    /// Writes one value to every lane `op`'s mask enables.
-    #[inline(always)]
-    fn broadcast(&mut self, op: &Op, value: [f32; N]) {
-        for lane in 0..4 {
-            if op.mask & (1 << lane) != 0 {
-                self.planes[(op.dst as usize + lane) % PLANES] = value;
-            }
-        }
-    }
-
-    /// Executes the data part of one instruction.
+    /// Executes one step.
     #[inline(always)]
     fn exec<const P: u8>(
         &mut self,
         context: &Context<'_>,
         fin: &mut impl Finish<Wide<N>>,
-        op: &Op,
+        step: &Step,
     ) {
         let p = precision_of(P);
         let l = &mut Wide::<N>;
-        let [s0, s1, s2] = &op.src;
-        // A per-lane operation: the body for each enabled lane, every lane computed before any
-        // is written (a source may be the destination). A macro, not a closure, so that the
-        // body is compiled with the target features of the loop it is part of.
+        let [a, b, c, d] = &step.operands;
+        let mut values = [[0.0f32; N]; 4];
+        // A lane-wise step: the body for each lane computed, every lane computed before any is
+        // stored (a source may be the destination). A macro, not a closure, so that the body
+        // is compiled with the target features of the loop it is part of.
         macro_rules! per_lane {
             (|$lane:ident| $body:expr) => {{
-                let mut values = [[0.0f32; N]; 4];
                 for $lane in 0..4 {
-                    if op.mask & (1 << $lane) != 0 {
+                    if step.lanes & (1 << $lane) != 0 {
                         values[$lane] = $body;
                     }
                 }
-                self.write(op, &values);
             }};
         }
-        match op.kind {
+        // A step with one result for every lane stores it at once.
+        macro_rules! broadcast {
+            ($value:expr) => {{
+                let value = $value;
+                self.store(step, |_| value);
+                return;
+            }};
+        }
+        match step.kind {
             Kind::Add => per_lane!(|lane| {
-                let a = self.read(context, s0, lane);
-                let b = self.read(context, s1, lane);
-                lanes::add_by(l, fin, a, b, p)
+                let (x, y) = (self.read(context, a[lane]), self.read(context, b[lane]));
+                lanes::add_by(l, fin, x, y, p)
             }),
             Kind::Mul => per_lane!(|lane| {
-                let a = self.read(context, s0, lane);
-                let b = self.read(context, s1, lane);
-                lanes::mul_by(l, fin, a, b, p)
+                let (x, y) = (self.read(context, a[lane]), self.read(context, b[lane]));
+                lanes::mul_by(l, fin, x, y, p)
             }),
             Kind::Mad => per_lane!(|lane| {
-                let a = self.read(context, s0, lane);
-                let b = self.read(context, s1, lane);
-                let c = self.read(context, s2, lane);
-                lanes::mad_by(l, fin, a, b, c, p)
+                let (x, y) = (self.read(context, a[lane]), self.read(context, b[lane]));
+                let z = self.read(context, c[lane]);
+                lanes::mad_by(l, fin, x, y, z, p)
             }),
-            Kind::Dp3 | Kind::Dp4 | Kind::Dph => {
-                if op.mask == 0 {
-                    return;
-                }
-                let terms = if op.kind == Kind::Dp3 { 3 } else { 4 };
+            Kind::Dot3 | Kind::Dot4 => {
+                let terms = if step.kind == Kind::Dot3 { 3 } else { 4 };
                 let mut products = [[0.0; N]; 4];
                 for (lane, product) in products.iter_mut().enumerate().take(terms) {
-                    // DPH: a.w is 1.0 after swizzle and negate.
-                    let a = if op.kind == Kind::Dph && lane == 3 {
-                        [1.0; N]
-                    } else {
-                        self.read(context, s0, lane)
-                    };
-                    let b = self.read(context, s1, lane);
-                    *product = lanes::mul_by(l, fin, a, b, p);
+                    let (x, y) = (self.read(context, a[lane]), self.read(context, b[lane]));
+                    *product = lanes::mul_by(l, fin, x, y, p);
                 }
-                let sum = lanes::dot_sum_by(l, fin, &products[..terms], p);
-                self.broadcast(op, sum);
+                broadcast!(lanes::dot_sum_by(l, fin, &products[..terms], p))
             }
-            Kind::Dst => per_lane!(|lane| match lane {
-                0 => [1.0; N],
-                1 => {
-                    let a = self.read(context, s0, 1);
-                    let b = self.read(context, s1, 1);
-                    lanes::mul_by(l, fin, a, b, p)
-                }
-                2 => self.read(context, s0, 2),
-                _ => self.read(context, s1, 3),
+            Kind::Floor => per_lane!(|lane| {
+                let x = self.read(context, a[lane]);
+                lanes::flr_by(l, fin, x, p)
             }),
-            Kind::Max => per_lane!(|lane| {
-                pairwise(
-                    self.read(context, s0, lane),
-                    self.read(context, s1, lane),
-                    arith::max,
-                )
-            }),
-            Kind::Min => per_lane!(|lane| {
-                pairwise(
-                    self.read(context, s0, lane),
-                    self.read(context, s1, lane),
-                    arith::min,
-                )
-            }),
-            Kind::Sge => per_lane!(|lane| {
-                pairwise(
-                    self.read(context, s0, lane),
-                    self.read(context, s1, lane),
-                    arith::sge,
-                )
-            }),
-            Kind::Slt => per_lane!(|lane| {
-                pairwise(
-                    self.read(context, s0, lane),
-                    self.read(context, s1, lane),
-                    arith::slt,
-                )
-            }),
-            Kind::Mov => per_lane!(|lane| self.read(context, s0, lane)),
-            Kind::Flr => per_lane!(|lane| {
-                let a = self.read(context, s0, lane);
-                lanes::flr_by(l, fin, a, p)
-            }),
-            Kind::Rcp | Kind::Rsq | Kind::Ex2 | Kind::Lg2 => {
-                if op.mask == 0 {
-                    return;
-                }
-                let x = self.read(context, s0, 0);
-                let r = match op.kind {
-                    Kind::Rcp => lanes::rcp_each_by(l, fin, x, p),
-                    Kind::Rsq => lanes::rsq_each_by(l, fin, x, p),
-                    Kind::Ex2 => lanes::ex2_each_by(l, fin, x, p),
-                    _ => lanes::lg2_each_by(l, fin, x, p),
-                };
-                self.broadcast(op, r);
+            Kind::Reciprocal => broadcast!(lanes::rcp_each_by(l, fin, self.read(context, a[0]), p)),
+            Kind::ReciprocalSqrt => {
+                broadcast!(lanes::rsq_each_by(l, fin, self.read(context, a[0]), p))
             }
-            Kind::Litp => {
-                let x = self.read(context, s0, 0);
-                let y = self.read(context, s0, 1);
-                let w = self.read(context, s0, 3);
-                let mut values = [[0.0; N]; 4];
-                for e in 0..N {
-                    let (v, flags) = arith::litp(&[x[e], y[e], 0.0, w[e]]);
-                    for (lane, value) in values.iter_mut().enumerate() {
-                        value[e] = v[lane];
+            Kind::Exp2 => broadcast!(lanes::ex2_each_by(l, fin, self.read(context, a[0]), p)),
+            Kind::Log2 => broadcast!(lanes::lg2_each_by(l, fin, self.read(context, a[0]), p)),
+            Kind::Select(test) => per_lane!(|lane| {
+                let (x, y) = (self.read(context, a[lane]), self.read(context, b[lane]));
+                let (then, otherwise) = (self.read(context, c[lane]), self.read(context, d[lane]));
+                let pass = compare_each(test, x, y);
+                std::array::from_fn(|e| if pass[e] != 0 { then[e] } else { otherwise[e] })
+            }),
+            Kind::Move => per_lane!(|lane| self.read(context, a[lane])),
+            Kind::SetCmp => {
+                for flag in 0..2 {
+                    if step.lanes & (1 << flag) != 0 {
+                        let (x, y) = (self.read(context, a[flag]), self.read(context, b[flag]));
+                        self.cmp[flag] = compare_each(step.tests[flag], x, y);
                     }
-                    self.cmp[0][e] = (flags[0] as u32).wrapping_neg();
-                    self.cmp[1][e] = (flags[1] as u32).wrapping_neg();
                 }
-                self.write(op, &values);
+                return;
             }
-            Kind::Mova => {
-                let x = self.read(context, s0, 0);
-                let y = self.read(context, s0, 1);
-                if op.mask & 1 != 0 {
+            Kind::SetAddress => {
+                let x = self.read(context, a[0]);
+                let y = self.read(context, a[1]);
+                if step.lanes & 1 != 0 {
                     self.a0[0] = each(x, arith::mova);
                 }
-                if op.mask & 2 != 0 {
+                if step.lanes & 2 != 0 {
                     self.a0[1] = each(y, arith::mova);
                 }
+                return;
             }
-            Kind::Cmp => {
-                let a = [self.read(context, s0, 0), self.read(context, s0, 1)];
-                let b = [self.read(context, s1, 0), self.read(context, s1, 1)];
-                for i in 0..2 {
-                    self.cmp[i] = compare_each(op.compare[i], a[i], b[i]);
+        }
+        self.store(step, |lane| values[lane]);
+    }
+
+    /// Stores `value(lane)` in each lane `step` computes.
+    #[inline(always)]
+    fn store(&mut self, step: &Step, value: impl Fn(usize) -> [f32; N]) {
+        match step.out {
+            Out::Planes(dst) => {
+                for lane in 0..4 {
+                    if step.lanes & (1 << lane) != 0 {
+                        self.planes[(dst as usize + lane) % PLANES] = value(lane);
+                    }
                 }
             }
-            Kind::Nop => {}
+            Out::Scratch(slot) => {
+                let scratch = &mut self.scratch[slot as usize % SCRATCH_SLOTS];
+                for (lane, slot) in scratch.iter_mut().enumerate() {
+                    if step.lanes & (1 << lane) != 0 {
+                        *slot = value(lane);
+                    }
+                }
+            }
+            Out::Flow => {}
         }
     }
 }

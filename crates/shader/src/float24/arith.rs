@@ -63,35 +63,6 @@ pub fn flr(a: &Vec4, p: Precision) -> Vec4 {
     lanes::flr(&mut Exact, *a, p)
 }
 
-// The element forms of the raw-value instructions below serve the vectorised interpreter,
-// whose run loop still states each instruction itself (docs/architecture.md, "Each rule stated
-// once"); every other engine takes their meaning from `crate::exec::operate`, which agrees.
-
-/// MAX: `(a > b) ? a : b` on raw values (x86 `maxps` semantics): max(NaN, 0) = 0,
-/// max(0, NaN) = NaN, max(0, −inf) = 0.
-#[inline]
-pub fn max(a: f32, b: f32) -> f32 {
-    if a > b { a } else { b }
-}
-
-/// MIN: `(a < b) ? a : b` on raw values (x86 `minps` semantics).
-#[inline]
-pub fn min(a: f32, b: f32) -> f32 {
-    if a < b { a } else { b }
-}
-
-/// SGE: 1.0 when `a >= b` (raw IEEE comparison; any NaN gives 0.0).
-#[inline]
-pub fn sge(a: f32, b: f32) -> f32 {
-    if a >= b { 1.0 } else { 0.0 }
-}
-
-/// SLT: 1.0 when `a < b` (raw IEEE comparison; any NaN gives 0.0).
-#[inline]
-pub fn slt(a: f32, b: f32) -> f32 {
-    if a < b { 1.0 } else { 0.0 }
-}
-
 /// The comparison operators of CMP (3-bit field values 0..7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CompareOp {
@@ -170,19 +141,6 @@ impl CompareOp {
 /// The clamp bound of LITP's y lane, 128 − 2^-8 (exactly representable). The clamp keeps a
 /// NaN y unchanged (`y < lo ? lo : y > hi ? hi : y`): a project choice, nothing is known.
 pub const LITP_Y_LIMIT: f32 = 127.996_09;
-
-/// LITP on raw values: `(max(x, 0), clamp(y, ±127.99609375), 0, max(w, 0))` and
-/// `cmp = (x >= 0, w >= 0)`.
-///
-/// `max` is the MAX instruction's `(a > b) ? a : b`, so a NaN x or w gives +0. The clamp keeps a
-/// NaN y unchanged (`y < lo ? lo : y > hi ? hi : y`): a project choice, nothing is known.
-#[inline]
-pub fn litp(v: &Vec4) -> (Vec4, [bool; 2]) {
-    let [x, y, _, w] = *v;
-    // f32::clamp is `y < lo ? lo : y > hi ? hi : y`: NaN passes through unchanged.
-    let y = y.clamp(-LITP_Y_LIMIT, LITP_Y_LIMIT);
-    ([max(x, 0.0), y, 0.0, max(w, 0.0)], [x >= 0.0, w >= 0.0])
-}
 
 /// MOVA's conversion: truncation toward zero, saturating at the i32 range; NaN gives 0.
 #[inline]
