@@ -231,19 +231,20 @@ impl Recorder {
 
     /// The flow step of `kind` this instruction has, made on first use.
     fn flow_step(&mut self, kind: Kind) -> &mut Step {
-        if !self.steps.iter().any(|s| s.kind == kind) {
-            self.steps.push(Step {
-                kind,
-                lanes: 0,
-                out: Out::Flow,
-                tests: [CompareOp::Eq; 2],
-                operands: [[Lane::Constant(0); 4]; 4],
-            });
-        }
-        self.steps
-            .iter_mut()
-            .find(|s| s.kind == kind)
-            .expect("made above")
+        let at = match self.steps.iter().position(|s| s.kind == kind) {
+            Some(at) => at,
+            None => {
+                self.steps.push(Step {
+                    kind,
+                    lanes: 0,
+                    out: Out::Flow,
+                    tests: [CompareOp::Eq; 2],
+                    operands: [[Lane::Constant(0); 4]; 4],
+                });
+                self.steps.len() - 1
+            }
+        };
+        &mut self.steps[at]
     }
 
     /// The steps, each computing only the lanes something uses, and the last one's result

@@ -31,7 +31,7 @@ use cranelift_codegen::ir::{Block, FuncRef, InstBuilder, JumpTableData, Value, t
 use cranelift_frontend::Variable;
 
 use super::{Lowering, Reg, trusted};
-use crate::scalar::analysis::DIRECT_CANDIDATES;
+use crate::scalar::analysis::{CallReturns, DIRECT_CANDIDATES};
 use crate::scalar::context::{JitContext, LoopCounters, StackRing, status};
 use shader::flow::rules::{self, FlowOps};
 use shader::flow::{
@@ -70,12 +70,19 @@ impl StackPlace {
     fn loops() -> StackPlace {
         StackPlace::of::<LOOP_DEPTH>(offset_of!(JitContext, loop_stack))
     }
+
+    fn of_stack(stack: Stack) -> StackPlace {
+        match stack {
+            Stack::If => StackPlace::ifs(),
+            Stack::Call => StackPlace::calls(),
+            Stack::Loop => StackPlace::loops(),
+        }
+    }
 }
 
 /// The top of a stack, as loaded: which stack, its length, top counter, slot index and entry.
 #[derive(Clone, Copy)]
 struct Top {
-    place: StackPlace,
     stack: Stack,
     len: Value,
     top: Value,
@@ -170,13 +177,13 @@ impl Lowering<'_, '_> {
         slot
     }
 
-    fn load_top(&mut self, place: StackPlace, stack: Stack) -> Top {
+    fn load_top(&mut self, stack: Stack) -> Top {
+        let place = StackPlace::of_stack(stack);
         let len = self.load(types::I32, place.len);
         let top = self.load(types::I32, place.top);
         let slot = self.b.ins().band_imm_s(top, place.depth as i64 - 1);
         let entry = self.load_slot(place.slots, slot);
         Top {
-            place,
             stack,
             len,
             top,
@@ -186,10 +193,11 @@ impl Lowering<'_, '_> {
     }
 
     fn pop(&mut self, top: Top) {
+        let place = StackPlace::of_stack(top.stack);
         let t = self.b.ins().iadd_imm_s(top.top, -1);
-        self.store(t, top.place.top);
+        self.store(t, place.top);
         let len = self.b.ins().iadd_imm_s(top.len, -1);
-        self.store(len, top.place.len);
+        self.store(len, place.len);
     }
 
     /// Whether the stack is non-empty and the 16-bit half of its top entry at `shift` equals
@@ -585,12 +593,19 @@ impl Lowering<'_, '_> {
             Some(test) => When::If(test),
             None => When::Always,
         };
-        let candidates = self.routed_candidates(next, inst);
+        let call_returns = self.facts.call_returns_at(next);
+        let ends = PossibleEnds {
+            call_pops: call_returns.pops,
+            if_end: self.facts.if_ends.contains_key(&next),
+            loop_end: self.facts.loop_entries.contains_key(&next),
+        };
+        let candidates = self.routed_candidates(next, inst, call_returns);
         let mut stepping = Stepping {
             l: self,
             pc,
             inst: *inst,
             route,
+            ends,
             candidates,
             remaining: None,
         };
@@ -599,7 +614,12 @@ impl Lowering<'_, '_> {
 
     /// The addresses a matched scope can send control to after the instruction `inst` whose
     /// next address is `next` (sorted; `None`: too many to list).
-    fn routed_candidates(&self, next: u16, inst: &Instruction) -> Option<Vec<u16>> {
+    fn routed_candidates(
+        &self,
+        next: u16,
+        inst: &Instruction,
+        call_returns: CallReturns,
+    ) -> Option<Vec<u16>> {
         let breaks = matches!(
             inst,
             Instruction::Simple {
@@ -617,7 +637,6 @@ impl Lowering<'_, '_> {
             }
             _ => candidates = None,
         };
-        let call_returns = self.facts.call_returns_at(next);
         if call_returns.pops > 0 {
             add(call_returns.targets.as_ref());
         }
@@ -703,6 +722,8 @@ struct Stepping<'s, 'a, 'b> {
     pc: u16,
     inst: Instruction,
     route: RouteVars,
+    /// The scope ends the analysis allows at the next address.
+    ends: PossibleEnds,
     /// Where a matched scope can send control ([`Lowering::routed_candidates`]).
     candidates: Option<Vec<u16>>,
     /// The top loop's passes left, as [`StackOps::loop_again`] loaded them.
@@ -811,20 +832,11 @@ impl StackOps for Stepping<'_, '_, '_> {
     }
 
     fn possible_ends(&self, next: u16) -> PossibleEnds {
-        let facts = self.l.facts;
-        PossibleEnds {
-            call_pops: facts.call_returns_at(next).pops,
-            if_end: facts.if_ends.contains_key(&next),
-            loop_end: facts.loop_entries.contains_key(&next),
-        }
+        debug_assert_eq!(next, wrap(self.pc as u32 + 1));
+        self.ends
     }
     fn top(&mut self, stack: Stack) -> Top {
-        let place = match stack {
-            Stack::If => StackPlace::ifs(),
-            Stack::Call => StackPlace::calls(),
-            Stack::Loop => StackPlace::loops(),
-        };
-        self.l.load_top(place, stack)
+        self.l.load_top(stack)
     }
     /// A LOOP entry keeps its end in the high half, the others in the low one.
     fn ends_at(&mut self, top: Top, address: Value) -> Value {
