@@ -22,7 +22,7 @@ const LAYERS: &[&[&str]] = &[
     &["validate"],
     &["asm"],
     &["exec"],
-    &["interp", "jit", "vinterp"],
+    &["interp", "jit", "vinterp", "translate"],
     &["engine"],
     &["gpu"],
     &["document"],
@@ -63,6 +63,7 @@ const SOURCES: &[(&str, Option<&str>)] = &[
     ("crates/shader/src", None),
     ("crates/jit/src", Some("jit")),
     ("crates/vinterp/src", Some("vinterp")),
+    ("crates/translate/src", Some("translate")),
     ("crates/engine/src", Some("engine")),
     ("crates/gpu/src", Some("gpu")),
 ];

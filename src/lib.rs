@@ -100,6 +100,7 @@ pub use engine;
 pub use gpu;
 pub use jit;
 pub use shader::{asm, exec, float24, flow, interp, isa, numbers, program, shbin, validate};
+pub use translate;
 pub use vinterp;
 
 pub mod capi;

@@ -124,7 +124,7 @@ pub(crate) fn precision() -> impl TypedValueParser<Value = Precision> {
 
 /// Engines by [`EngineKind::name`].
 pub(crate) fn engine_kind() -> impl TypedValueParser<Value = EngineKind> {
-    named(&EngineKind::ALL, EngineKind::name, EngineKind::summary)
+    named(&EngineKind::NAMED, EngineKind::name, EngineKind::summary)
 }
 
 /// The precision modes of a difftest run: one, or all of them in turn on the same programs.

@@ -136,6 +136,7 @@ const fn engine_tag(kind: EngineKind) -> u8 {
         EngineKind::SoaJit => 2,
         EngineKind::VectorInterpreter => 3,
         EngineKind::Auto => 4,
+        EngineKind::Gpu => 5,
     }
 }
 

@@ -23,6 +23,7 @@ use shader::interp::Interpreter;
 use shader::program::{ShaderKind, ShaderProgram};
 use specialized::{CompileMode, Specializing, VariantKey};
 use tiered::KernelEngine;
+use translate::host::engine::{GpuError, GpuShader};
 use vinterp::VectorInterpreter;
 
 /// The engines there are (docs/batches.md).
@@ -43,16 +44,30 @@ pub enum EngineKind {
     /// JIT's kernels compiled in the background once the program is hot ([`HOT_INVOCATIONS`];
     /// geometry shaders: the interpreter until the JIT, compiled the same way, is ready).
     Auto,
+    /// The program translated to GLSL and run by the host's OpenGL driver (docs/gpu-shaders.md):
+    /// vertex shaders only.
+    Gpu,
 }
 
 impl EngineKind {
-    /// Every engine, the reference first.
+    /// Every engine that runs on the CPU, the reference first: what the tests and the
+    /// differential tester run unless told otherwise.
     pub const ALL: [EngineKind; 5] = [
         EngineKind::Interpreter,
         EngineKind::Jit,
         EngineKind::SoaJit,
         EngineKind::VectorInterpreter,
         EngineKind::Auto,
+    ];
+
+    /// Every engine, by the names the command line takes: the CPU's, then the host GPU's.
+    pub const NAMED: [EngineKind; 6] = [
+        EngineKind::Interpreter,
+        EngineKind::Jit,
+        EngineKind::SoaJit,
+        EngineKind::VectorInterpreter,
+        EngineKind::Auto,
+        EngineKind::Gpu,
     ];
 
     /// The command-line name.
@@ -63,6 +78,7 @@ impl EngineKind {
             EngineKind::SoaJit => "soa-jit",
             EngineKind::VectorInterpreter => "vinterp",
             EngineKind::Auto => "auto",
+            EngineKind::Gpu => "gpu",
         }
     }
 
@@ -80,6 +96,9 @@ impl EngineKind {
             EngineKind::Auto => {
                 "vinterp at once, soa-jit compiled in the background once the program is hot (embedders' choice)"
             }
+            EngineKind::Gpu => {
+                "the program translated to GLSL and run by the host's OpenGL driver (vertex shaders)"
+            }
         }
     }
 }
@@ -95,6 +114,8 @@ impl fmt::Display for EngineKind {
 pub enum EngineError {
     /// The JIT could not compile it (an environment problem, never the program's).
     Jit(JitError),
+    /// The host GPU could not translate or run it.
+    Gpu(GpuError),
     /// The engine panicked while preparing it (a bug; the cache reports it to every request
     /// that waited for that preparation).
     Panicked {
@@ -108,6 +129,7 @@ impl EngineError {
     pub fn engine(&self) -> EngineKind {
         match self {
             EngineError::Jit(_) => EngineKind::Jit,
+            EngineError::Gpu(_) => EngineKind::Gpu,
             EngineError::Panicked { engine } => *engine,
         }
     }
@@ -122,6 +144,7 @@ impl fmt::Display for EngineError {
         )?;
         match self {
             EngineError::Jit(error) => write!(f, "{error}"),
+            EngineError::Gpu(error) => write!(f, "{error}"),
             EngineError::Panicked { .. } => f.write_str("it panicked while preparing it"),
         }
     }
@@ -131,6 +154,7 @@ impl std::error::Error for EngineError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             EngineError::Jit(error) => Some(error),
+            EngineError::Gpu(error) => Some(error),
             EngineError::Panicked { .. } => None,
         }
     }
@@ -170,6 +194,9 @@ pub fn prepare(
             )))
         }
         EngineKind::VectorInterpreter => Ok(Box::new(vector_interpreter(program, config))),
+        EngineKind::Gpu => Ok(Box::new(
+            GpuShader::compile(program, config).map_err(EngineError::Gpu)?,
+        )),
         EngineKind::Auto => {
             let interp: Arc<dyn ShaderEngine> = Arc::new(Interpreter::new(program.clone(), config));
             if program.stage != ShaderKind::Vertex {

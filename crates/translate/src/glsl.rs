@@ -1,0 +1,641 @@
+//! The GLSL printer: GLSL 3.30 core, GLSL ES 3.00 and the later versions that have `precise`
+//! (docs/gpu-shaders.md, "GLSL").
+//!
+//! Expressions print inline; a node a statement uses twice is evaluated once into a temporary
+//! before it. Every temporary is `precise` where the version has the qualifier, so no compiler
+//! contracts or reorders the arithmetic behind it; the IR's float primitives also route every
+//! operand and product through the uniform block's opaque zero, which versions without it need.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write;
+
+use crate::interface::{Interface, OutputStyle};
+use crate::ir::*;
+
+/// A GLSL dialect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// `#version 330 core`.
+    Glsl330,
+    /// `#version 300 es` (OpenGL ES 3.0, Android).
+    Es300,
+    /// `#version 450 core` (`precise`).
+    Glsl450,
+    /// `#version 320 es` (`precise`).
+    Es320,
+}
+
+impl Dialect {
+    /// The `#version` line's argument.
+    pub const fn version(self) -> &'static str {
+        match self {
+            Dialect::Glsl330 => "330 core",
+            Dialect::Es300 => "300 es",
+            Dialect::Glsl450 => "450 core",
+            Dialect::Es320 => "320 es",
+        }
+    }
+
+    /// Whether it has the `precise` qualifier.
+    pub const fn has_precise(self) -> bool {
+        matches!(self, Dialect::Glsl450 | Dialect::Es320)
+    }
+
+    /// Whether it is an OpenGL ES dialect.
+    pub const fn is_es(self) -> bool {
+        matches!(self, Dialect::Es300 | Dialect::Es320)
+    }
+}
+
+/// The name of the uniform block's instance in GLSL.
+pub const BLOCK_INSTANCE: &str = "pica";
+
+/// `module` as a GLSL vertex shader of `dialect` with `interface`.
+pub fn print(module: &Module, interface: &Interface, dialect: Dialect) -> String {
+    let mut functions = String::new();
+    let mut selects = BTreeSet::new();
+    for function in &module.functions {
+        let mut printer = FunctionPrinter {
+            module,
+            function,
+            dialect,
+            out: String::new(),
+            temps: 0,
+            selects: &mut selects,
+        };
+        printer.function();
+        functions.push_str(&printer.out);
+        functions.push('\n');
+    }
+    let mut out = String::new();
+    let _ = writeln!(out, "#version {}", dialect.version());
+    if dialect.is_es() {
+        out.push_str("precision highp float;\nprecision highp int;\n");
+    }
+    out.push_str(&interface.banner);
+    out.push('\n');
+    for n in 0..16 {
+        if module.inputs & (1 << n) != 0 {
+            let _ = writeln!(out, "layout(location = {n}) in vec4 v{n};");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "layout(std140) uniform {} {{\n    uvec4 c[96]; // c0-c95: f32 bits\n    uvec4 i[4];  // i0-i3: (x, y, z, w) bytes\n    uint b;      // bit n: bN\n    uint zero;   // always 0 (keeps compilers from folding or fusing)\n}} {BLOCK_INSTANCE};",
+        interface.block_name
+    );
+    let storage = match interface.outputs {
+        OutputStyle::Varyings => "out ",
+        OutputStyle::Globals => "",
+    };
+    for n in 0..16 {
+        if module.outputs & (1 << n) != 0 {
+            let _ = writeln!(out, "{storage}vec4 o{n};");
+        }
+    }
+    if module.end_state {
+        let _ = writeln!(out, "flat out ivec4 pica_end_state;");
+    }
+    out.push('\n');
+    for ty in &selects {
+        let name = type_name(*ty);
+        let cond = type_name(ty.with_scalar(Scalar::Bool));
+        let lanes: Vec<String> = (0..ty.lanes)
+            .map(|l| {
+                let c = LANE_LETTERS[l as usize];
+                format!("c.{c} ? a.{c} : b.{c}")
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "{name} pica_select({cond} c, {name} a, {name} b) {{ return {name}({}); }}",
+            lanes.join(", ")
+        );
+    }
+    if !selects.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(&functions);
+    out
+}
+
+const LANE_LETTERS: [char; 4] = ['x', 'y', 'z', 'w'];
+
+/// The GLSL name of `ty`.
+pub fn type_name(ty: Type) -> String {
+    let (scalar, prefix) = match ty.scalar {
+        Scalar::Bool => ("bool", "b"),
+        Scalar::Int => ("int", "i"),
+        Scalar::Uint => ("uint", "u"),
+        Scalar::Float => ("float", ""),
+    };
+    if ty.lanes == 1 {
+        scalar.to_string()
+    } else {
+        format!("{prefix}vec{}", ty.lanes)
+    }
+}
+
+struct FunctionPrinter<'a> {
+    module: &'a Module,
+    function: &'a Function,
+    dialect: Dialect,
+    out: String,
+    temps: u32,
+    selects: &'a mut BTreeSet<Type>,
+}
+
+impl Ord for Type {
+    fn cmp(&self, other: &Type) -> std::cmp::Ordering {
+        (self.scalar as u8, self.lanes).cmp(&(other.scalar as u8, other.lanes))
+    }
+}
+
+impl PartialOrd for Type {
+    fn partial_cmp(&self, other: &Type) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl FunctionPrinter<'_> {
+    fn function(&mut self) {
+        let f = self.function;
+        let result = f.result.map(type_name).unwrap_or_else(|| "void".into());
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|(name, ty)| format!("{} {name}", type_name(*ty)))
+            .collect();
+        let _ = writeln!(self.out, "{result} {}({}) {{", f.name, params.join(", "));
+        for local in &f.locals {
+            let ty = type_name(local.ty);
+            match (local.array, local.init) {
+                (Some(len), _) => {
+                    let zero = constant_text(local.ty, [0; 4]);
+                    let zeros = vec![zero; len as usize].join(", ");
+                    let _ = writeln!(
+                        self.out,
+                        "    {ty} {}[{len}] = {ty}[{len}]({zeros});",
+                        local.name
+                    );
+                }
+                (None, init) => {
+                    let init = constant_text(local.ty, init.unwrap_or([0; 4]));
+                    let _ = writeln!(self.out, "    {ty} {} = {init};", local.name);
+                }
+            }
+        }
+        self.block(&f.body, 1);
+        self.out.push_str("}\n");
+    }
+
+    fn indent(&mut self, depth: usize) {
+        for _ in 0..depth {
+            self.out.push_str("    ");
+        }
+    }
+
+    fn block(&mut self, stmts: &[Stmt], depth: usize) {
+        for stmt in stmts {
+            self.stmt(stmt, depth);
+        }
+    }
+
+    /// Prints the statement's expression roots, hoisting shared nodes into temporaries first.
+    fn roots(&mut self, roots: &[ExprId], depth: usize) -> (Vec<String>, HashMap<ExprId, String>) {
+        let mut uses: HashMap<ExprId, u32> = HashMap::new();
+        for &root in roots {
+            self.count(root, &mut uses);
+        }
+        let mut names = HashMap::new();
+        let mut order = Vec::new();
+        let mut seen = BTreeSet::new();
+        for &root in roots {
+            self.post_order(root, &mut seen, &mut order);
+        }
+        for e in order {
+            if uses.get(&e).copied().unwrap_or(0) >= 2 && self.worth_a_temporary(e) {
+                let text = self.text(e, &names);
+                let name = format!("t{}", self.temps);
+                self.temps += 1;
+                self.indent(depth);
+                let precise = if self.dialect.has_precise() {
+                    "precise "
+                } else {
+                    ""
+                };
+                let ty = type_name(self.function.type_of(e));
+                let _ = writeln!(self.out, "{precise}{ty} {name} = {text};");
+                names.insert(e, name);
+            }
+        }
+        let texts = roots.iter().map(|&r| self.text(r, &names)).collect();
+        (texts, names)
+    }
+
+    fn worth_a_temporary(&self, e: ExprId) -> bool {
+        !matches!(
+            self.function.expr(e),
+            Expr::Constant(_) | Expr::Argument(_) | Expr::Bound(_) | Expr::Load(Place::Local(_))
+        )
+    }
+
+    fn children(&self, e: ExprId) -> Vec<ExprId> {
+        match self.function.expr(e) {
+            Expr::Constant(_) | Expr::Argument(_) | Expr::Bound(_) => vec![],
+            Expr::Load(place) => match *place {
+                Place::Element(_, i) | Place::GlobalElement(_, i) => vec![i],
+                _ => vec![],
+            },
+            Expr::Unary(_, a) | Expr::Swizzle(a, _) | Expr::Convert(a) | Expr::Bitcast(a) => {
+                vec![*a]
+            }
+            Expr::Binary(_, a, b) => vec![*a, *b],
+            Expr::Select(c, a, b) => vec![*c, *a, *b],
+            Expr::Construct(parts) | Expr::Call(_, parts) => parts.clone(),
+        }
+    }
+
+    fn count(&self, e: ExprId, uses: &mut HashMap<ExprId, u32>) {
+        let n = uses.entry(e).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            return;
+        }
+        for child in self.children(e) {
+            self.count(child, uses);
+        }
+    }
+
+    fn post_order(&self, e: ExprId, seen: &mut BTreeSet<ExprId>, order: &mut Vec<ExprId>) {
+        if !seen.insert(e) {
+            return;
+        }
+        for child in self.children(e) {
+            self.post_order(child, seen, order);
+        }
+        order.push(e);
+    }
+
+    fn stmt(&mut self, stmt: &Stmt, depth: usize) {
+        match stmt {
+            Stmt::Let(id, e) => {
+                let (texts, _) = self.roots(&[*e], depth);
+                let (name, ty) = &self.function.lets[id.0 as usize];
+                let precise = if self.dialect.has_precise() {
+                    "precise "
+                } else {
+                    ""
+                };
+                self.indent(depth);
+                let _ = writeln!(
+                    self.out,
+                    "{precise}{} {}{} = {};",
+                    type_name(*ty),
+                    name,
+                    id.0,
+                    texts[0]
+                );
+            }
+            Stmt::Store(place, lanes, value) => {
+                let mut roots = vec![*value];
+                if let Place::Element(_, i) | Place::GlobalElement(_, i) = place {
+                    roots.push(*i);
+                }
+                let (texts, names) = self.roots(&roots, depth);
+                let target = self.place_text(*place, &names);
+                let value = match place {
+                    Place::Global(Global::Output(_)) => format!("uintBitsToFloat({})", texts[0]),
+                    _ => texts[0].clone(),
+                };
+                self.indent(depth);
+                match lanes {
+                    Some(lanes) => {
+                        let letters: String =
+                            lanes.iter().map(|&l| LANE_LETTERS[l as usize]).collect();
+                        let _ = writeln!(self.out, "{target}.{letters} = {value};");
+                    }
+                    None => {
+                        let _ = writeln!(self.out, "{target} = {value};");
+                    }
+                }
+            }
+            Stmt::If(c, then, otherwise) => {
+                let (texts, _) = self.roots(&[*c], depth);
+                self.indent(depth);
+                let _ = writeln!(self.out, "if ({}) {{", strip_parens(&texts[0]));
+                self.block(then, depth + 1);
+                if !otherwise.is_empty() {
+                    self.indent(depth);
+                    self.out.push_str("} else {\n");
+                    self.block(otherwise, depth + 1);
+                }
+                self.indent(depth);
+                self.out.push_str("}\n");
+            }
+            Stmt::Loop(body) => {
+                self.indent(depth);
+                self.out.push_str("while (true) {\n");
+                self.block(body, depth + 1);
+                self.indent(depth);
+                self.out.push_str("}\n");
+            }
+            Stmt::Switch(selector, cases, default) => {
+                let (texts, _) = self.roots(&[*selector], depth);
+                self.indent(depth);
+                let _ = writeln!(self.out, "switch ({}) {{", strip_parens(&texts[0]));
+                for (values, body) in cases {
+                    for value in values {
+                        self.indent(depth);
+                        let _ = writeln!(self.out, "case {value}:");
+                    }
+                    self.indent(depth + 1);
+                    self.out.push_str("{\n");
+                    self.block(body, depth + 2);
+                    self.indent(depth + 1);
+                    self.out.push_str("}\n");
+                }
+                self.indent(depth);
+                self.out.push_str("default:\n");
+                self.indent(depth + 1);
+                self.out.push_str("{\n");
+                self.block(default, depth + 2);
+                self.indent(depth + 1);
+                self.out.push_str("}\n");
+                self.indent(depth);
+                self.out.push_str("}\n");
+            }
+            Stmt::Break => {
+                self.indent(depth);
+                self.out.push_str("break;\n");
+            }
+            Stmt::Continue => {
+                self.indent(depth);
+                self.out.push_str("continue;\n");
+            }
+            Stmt::Return(value) => match value {
+                Some(e) => {
+                    let (texts, _) = self.roots(&[*e], depth);
+                    self.indent(depth);
+                    let _ = writeln!(self.out, "return {};", strip_parens(&texts[0]));
+                }
+                None => {
+                    self.indent(depth);
+                    self.out.push_str("return;\n");
+                }
+            },
+            Stmt::Comment(text) => {
+                for line in text.lines() {
+                    self.indent(depth);
+                    let _ = writeln!(self.out, "// {line}");
+                }
+            }
+        }
+    }
+
+    fn place_text(&mut self, place: Place, names: &HashMap<ExprId, String>) -> String {
+        match place {
+            Place::Local(l) => self.function.locals[l.0 as usize].name.clone(),
+            Place::Element(l, i) => format!(
+                "{}[{}]",
+                self.function.locals[l.0 as usize].name,
+                strip_parens(&self.text(i, names))
+            ),
+            Place::Global(g) => global_text(g),
+            Place::GlobalElement(g, i) => {
+                format!("{}[{}]", global_text(g), strip_parens(&self.text(i, names)))
+            }
+        }
+    }
+
+    fn text(&mut self, e: ExprId, names: &HashMap<ExprId, String>) -> String {
+        if let Some(name) = names.get(&e) {
+            return name.clone();
+        }
+        let ty = self.function.type_of(e);
+        match self.function.expr(e) {
+            Expr::Constant(bits) => constant_text(ty, *bits),
+            Expr::Argument(n) => self.function.params[*n as usize].0.clone(),
+            Expr::Bound(id) => format!("{}{}", self.function.lets[id.0 as usize].0, id.0),
+            Expr::Load(place) => {
+                let text = self.place_text(*place, names);
+                match place {
+                    Place::Global(Global::Input(_)) => format!("floatBitsToUint({text})"),
+                    _ => text,
+                }
+            }
+            Expr::Unary(op, a) => {
+                let a_text = self.text(*a, names);
+                let vector = self.function.type_of(*a).lanes > 1;
+                match op {
+                    UnaryOp::Not if vector => format!("not({})", strip_parens(&a_text)),
+                    UnaryOp::Not => format!("!{a_text}"),
+                    UnaryOp::BitNot => format!("~{a_text}"),
+                    UnaryOp::Negate => format!("(-{a_text})"),
+                    UnaryOp::Any => format!("any({})", strip_parens(&a_text)),
+                    UnaryOp::All => format!("all({})", strip_parens(&a_text)),
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                let operand = self.function.type_of(*a);
+                let a = self.text(*a, names);
+                let b = self.text(*b, names);
+                binary_text(*op, operand, &a, &b)
+            }
+            Expr::Select(c, a, b) => {
+                let vector = self.function.type_of(*c).lanes > 1;
+                let (c, a, b) = (
+                    self.text(*c, names),
+                    self.text(*a, names),
+                    self.text(*b, names),
+                );
+                if vector {
+                    self.selects.insert(ty);
+                    format!(
+                        "pica_select({}, {}, {})",
+                        strip_parens(&c),
+                        strip_parens(&a),
+                        strip_parens(&b)
+                    )
+                } else {
+                    format!("({c} ? {a} : {b})")
+                }
+            }
+            Expr::Swizzle(a, lanes) => {
+                let a = self.text(*a, names);
+                let letters: String = lanes.iter().map(|&l| LANE_LETTERS[l as usize]).collect();
+                if is_simple(&a) {
+                    format!("{a}.{letters}")
+                } else {
+                    format!("({}).{letters}", strip_parens(&a))
+                }
+            }
+            Expr::Construct(parts) => {
+                let texts: Vec<String> = parts
+                    .iter()
+                    .map(|&p| strip_parens(&self.text(p, names)).to_string())
+                    .collect();
+                if texts.iter().all(|t| *t == texts[0]) && parts.len() == ty.lanes as usize {
+                    format!("{}({})", type_name(ty), texts[0])
+                } else {
+                    format!("{}({})", type_name(ty), texts.join(", "))
+                }
+            }
+            Expr::Convert(a) => {
+                let a = self.text(*a, names);
+                format!("{}({})", type_name(ty), strip_parens(&a))
+            }
+            Expr::Bitcast(a) => {
+                let from = self.function.type_of(*a).scalar;
+                let a = self.text(*a, names);
+                let a = strip_parens(&a);
+                let f = match (from, ty.scalar) {
+                    (Scalar::Float, Scalar::Uint) => "floatBitsToUint".to_string(),
+                    (Scalar::Float, Scalar::Int) => "floatBitsToInt".to_string(),
+                    (Scalar::Uint, Scalar::Float) => "uintBitsToFloat".to_string(),
+                    (Scalar::Int, Scalar::Float) => "intBitsToFloat".to_string(),
+                    _ => type_name(ty),
+                };
+                format!("{f}({a})")
+            }
+            Expr::Call(f, args) => {
+                let texts: Vec<String> = args
+                    .iter()
+                    .map(|&p| strip_parens(&self.text(p, names)).to_string())
+                    .collect();
+                format!(
+                    "{}({})",
+                    self.module.functions[f.0 as usize].name,
+                    texts.join(", ")
+                )
+            }
+        }
+    }
+}
+
+fn global_text(g: Global) -> String {
+    match g {
+        Global::Input(n) => format!("v{n}"),
+        Global::Output(n) => format!("o{n}"),
+        Global::FloatUniforms => format!("{BLOCK_INSTANCE}.c"),
+        Global::IntUniforms => format!("{BLOCK_INSTANCE}.i"),
+        Global::BoolUniforms => format!("{BLOCK_INSTANCE}.b"),
+        Global::OpaqueZero => format!("{BLOCK_INSTANCE}.zero"),
+        Global::EndState => "pica_end_state".to_string(),
+    }
+}
+
+fn binary_text(op: BinaryOp, operand: Type, a: &str, b: &str) -> String {
+    let vector = operand.lanes > 1;
+    let boolean = operand.scalar == Scalar::Bool;
+    if op.is_comparison() && vector {
+        let f = match op {
+            BinaryOp::Eq => "equal",
+            BinaryOp::Ne => "notEqual",
+            BinaryOp::Lt => "lessThan",
+            BinaryOp::Le => "lessThanEqual",
+            BinaryOp::Gt => "greaterThan",
+            BinaryOp::Ge => "greaterThanEqual",
+            _ => unreachable!(),
+        };
+        return format!("{f}({}, {})", strip_parens(a), strip_parens(b));
+    }
+    if boolean && vector {
+        let uint = type_name(operand.with_scalar(Scalar::Uint));
+        let bvec = type_name(operand);
+        return match op {
+            BinaryOp::And => format!(
+                "{bvec}({uint}({}) & {uint}({}))",
+                strip_parens(a),
+                strip_parens(b)
+            ),
+            BinaryOp::Or => format!(
+                "{bvec}({uint}({}) | {uint}({}))",
+                strip_parens(a),
+                strip_parens(b)
+            ),
+            BinaryOp::Xor => format!("notEqual({}, {})", strip_parens(a), strip_parens(b)),
+            _ => unreachable!("{op:?} on bool vectors"),
+        };
+    }
+    let symbol = match op {
+        BinaryOp::Add => "+",
+        BinaryOp::Sub => "-",
+        BinaryOp::Mul => "*",
+        BinaryOp::Div => "/",
+        BinaryOp::And if boolean => "&&",
+        BinaryOp::Or if boolean => "||",
+        BinaryOp::Xor if boolean => "^^",
+        BinaryOp::And => "&",
+        BinaryOp::Or => "|",
+        BinaryOp::Xor => "^",
+        BinaryOp::Shl => "<<",
+        BinaryOp::Shr => ">>",
+        BinaryOp::Eq => "==",
+        BinaryOp::Ne => "!=",
+        BinaryOp::Lt => "<",
+        BinaryOp::Le => "<=",
+        BinaryOp::Gt => ">",
+        BinaryOp::Ge => ">=",
+    };
+    format!("({a} {symbol} {b})")
+}
+
+fn is_simple(text: &str) -> bool {
+    text.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '[' || c == ']')
+}
+
+/// `text` without one pair of enclosing parentheses, where they enclose it all.
+fn strip_parens(text: &str) -> &str {
+    let bytes = text.as_bytes();
+    if bytes.first() != Some(&b'(') || bytes.last() != Some(&b')') {
+        return text;
+    }
+    let mut depth = 0;
+    for (i, &c) in bytes.iter().enumerate() {
+        match c {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 && i != bytes.len() - 1 {
+                    return text;
+                }
+            }
+            _ => {}
+        }
+    }
+    &text[1..text.len() - 1]
+}
+
+/// A constant of type `ty` with lane bits `bits`.
+pub fn constant_text(ty: Type, bits: [u32; 4]) -> String {
+    let lane = |b: u32| match ty.scalar {
+        Scalar::Bool => (if b != 0 { "true" } else { "false" }).to_string(),
+        Scalar::Int => {
+            let v = b as i32;
+            if v == i32::MIN {
+                "(-2147483647 - 1)".to_string()
+            } else {
+                v.to_string()
+            }
+        }
+        Scalar::Uint => {
+            if b < 4096 {
+                format!("{b}u")
+            } else {
+                format!("0x{b:08x}u")
+            }
+        }
+        Scalar::Float => format!("uintBitsToFloat(0x{b:08x}u)"),
+    };
+    let lanes = &bits[..ty.lanes as usize];
+    if ty.lanes == 1 {
+        return lane(bits[0]);
+    }
+    if lanes.iter().all(|&b| b == lanes[0]) {
+        return format!("{}({})", type_name(ty), lane(lanes[0]));
+    }
+    let texts: Vec<String> = lanes.iter().map(|&b| lane(b)).collect();
+    format!("{}({})", type_name(ty), texts.join(", "))
+}

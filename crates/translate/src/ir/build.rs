@@ -1,0 +1,631 @@
+//! Building IR: a [`ModuleBuilder`] collects functions (helpers by name, each built once, before
+//! the functions that call it), and a [`FnBuilder`] builds one function's expressions and
+//! statements, nested blocks by closures.
+
+use std::collections::HashMap;
+
+use super::*;
+
+/// A module being built.
+#[derive(Debug, Default)]
+pub struct ModuleBuilder {
+    functions: Vec<Function>,
+    by_name: HashMap<String, FunctionId>,
+    /// The input registers read so far.
+    pub inputs: u16,
+    /// The output registers written so far.
+    pub outputs: u16,
+    /// Whether the end state is written.
+    pub end_state: bool,
+    /// Whether the opaque zero is read.
+    pub opaque_zero: bool,
+}
+
+impl ModuleBuilder {
+    /// An empty module.
+    pub fn new() -> ModuleBuilder {
+        ModuleBuilder::default()
+    }
+
+    /// The function named `name`, built by `body` the first time it is asked for.
+    pub fn helper(
+        &mut self,
+        name: &str,
+        params: &[(&str, Type)],
+        result: Option<Type>,
+        body: impl FnOnce(&mut FnBuilder, &[ExprId]),
+    ) -> FunctionId {
+        if let Some(&id) = self.by_name.get(name) {
+            return id;
+        }
+        let mut b = FnBuilder::new(self, name, params, result);
+        let args: Vec<ExprId> = (0..params.len()).map(|n| b.argument(n)).collect();
+        body(&mut b, &args);
+        let function = b.finish();
+        self.add(function)
+    }
+
+    /// Adds a finished function (its callees are in the module already).
+    pub fn add(&mut self, function: Function) -> FunctionId {
+        let id = FunctionId(self.functions.len() as u32);
+        self.by_name.insert(function.name.clone(), id);
+        self.functions.push(function);
+        id
+    }
+
+    /// The function `id`.
+    pub fn function(&self, id: FunctionId) -> &Function {
+        &self.functions[id.0 as usize]
+    }
+
+    /// The module, `entry` (added last) its entry point.
+    pub fn finish(self) -> Module {
+        Module {
+            functions: self.functions,
+            inputs: self.inputs,
+            outputs: self.outputs,
+            end_state: self.end_state,
+            opaque_zero: self.opaque_zero,
+        }
+    }
+}
+
+/// One function being built.
+pub struct FnBuilder<'m> {
+    /// The module the function's helpers go to.
+    pub module: &'m mut ModuleBuilder,
+    function: Function,
+    blocks: Vec<Vec<Stmt>>,
+    constants: HashMap<(Type, [u32; 4]), ExprId>,
+}
+
+impl<'m> FnBuilder<'m> {
+    /// Starts a function.
+    pub fn new(
+        module: &'m mut ModuleBuilder,
+        name: &str,
+        params: &[(&str, Type)],
+        result: Option<Type>,
+    ) -> FnBuilder<'m> {
+        FnBuilder {
+            module,
+            function: Function {
+                name: name.to_string(),
+                params: params.iter().map(|&(n, t)| (n.to_string(), t)).collect(),
+                result,
+                locals: Vec::new(),
+                exprs: Vec::new(),
+                lets: Vec::new(),
+                body: Vec::new(),
+            },
+            blocks: vec![Vec::new()],
+            constants: HashMap::new(),
+        }
+    }
+
+    /// The finished function.
+    pub fn finish(mut self) -> Function {
+        assert_eq!(self.blocks.len(), 1, "a nested block left open");
+        self.function.body = self.blocks.pop().expect("the body");
+        self.function
+    }
+
+    /// The type of `e`.
+    pub fn ty(&self, e: ExprId) -> Type {
+        self.function.type_of(e)
+    }
+
+    /// The expression `e`.
+    pub fn expr(&self, e: ExprId) -> &Expr {
+        self.function.expr(e)
+    }
+
+    fn push(&mut self, expr: Expr, ty: Type) -> ExprId {
+        let id = ExprId(self.function.exprs.len() as u32);
+        self.function.exprs.push((expr, ty));
+        id
+    }
+
+    fn stmt(&mut self, stmt: Stmt) {
+        self.blocks.last_mut().expect("a block").push(stmt);
+    }
+
+    // Values.
+
+    /// A constant of type `ty` with these lane bits (made once per function).
+    pub fn constant(&mut self, ty: Type, bits: [u32; 4]) -> ExprId {
+        let mut bits = bits;
+        for lane in bits.iter_mut().skip(ty.lanes as usize) {
+            *lane = 0;
+        }
+        if let Some(&e) = self.constants.get(&(ty, bits)) {
+            return e;
+        }
+        let e = self.push(Expr::Constant(bits), ty);
+        self.constants.insert((ty, bits), e);
+        e
+    }
+
+    /// `value` in every lane of a `ty`.
+    pub fn splat(&mut self, ty: Type, value: u32) -> ExprId {
+        self.constant(ty, [value; 4])
+    }
+
+    /// A `uint`.
+    pub fn uint(&mut self, value: u32) -> ExprId {
+        self.splat(Type::UINT, value)
+    }
+
+    /// An `int`.
+    pub fn int(&mut self, value: i32) -> ExprId {
+        self.splat(Type::INT, value as u32)
+    }
+
+    /// A `bool`.
+    pub fn boolean(&mut self, value: bool) -> ExprId {
+        self.splat(Type::BOOL, value as u32)
+    }
+
+    /// A constant like `like` (its type) with `value` in every lane.
+    pub fn like(&mut self, like: ExprId, value: u32) -> ExprId {
+        let ty = self.ty(like);
+        self.splat(ty, value)
+    }
+
+    /// Parameter `n`.
+    pub fn argument(&mut self, n: usize) -> ExprId {
+        let ty = self.function.params[n].1;
+        self.push(Expr::Argument(n as u16), ty)
+    }
+
+    /// The value of `place`.
+    pub fn load(&mut self, place: Place) -> ExprId {
+        let ty = self.place_type(place);
+        if let Place::Global(Global::Input(n)) = place {
+            self.module.inputs |= 1 << n;
+        }
+        if let Place::Global(Global::OpaqueZero) = place {
+            self.module.opaque_zero = true;
+        }
+        self.push(Expr::Load(place), ty)
+    }
+
+    /// The type of what `place` holds.
+    pub fn place_type(&self, place: Place) -> Type {
+        match place {
+            Place::Local(l) | Place::Element(l, _) => self.function.locals[l.0 as usize].ty,
+            Place::Global(g) | Place::GlobalElement(g, _) => global_type(g),
+        }
+    }
+
+    /// A unary operation.
+    pub fn unary(&mut self, op: UnaryOp, a: ExprId) -> ExprId {
+        let ty = match op {
+            UnaryOp::Any | UnaryOp::All => Type::BOOL,
+            _ => self.ty(a),
+        };
+        self.push(Expr::Unary(op, a), ty)
+    }
+
+    /// A binary operation; a scalar shift amount is widened to the value's lanes.
+    pub fn binary(&mut self, op: BinaryOp, a: ExprId, b: ExprId) -> ExprId {
+        let (ta, tb) = (self.ty(a), self.ty(b));
+        let b = if ta.lanes > 1 && tb.lanes == 1 {
+            let parts = vec![b; ta.lanes as usize];
+            self.construct(tb.with_scalar(tb.scalar).with_lanes(ta.lanes), &parts)
+        } else {
+            b
+        };
+        debug_assert_eq!(
+            ta.lanes,
+            self.ty(b).lanes,
+            "operands of {op:?} differ in lanes"
+        );
+        let ty = if op.is_comparison() {
+            ta.with_scalar(Scalar::Bool)
+        } else {
+            ta
+        };
+        self.push(Expr::Binary(op, a, b), ty)
+    }
+
+    /// `a + b`.
+    pub fn add(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        self.binary(BinaryOp::Add, a, b)
+    }
+    /// `a - b`.
+    pub fn sub(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        self.binary(BinaryOp::Sub, a, b)
+    }
+    /// `a * b`.
+    pub fn mul(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        self.binary(BinaryOp::Mul, a, b)
+    }
+    /// `a & b`.
+    pub fn and(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        self.binary(BinaryOp::And, a, b)
+    }
+    /// `a | b`.
+    pub fn or(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        self.binary(BinaryOp::Or, a, b)
+    }
+    /// `a ^ b`.
+    pub fn xor(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        self.binary(BinaryOp::Xor, a, b)
+    }
+    /// `a == b`.
+    pub fn eq(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        self.binary(BinaryOp::Eq, a, b)
+    }
+    /// `a != b`.
+    pub fn ne(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        self.binary(BinaryOp::Ne, a, b)
+    }
+    /// `a < b`.
+    pub fn lt(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        self.binary(BinaryOp::Lt, a, b)
+    }
+    /// `a <= b`.
+    pub fn le(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        self.binary(BinaryOp::Le, a, b)
+    }
+    /// `a > b`.
+    pub fn gt(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        self.binary(BinaryOp::Gt, a, b)
+    }
+    /// `a >= b`.
+    pub fn ge(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        self.binary(BinaryOp::Ge, a, b)
+    }
+    /// Logical not.
+    pub fn not(&mut self, a: ExprId) -> ExprId {
+        self.unary(UnaryOp::Not, a)
+    }
+    /// Bitwise not.
+    pub fn bit_not(&mut self, a: ExprId) -> ExprId {
+        self.unary(UnaryOp::BitNot, a)
+    }
+    /// `a & k`, `k` in every lane.
+    pub fn and_k(&mut self, a: ExprId, k: u32) -> ExprId {
+        let k = self.like(a, k);
+        self.and(a, k)
+    }
+    /// `a | k`.
+    pub fn or_k(&mut self, a: ExprId, k: u32) -> ExprId {
+        let k = self.like(a, k);
+        self.or(a, k)
+    }
+    /// `a + k` (wrapping).
+    pub fn add_k(&mut self, a: ExprId, k: u32) -> ExprId {
+        let k = self.like(a, k);
+        self.add(a, k)
+    }
+    /// `a - k` (wrapping).
+    pub fn sub_k(&mut self, a: ExprId, k: u32) -> ExprId {
+        let k = self.like(a, k);
+        self.sub(a, k)
+    }
+    /// `a << k`.
+    pub fn shl_k(&mut self, a: ExprId, k: u32) -> ExprId {
+        if k == 0 {
+            return a;
+        }
+        let k = self.like_uint_lanes(a, k);
+        self.binary(BinaryOp::Shl, a, k)
+    }
+    /// `a >> k` (logical on uint, arithmetic on int).
+    pub fn shr_k(&mut self, a: ExprId, k: u32) -> ExprId {
+        if k == 0 {
+            return a;
+        }
+        let k = self.like_uint_lanes(a, k);
+        self.binary(BinaryOp::Shr, a, k)
+    }
+    /// `a << n`, `n` an expression of `a`'s type.
+    pub fn shl(&mut self, a: ExprId, n: ExprId) -> ExprId {
+        self.binary(BinaryOp::Shl, a, n)
+    }
+    /// `a >> n`.
+    pub fn shr(&mut self, a: ExprId, n: ExprId) -> ExprId {
+        self.binary(BinaryOp::Shr, a, n)
+    }
+    fn like_uint_lanes(&mut self, a: ExprId, k: u32) -> ExprId {
+        // The amount has the value's type: SPIR-V wants as many lanes, GLSL accepts it.
+        self.like(a, k)
+    }
+    /// `a == k`.
+    pub fn eq_k(&mut self, a: ExprId, k: u32) -> ExprId {
+        let k = self.like(a, k);
+        self.eq(a, k)
+    }
+    /// `a != k`.
+    pub fn ne_k(&mut self, a: ExprId, k: u32) -> ExprId {
+        let k = self.like(a, k);
+        self.ne(a, k)
+    }
+    /// `a < k` (in `a`'s type).
+    pub fn lt_k(&mut self, a: ExprId, k: u32) -> ExprId {
+        let k = self.like(a, k);
+        self.lt(a, k)
+    }
+    /// `a > k`.
+    pub fn gt_k(&mut self, a: ExprId, k: u32) -> ExprId {
+        let k = self.like(a, k);
+        self.gt(a, k)
+    }
+    /// `a >= k`.
+    pub fn ge_k(&mut self, a: ExprId, k: u32) -> ExprId {
+        let k = self.like(a, k);
+        self.ge(a, k)
+    }
+    /// `a <= k`.
+    pub fn le_k(&mut self, a: ExprId, k: u32) -> ExprId {
+        let k = self.like(a, k);
+        self.le(a, k)
+    }
+
+    /// Whether any lane of a bool vector is true (a bool scalar as it is).
+    pub fn any(&mut self, a: ExprId) -> ExprId {
+        if self.ty(a).lanes == 1 {
+            return a;
+        }
+        self.unary(UnaryOp::Any, a)
+    }
+
+    /// `condition ? a : b`.
+    pub fn select(&mut self, condition: ExprId, a: ExprId, b: ExprId) -> ExprId {
+        if a == b {
+            return a;
+        }
+        let ty = self.ty(a);
+        debug_assert_eq!(ty, self.ty(b), "select of two types");
+        self.push(Expr::Select(condition, a, b), ty)
+    }
+
+    /// Lanes of `a`, in this order.
+    pub fn swizzle(&mut self, a: ExprId, lanes: &[u8]) -> ExprId {
+        let ty = self.ty(a);
+        if ty.lanes as usize == lanes.len() && lanes.iter().enumerate().all(|(i, &l)| l == i as u8)
+        {
+            return a;
+        }
+        debug_assert!(!lanes.is_empty() && lanes.len() <= 4);
+        debug_assert!(lanes.iter().all(|&l| l < ty.lanes));
+        self.push(
+            Expr::Swizzle(a, lanes.to_vec()),
+            ty.with_lanes(lanes.len() as u8),
+        )
+    }
+
+    /// Lane `lane` of `a`.
+    pub fn lane(&mut self, a: ExprId, lane: u8) -> ExprId {
+        if self.ty(a).lanes == 1 {
+            return a;
+        }
+        self.swizzle(a, &[lane])
+    }
+
+    /// A vector of type `ty` from `parts` (scalars or vectors of its scalar, lanes in order).
+    pub fn construct(&mut self, ty: Type, parts: &[ExprId]) -> ExprId {
+        if parts.len() == 1 && self.ty(parts[0]) == ty {
+            return parts[0];
+        }
+        self.push(Expr::Construct(parts.to_vec()), ty)
+    }
+
+    /// `a` in every lane of a `lanes`-lane vector.
+    pub fn broadcast(&mut self, a: ExprId, lanes: u8) -> ExprId {
+        let ty = self.ty(a).with_lanes(lanes);
+        let parts = vec![a; lanes as usize];
+        self.construct(ty, &parts)
+    }
+
+    /// Each lane's value converted to `scalar`.
+    pub fn convert(&mut self, a: ExprId, scalar: Scalar) -> ExprId {
+        let ty = self.ty(a);
+        if ty.scalar == scalar {
+            return a;
+        }
+        self.push(Expr::Convert(a), ty.with_scalar(scalar))
+    }
+
+    /// Each lane's bits read as `scalar`.
+    pub fn bitcast(&mut self, a: ExprId, scalar: Scalar) -> ExprId {
+        let ty = self.ty(a);
+        if ty.scalar == scalar {
+            return a;
+        }
+        if let Expr::Bitcast(inner) = *self.expr(a)
+            && self.ty(inner).scalar == scalar
+        {
+            return inner;
+        }
+        self.push(Expr::Bitcast(a), ty.with_scalar(scalar))
+    }
+
+    /// A call of `function` (already in the module).
+    pub fn call(&mut self, function: FunctionId, args: &[ExprId]) -> ExprId {
+        let result = self
+            .module
+            .function(function)
+            .result
+            .expect("a call of a function with a result");
+        self.push(Expr::Call(function, args.to_vec()), result)
+    }
+
+    /// Evaluates `e` here and names its value: what uses the result sees the value as it is
+    /// now, whatever is stored later.
+    pub fn bind(&mut self, name: &str, e: ExprId) -> ExprId {
+        if matches!(
+            self.expr(e),
+            Expr::Constant(_) | Expr::Bound(_) | Expr::Argument(_)
+        ) {
+            return e;
+        }
+        let ty = self.ty(e);
+        let id = LetId(self.function.lets.len() as u32);
+        self.function.lets.push((name.to_string(), ty));
+        self.stmt(Stmt::Let(id, e));
+        self.push(Expr::Bound(id), ty)
+    }
+
+    // Variables and statements.
+
+    /// A local variable starting at `init` (every lane).
+    pub fn local(&mut self, name: &str, ty: Type, init: [u32; 4]) -> LocalId {
+        let id = LocalId(self.function.locals.len() as u32);
+        self.function.locals.push(Local {
+            name: name.to_string(),
+            ty,
+            array: None,
+            init: Some(init),
+        });
+        id
+    }
+
+    /// A local array of `len` elements of `ty`, each starting at zero.
+    pub fn local_array(&mut self, name: &str, ty: Type, len: u32) -> LocalId {
+        let id = LocalId(self.function.locals.len() as u32);
+        self.function.locals.push(Local {
+            name: name.to_string(),
+            ty,
+            array: Some(len),
+            init: None,
+        });
+        id
+    }
+
+    /// The value of local `l`.
+    pub fn get(&mut self, l: LocalId) -> ExprId {
+        self.load(Place::Local(l))
+    }
+
+    /// Stores `value` to `place`.
+    pub fn store(&mut self, place: Place, value: ExprId) {
+        self.note_store(place);
+        self.stmt(Stmt::Store(place, None, value));
+    }
+
+    /// Stores `value` (as many lanes as `lanes` names) to those lanes of `place`.
+    pub fn store_lanes(&mut self, place: Place, lanes: &[u8], value: ExprId) {
+        self.note_store(place);
+        let whole = self.place_type(place).lanes as usize;
+        if lanes.len() == whole && lanes.iter().enumerate().all(|(i, &l)| l == i as u8) {
+            self.stmt(Stmt::Store(place, None, value));
+        } else {
+            self.stmt(Stmt::Store(place, Some(lanes.to_vec()), value));
+        }
+    }
+
+    fn note_store(&mut self, place: Place) {
+        match place {
+            Place::Global(Global::Output(n)) => self.module.outputs |= 1 << n,
+            Place::Global(Global::EndState) => self.module.end_state = true,
+            _ => {}
+        }
+    }
+
+    /// Sets local `l`.
+    pub fn set(&mut self, l: LocalId, value: ExprId) {
+        self.store(Place::Local(l), value);
+    }
+
+    /// A comment line.
+    pub fn comment(&mut self, text: impl Into<String>) {
+        self.stmt(Stmt::Comment(text.into()));
+    }
+
+    /// Opens a nested block: what follows goes into it until [`FnBuilder::close`].
+    pub fn open(&mut self) {
+        self.blocks.push(Vec::new());
+    }
+
+    /// Closes the block [`FnBuilder::open`] opened and returns its statements.
+    pub fn close(&mut self) -> Vec<Stmt> {
+        assert!(self.blocks.len() > 1, "close without open");
+        self.blocks.pop().expect("an open block")
+    }
+
+    /// Appends a statement built elsewhere (of blocks from [`FnBuilder::close`]).
+    pub fn push_stmt(&mut self, stmt: Stmt) {
+        self.stmt(stmt);
+    }
+
+    /// Puts `stmts` before everything in the function's body.
+    pub fn prepend(&mut self, stmts: Vec<Stmt>) {
+        let body = &mut self.blocks[0];
+        let rest = std::mem::replace(body, stmts);
+        body.extend(rest);
+    }
+
+    fn block(&mut self, body: impl FnOnce(&mut Self)) -> Vec<Stmt> {
+        self.blocks.push(Vec::new());
+        body(self);
+        self.blocks.pop().expect("the nested block")
+    }
+
+    /// `if (condition) { then } else { otherwise }`.
+    pub fn if_else(
+        &mut self,
+        condition: ExprId,
+        then: impl FnOnce(&mut Self),
+        otherwise: impl FnOnce(&mut Self),
+    ) {
+        let then = self.block(then);
+        let otherwise = self.block(otherwise);
+        self.stmt(Stmt::If(condition, then, otherwise));
+    }
+
+    /// `if (condition) { then }`.
+    pub fn when(&mut self, condition: ExprId, then: impl FnOnce(&mut Self)) {
+        self.if_else(condition, then, |_| {});
+    }
+
+    /// `while (true) { body }`.
+    pub fn forever(&mut self, body: impl FnOnce(&mut Self)) {
+        let body = self.block(body);
+        self.stmt(Stmt::Loop(body));
+    }
+
+    /// A switch whose cases are built one by one by `case` for each of `values`.
+    pub fn switch_each<T: Copy>(
+        &mut self,
+        selector: ExprId,
+        values: &[(i32, T)],
+        mut case: impl FnMut(&mut Self, T),
+        default: impl FnOnce(&mut Self),
+    ) {
+        let mut built = Vec::with_capacity(values.len());
+        for &(value, item) in values {
+            let body = self.block(|b| case(b, item));
+            built.push((vec![value], body));
+        }
+        let default = self.block(default);
+        self.stmt(Stmt::Switch(selector, built, default));
+    }
+
+    /// Leaves the innermost loop.
+    pub fn brk(&mut self) {
+        self.stmt(Stmt::Break);
+    }
+
+    /// The innermost loop's next pass.
+    pub fn cont(&mut self) {
+        self.stmt(Stmt::Continue);
+    }
+
+    /// Returns `value`.
+    pub fn ret(&mut self, value: Option<ExprId>) {
+        self.stmt(Stmt::Return(value));
+    }
+}
+
+impl Type {
+    /// The same scalar with `lanes` lanes.
+    pub const fn with_lanes(self, lanes: u8) -> Type {
+        Type {
+            scalar: self.scalar,
+            lanes,
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! PICA200 shaders translated for host GPUs, exact (docs/gpu-shaders.md).
+//!
+//! A program becomes a module of the shader IR ([`ir`]): its operations are the model's visitor
+//! run on IR ([`program`]), its arithmetic the model's float24 rules run on IR ([`lanes`]) over
+//! IEEE operations that are exact on the host ([`primitives`], [`double`]), its control flow
+//! the model's step ([`dispatch`]). Printers turn the module into GLSL ([`glsl`]); [`host`]
+//! runs a translation on a real GPU API to check it against the interpreter.
+#![warn(missing_docs)]
+
+pub mod dispatch;
+pub mod double;
+pub mod glsl;
+pub mod host;
+pub mod interface;
+pub mod ir;
+pub mod lanes;
+pub mod primitives;
+pub mod program;
+
+use std::fmt;
+
+use shader::exec::{DEFAULT_INSTRUCTION_BUDGET, ExecConfig};
+use shader::float24::Precision;
+use shader::program::{ShaderKind, ShaderProgram};
+
+use crate::interface::Interface;
+use crate::ir::Module;
+use crate::ir::build::ModuleBuilder;
+
+/// What a translation is made for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Options {
+    /// The precision mode (docs/execution-model.md §2).
+    pub precision: Precision,
+    /// The instruction budget of one invocation (at most [`dispatch::GREATEST_BUDGET`]).
+    pub instruction_budget: u64,
+    /// Whether the shader also writes its end state (a0, aL, cmp, how it stopped) to
+    /// `pica_end_state`: what the checking engine reads back.
+    pub end_state: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            precision: Precision::default(),
+            instruction_budget: DEFAULT_INSTRUCTION_BUDGET,
+            end_state: false,
+        }
+    }
+}
+
+impl Options {
+    /// The options of an engine prepared under `config`.
+    pub fn of(config: ExecConfig, end_state: bool) -> Options {
+        Options {
+            precision: config.precision,
+            instruction_budget: config.instruction_budget,
+            end_state,
+        }
+    }
+}
+
+/// Why a program was not translated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TranslateError {
+    /// A geometry shader: not translated yet (they run on the CPU engines).
+    GeometryShader,
+}
+
+impl fmt::Display for TranslateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TranslateError::GeometryShader => {
+                f.write_str("geometry shaders are not translated for the host GPU yet")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TranslateError {}
+
+/// The form a program's control flow took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// The dispatch loop over runs, with the stacks in arrays ([`dispatch`]).
+    Dispatch,
+}
+
+impl Form {
+    /// The name reports use.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Form::Dispatch => "dispatch",
+        }
+    }
+}
+
+/// A translated program.
+#[derive(Clone, Debug)]
+pub struct Translation {
+    /// The IR module.
+    pub module: Module,
+    /// The form its control flow took.
+    pub form: Form,
+    /// What it was made for.
+    pub options: Options,
+}
+
+/// Translates `program` (its entry is the entry point `entry`).
+pub fn translate(
+    program: &ShaderProgram,
+    options: &Options,
+    entry: &str,
+) -> Result<Translation, TranslateError> {
+    if program.stage == ShaderKind::Geometry {
+        return Err(TranslateError::GeometryShader);
+    }
+    let mut module = ModuleBuilder::new();
+    dispatch::translate(&mut module, program, options, entry)?;
+    Ok(Translation {
+        module: module.finish(),
+        form: Form::Dispatch,
+        options: *options,
+    })
+}
+
+/// `translation` as GLSL of `dialect`.
+pub fn glsl(translation: &Translation, dialect: glsl::Dialect, interface: &Interface) -> String {
+    glsl::print(&translation.module, interface, dialect)
+}
