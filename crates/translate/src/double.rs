@@ -604,51 +604,40 @@ impl WideOps for SoftDouble<'_, '_> {
     }
 }
 
-/// f32 bits `x` (finite) as an f64, exactly; f32 subnormals become normal f64s.
+/// f32 bits `x` (finite) as an f64, exactly; f32 subnormals become normal f64s:
+/// `uvec2 pica_widen(uint x)`.
 fn widen(b: &mut FnBuilder, x: ExprId) -> ExprId {
-    let sign = b.and_k(x, 0x8000_0000);
-    let magnitude = b.and_k(x, 0x7FFF_FFFF);
-    let magnitude = b.bind("magnitude", magnitude);
-    let field = b.shr_k(magnitude, 23);
-    let e = b.local("e", Type::INT, [0; 4]);
-    let m = b.local("m", Type::UINT, [0; 4]);
-    let field_int = b.convert(field, Scalar::Int);
-    b.set(e, field_int);
-    let mantissa = b.and_k(magnitude, 0x7F_FFFF);
-    b.set(m, mantissa);
-    let subnormal = b.eq_k(field, 0);
-    b.when(subnormal, |b| {
-        // Leading bit to 23, the exponent lowered to match (from the subnormal's 1).
-        let one = b.int(1);
-        b.set(e, one);
-        b.forever(|b| {
-            let now = b.get(m);
-            let normal = b.ge_k(now, 0x80_0000);
-            b.when(normal, |b| b.brk());
-            let now = b.get(m);
-            let doubled = b.shl_k(now, 1);
-            b.set(m, doubled);
+    let f = b
+        .module
+        .helper("pica_widen", &[("x", Type::UINT)], Some(U2), |b, args| {
+            let x = args[0];
+            let sign = b.and_k(x, 0x8000_0000);
+            let sign = b.bind("sign", sign);
+            let magnitude = b.and_k(x, 0x7FFF_FFFF);
+            let zero = b.eq_k(magnitude, 0);
+            b.when(zero, |b| {
+                let none = b.uint(0);
+                let r = join(b, none, sign);
+                b.ret(Some(r));
+            });
+            // Subnormals normalised: the leading bit at 23, the exponent lowered to match.
+            let (e, m) = crate::primitives::normalised(b, x, "x");
+            let m_now = b.get(m);
+            let m_now = b.and_k(m_now, 0x7F_FFFF);
+            let m_now = b.bind("mantissa", m_now);
             let e_now = b.get(e);
-            let e1 = b.sub_k(e_now, 1);
-            b.set(e, e1);
+            let e64 = b.add_k(e_now, 1023 - 127);
+            let e64 = b.convert(e64, Scalar::Uint);
+            // Mantissa: 23 bits into the top of 52: 20 in the high word, 3 at the top of the low.
+            let top = b.shr_k(m_now, 3);
+            let field64 = b.shl_k(e64, 20);
+            let hi = b.or(field64, top);
+            let hi = b.or(hi, sign);
+            let lo = b.shl_k(m_now, 29);
+            let r = join(b, lo, hi);
+            b.ret(Some(r));
         });
-    });
-    let m_now = b.get(m);
-    let m_now = b.and_k(m_now, 0x7F_FFFF);
-    let e_now = b.get(e);
-    let e64 = b.add_k(e_now, 1023 - 127);
-    let e64 = b.convert(e64, Scalar::Uint);
-    // Mantissa: 23 bits into the top of 52: 20 in the high word, 3 at the top of the low.
-    let top = b.shr_k(m_now, 3);
-    let field64 = b.shl_k(e64, 20);
-    let hi = b.or(field64, top);
-    let hi = b.or(hi, sign);
-    let lo = b.shl_k(m_now, 29);
-    let zero = b.eq_k(magnitude, 0);
-    let zero_lo = b.uint(0);
-    let hi = b.select(zero, sign, hi);
-    let lo = b.select(zero, zero_lo, lo);
-    join(b, lo, hi)
+    b.call(f, &[x])
 }
 
 /// f64 `x` (zero or normal) rounded to the nearest f32, ties to even, subnormal results and

@@ -373,30 +373,15 @@ pub fn mul_exact(b: &mut FnBuilder) -> crate::ir::FunctionId {
             });
             let zero = b.or(za, zc);
             b.when(zero, |b| b.ret(Some(sign)));
-            let (_, ea, xa) = unpack(b, a);
-            let (_, ec, xc) = unpack(b, c);
-            // Normalise subnormal factors: the leading bit at 23.
+            // Subnormal factors normalised: the leading bit at 23.
+            let (ea, fa_m) = normalised(b, a, "a");
+            let (ec, fc_m) = normalised(b, c, "b");
+            let ea = b.get(ea);
+            let ec = b.get(ec);
             let e = b.local("e", Type::INT, [0; 4]);
             let e0 = b.add(ea, ec);
             let e0 = b.sub_k(e0, 127);
             b.set(e, e0);
-            let fa_m = b.local("ma", u, [0; 4]);
-            let fc_m = b.local("mb", u, [0; 4]);
-            b.set(fa_m, xa);
-            b.set(fc_m, xc);
-            for factor in [fa_m, fc_m] {
-                b.forever(|b| {
-                    let m = b.get(factor);
-                    let normal = b.ge_k(m, IMPLICIT);
-                    b.when(normal, |b| b.brk());
-                    let m = b.get(factor);
-                    let doubled = b.shl_k(m, 1);
-                    b.set(factor, doubled);
-                    let e_now = b.get(e);
-                    let e1 = b.sub_k(e_now, 1);
-                    b.set(e, e1);
-                });
-            }
             let ma = b.get(fa_m);
             let mb = b.get(fc_m);
             let ma = b.bind("ma", ma);
@@ -533,7 +518,7 @@ pub(crate) fn round_and_pack_any(b: &mut FnBuilder, sign: ExprId, e: ExprId, m: 
 
 /// A finite non-zero f32's mantissa normalised to [2^23, 2^24) and its effective exponent
 /// lowered to match, in two new locals.
-fn normalised(
+pub(crate) fn normalised(
     b: &mut FnBuilder,
     x: ExprId,
     name: &str,

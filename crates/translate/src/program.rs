@@ -109,13 +109,13 @@ impl Emitter<'_, '_> {
     /// A float uniform slot (0-127, an `int`): c0-c95, or (1, 1, 1, 1) above.
     fn uniform_slot(&mut self, slot: ExprId) -> ExprId {
         let last = self.b.int(95);
-        let clamped_over = self.b.gt(slot, last);
-        let safe = self.b.select(clamped_over, last, slot);
+        let over = self.b.gt(slot, last);
+        let over = self.b.bind("past_c95", over);
+        let safe = self.b.select(over, last, slot);
         let value = self
             .b
             .load(Place::GlobalElement(Global::FloatUniforms, safe));
         let ones = self.b.splat(Type::UVEC4, 1.0f32.to_bits());
-        let over = self.b.gt(slot, last);
         let over = self.b.broadcast(over, 4);
         self.b.select(over, ones, value)
     }
