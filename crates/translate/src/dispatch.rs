@@ -3,8 +3,8 @@
 //! "The general form"). It translates every program correctly, whatever its control flow:
 //! each run (consecutive instructions entered only at its first) is a case of a switch on the
 //! PC, and the control part of its last instruction is [`shader::flow::step_on`], the model's
-//! one statement of the step order, run on [`Stepping`], which emits each stack operation as
-//! code. A structured translation ([`crate::structure`]) replaces this where the flow allows.
+//! one statement of the step order, run on `Stepping`, which emits each stack operation as
+//! code. A structured translation replaces this where the flow allows.
 
 use shader::flow::explore::reachable_addresses;
 use shader::flow::rules;

@@ -3,7 +3,7 @@
 //! A program becomes a module of the shader IR ([`ir`]): its operations are the model's visitor
 //! run on IR ([`program`]), its arithmetic the model's float24 rules run on IR ([`lanes`]) over
 //! IEEE operations that are exact on the host ([`primitives`], [`double`]), its control flow
-//! the model's step ([`dispatch`]). Printers turn the module into GLSL ([`glsl`]); [`host`]
+//! the model's step ([`dispatch`]). Printers turn the module into GLSL ([`mod@glsl`]); [`host`]
 //! runs a translation on a real GPU API to check it against the interpreter.
 #![warn(missing_docs)]
 
