@@ -236,6 +236,16 @@ fn check(call: &Call, scratch: &Path) -> Result<(), String> {
                 "-o is not a SHBIN file",
             )
         }
+        Some("decompile") => {
+            let text = match call.value(&["-o", "--output"]) {
+                Some(path) => std::fs::read_to_string(scratch.join(path)).unwrap_or_default(),
+                None => stdout.to_string(),
+            };
+            need(
+                text.starts_with("#version ") && text.contains("void main()"),
+                "no shader with a #version line and a main",
+            )
+        }
         Some("disasm") => need(stdout.contains("DVLE") || call.has("-o"), "no DVLE listed"),
         Some("validate") => need(stdout.contains("DVLE(s) checked"), "no summary line"),
         other => Err(format!(

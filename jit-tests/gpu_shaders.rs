@@ -4,13 +4,17 @@
 //! compiles there. Without a GPU API the tests skip, except where `PICAJIT_REQUIRE_GPU` is set
 //! (`.ci/run` sets it).
 
+mod common;
+
 use std::path::{Path, PathBuf};
+
+use common::{Builder, XorShift};
 
 use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::document::{input::parse_input, output::OutputOptions, run_document};
-use picajit::exec::ExecConfig;
+use picajit::exec::{BatchIo, BatchLayout, ExecConfig, ShaderEngine, SoaBuffer};
 use picajit::float24::Precision;
-use picajit::program::{ShaderKind, ShaderProgram};
+use picajit::program::{InputRegisters, ShaderKind, ShaderProgram, Uniforms};
 use picajit::translate::host::engine::{GpuShader, renderer};
 
 /// Whether a GPU API is here; panics where one is required.
@@ -48,22 +52,26 @@ fn programs() -> Vec<PathBuf> {
     dirs
 }
 
+/// The program of a corpus folder: its `*.pica` sources, in name order.
+fn assemble_folder(dir: &Path) -> picajit::asm::Assembly {
+    let sources: Vec<SourceFile> = files_with(dir, ".pica")
+        .into_iter()
+        .map(|path| SourceFile {
+            name: path.display().to_string(),
+            text: std::fs::read_to_string(&path).unwrap(),
+        })
+        .collect();
+    assemble(&sources, AsmOptions::default()).unwrap()
+}
+
 #[test]
-#[ignore = "spot-light differs in the float24 modes (issue 45, in progress): run with --ignored"]
 fn every_corpus_vertex_program_gives_its_goldens_on_the_gpu() {
     if !gpu_available() {
         return;
     }
     let mut checked = 0;
     for dir in programs() {
-        let sources: Vec<SourceFile> = files_with(&dir, ".pica")
-            .into_iter()
-            .map(|path| SourceFile {
-                name: path.display().to_string(),
-                text: std::fs::read_to_string(&path).unwrap(),
-            })
-            .collect();
-        let assembly = assemble(&sources, AsmOptions::default()).unwrap();
+        let assembly = assemble_folder(&dir);
         for input_path in files_with(&dir, ".input.json") {
             let file = input_path.file_name().unwrap().to_str().unwrap();
             let index: usize = file
@@ -103,4 +111,226 @@ fn every_corpus_vertex_program_gives_its_goldens_on_the_gpu() {
         }
     }
     assert!(checked >= 60, "{checked} fixtures");
+}
+
+/// Whether `glslangValidator` (Debian `glslang-tools`) runs here; panics where the GPU tools
+/// are required.
+fn glslang_available() -> bool {
+    let found = std::process::Command::new("glslangValidator")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found && std::env::var_os("PICAJIT_REQUIRE_GPU").is_some() {
+        panic!("PICAJIT_REQUIRE_GPU is set and glslangValidator does not run");
+    }
+    if !found {
+        eprintln!("skipped: no glslangValidator");
+    }
+    found
+}
+
+#[test]
+fn decompile_writes_glsl_the_reference_compiler_accepts_in_every_language() {
+    if !glslang_available() {
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("picajit-decompile-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let mut checked = 0;
+    for dir in programs() {
+        let assembly = assemble_folder(&dir);
+        let name = dir.file_name().unwrap().to_str().unwrap().to_string();
+        let shbin = out.join(format!("{name}.shbin"));
+        std::fs::write(&shbin, picajit::shbin::write(&assembly.shbin)).unwrap();
+        for (index, dvle) in assembly.shbin.dvles.iter().enumerate() {
+            if dvle.kind != ShaderKind::Vertex {
+                continue;
+            }
+            for (lang, precision) in [
+                ("glsl", "f24"),
+                ("glsl-es", "f32"),
+                ("glsl450", "f24-rne"),
+                ("glsl-es320", "f24"),
+            ] {
+                let file = out.join(format!("{name}.{index}.{lang}.vert"));
+                let status = std::process::Command::new(env!("CARGO_BIN_EXE_picajit"))
+                    .arg("decompile")
+                    .arg(&shbin)
+                    .args(["--dvle", &index.to_string(), "--lang", lang])
+                    .args(["--precision", precision, "-o"])
+                    .arg(&file)
+                    .status()
+                    .unwrap();
+                assert!(
+                    status.success(),
+                    "decompile {name} DVLE {index} --lang {lang}"
+                );
+                let text = std::fs::read_to_string(&file).unwrap();
+                // Each instruction's address and listing, with the DVLE's output names.
+                assert!(text.contains(&format!("DVLE {index}")), "{name}: no banner");
+                assert!(text.contains("// names: "), "{name}: no register names");
+                assert!(text.contains(" position"), "{name}: no output names");
+                let checked_by = std::process::Command::new("glslangValidator")
+                    .args(["-S", "vert"])
+                    .arg(&file)
+                    .output()
+                    .unwrap();
+                assert!(
+                    checked_by.status.success(),
+                    "{}: glslangValidator refused it: {}",
+                    file.display(),
+                    String::from_utf8_lossy(&checked_by.stdout)
+                );
+                checked += 1;
+            }
+        }
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+    assert!(checked >= 4 * 20, "{checked} translations");
+}
+
+/// f32 bit patterns where exact arithmetic is hard: zeros, subnormals of every size, the
+/// least normals, values near 2^-100 and 2^-63 (where the translation changes method),
+/// ones, the largest finite values, infinities and NaNs, each with both signs.
+fn edge_bits() -> Vec<u32> {
+    let mut magnitudes = vec![
+        0,
+        1,
+        2,
+        3,
+        0x7F,
+        0x100,
+        0x3_FFFF,
+        0x40_0000,
+        0x40_0001,
+        0x7F_FFFF,
+        0x80_0000,
+        0x80_0001,
+        0x8F_FFFF,
+        0x100_0000,
+        0x0D7F_FFFF,
+        0x0D80_0000,
+        0x0D80_0001,
+        0x207F_FFFF,
+        0x2080_0000,
+        0x1F80_0000,
+        0x3F00_0000,
+        0x3F80_0000,
+        0x3F80_0001,
+        0x3FFF_FFFF,
+        0x4000_0000,
+        0x5F80_0000,
+        0x7F7F_FFFF,
+        0x7F80_0000,
+        0x7FC0_0000,
+        0x7F80_0001,
+    ];
+    for k in 0..23 {
+        magnitudes.push(1 << k);
+        magnitudes.push((1 << (k + 1)) - 1);
+    }
+    let mut bits: Vec<u32> = magnitudes
+        .iter()
+        .flat_map(|&m| [m, m | 0x8000_0000])
+        .collect();
+    bits.sort_unstable();
+    bits.dedup();
+    bits
+}
+
+#[test]
+fn f32_and_float24_add_and_multiply_are_exact_on_edge_values_on_the_gpu() {
+    if !gpu_available() {
+        return;
+    }
+    let mut builder = Builder::new();
+    builder.ops(
+        "add o0, v0, v1; mul o1, v0, v1; mad o2, v0, v1, v2; dp4 o3, v0, v1; \
+         add o4, v0, -v1; mul o5, v1, v2; end",
+    );
+    let program = builder.program(ShaderKind::Vertex);
+    let edges = edge_bits();
+    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    let pick = |rng: &mut XorShift| -> f32 {
+        match rng.below(4) {
+            // Any bits, most of them small exponents, where subnormal results are.
+            0 => f32::from_bits(rng.next() as u32),
+            1 => f32::from_bits((rng.next() as u32) & 0x87FF_FFFF),
+            _ => f32::from_bits(edges[rng.below(edges.len())]),
+        }
+    };
+    let mut vertices: Vec<InputRegisters> = Vec::new();
+    // Every pair of edge values in lane x, random lanes elsewhere.
+    for &x in &edges {
+        for &y in &edges {
+            let mut v = [[0.0f32; 4]; 16];
+            for lane in 0..4 {
+                for register in &mut v[..3] {
+                    register[lane] = pick(&mut rng);
+                }
+            }
+            v[0][0] = f32::from_bits(x);
+            v[1][0] = f32::from_bits(y);
+            vertices.push(v);
+        }
+    }
+    let uniforms = Uniforms::default();
+    for precision in Precision::ALL {
+        let config = ExecConfig {
+            precision,
+            ..ExecConfig::default()
+        };
+        let reference = picajit::engine::prepare(
+            picajit::engine::EngineKind::Interpreter,
+            program.clone(),
+            config,
+        )
+        .unwrap();
+        let gpu = GpuShader::compile(program.clone(), config).unwrap();
+        let expected = outputs(&*reference, &uniforms, &vertices);
+        let got = outputs(&gpu, &uniforms, &vertices);
+        let mut wrong = 0;
+        for (k, (e, g)) in expected.iter().zip(&got).enumerate() {
+            if e != g {
+                if wrong < 8 {
+                    // Planes hold one component of one output for every vertex.
+                    let vertex = k % vertices.len();
+                    let plane = k / vertices.len();
+                    let lane = plane % 4;
+                    eprintln!(
+                        "{precision}: plane {plane} of vertex {vertex}: interp {e:#010x}, gpu {g:#010x} (v0-v2 lane {lane}: {:#010x} {:#010x} {:#010x})",
+                        vertices[vertex][0][lane].to_bits(),
+                        vertices[vertex][1][lane].to_bits(),
+                        vertices[vertex][2][lane].to_bits()
+                    );
+                }
+                wrong += 1;
+            }
+        }
+        assert_eq!(wrong, 0, "{precision}: {wrong} lanes differ");
+    }
+}
+
+/// Every output lane of `vertices` on `engine`, as bits, plane by plane.
+fn outputs(
+    engine: &dyn ShaderEngine,
+    uniforms: &Uniforms,
+    vertices: &[InputRegisters],
+) -> Vec<u32> {
+    let layout = BatchLayout::of(engine.program());
+    let inputs = SoaBuffer::from_vertices(layout.inputs, vertices);
+    let mut outputs = SoaBuffer::zeroed(layout.outputs, vertices.len());
+    let mut errors = Vec::new();
+    let mut io = BatchIo::new(inputs.inputs(), outputs.outputs(), None).unwrap();
+    engine.run_batch(uniforms, &mut io, &mut errors);
+    assert!(errors.is_empty(), "{errors:?}");
+    (0..layout.outputs.planes())
+        .flat_map(|k| {
+            outputs
+                .plane(k)
+                .iter()
+                .map(|v| v.to_bits())
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }

@@ -122,6 +122,15 @@ pub enum CliError {
     Engine(EngineError),
     /// The source does not assemble.
     Asm(AsmError),
+    /// `decompile`: the DVLE is not translated.
+    Translate {
+        /// The SHBIN file.
+        path: PathBuf,
+        /// The DVLE.
+        dvle: usize,
+        /// Why.
+        error: crate::translate::TranslateError,
+    },
     /// `disasm --source`: no picasso source reproduces the file.
     Unrepresentable {
         /// The SHBIN file.
@@ -195,6 +204,9 @@ impl fmt::Display for CliError {
             }
             CliError::Engine(error) => write!(f, "{error}"),
             CliError::Asm(error) => write!(f, "{error}"),
+            CliError::Translate { path, dvle, error } => {
+                write!(f, "{}: DVLE {dvle}: {error}", shown(path))
+            }
             CliError::Unrepresentable { path, error } => write!(f, "{}: {error}", shown(path)),
             CliError::Difftest(error) => write!(f, "{error}"),
             CliError::Trace { path, error } => write!(f, "{}: {error}", shown(path)),

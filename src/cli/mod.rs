@@ -13,6 +13,8 @@
 //! * `picajit difftest [--programs N] [--seed S] [--precision MODE|all] [--max-len L]
 //!   [--out DIR] [--threads T] [--budget N] [--no-shrink] [--json] [--shard K/N]`: the
 //!   differential tester; exit status 1 on any mismatch.
+//! * `picajit decompile PROGRAM.shbin [--dvle N] [--lang glsl|glsl-es|glsl450|glsl-es320]
+//!   [--precision f24|f24-rne|f32] [--budget N] [-o FILE]`: the DVLE translated for host GPUs.
 //! * `picajit render SCENE.ctf -o OUT.png [...]`: replay a CiTrace scene on the software GPU.
 //! * `picajit merge FILE.json ...`: the shards' `--json` lines of one `difftest` or `bench`
 //!   run joined into the whole run's line (docs/architecture.md, "Runs past one machine").
@@ -22,6 +24,7 @@
 //! output and the run goes on.
 
 mod bench;
+mod decompile;
 mod error;
 mod listing;
 mod merge;
@@ -78,6 +81,9 @@ enum Command {
     Run(RunArgs),
     /// Assemble picasso source files (one DVLE per file) into a SHBIN file.
     Asm(AsmArgs),
+    /// Translate a DVLE for host GPUs: exact GLSL, with each statement's address and
+    /// instruction in a comment (docs/gpu-shaders.md).
+    Decompile(decompile::DecompileArgs),
     /// Measure each engine on SHBIN files, program folders, scenes or the corpus: compile
     /// time, cache-hit cost, ns/vertex on one thread and on several, peak memory, and whether
     /// the engines agree bit for bit (exit status 1 when not).
@@ -422,6 +428,7 @@ pub fn main() -> ExitCode {
         Command::Validate(args) => validate_command(&args),
         Command::Run(args) => run_command(&args),
         Command::Asm(args) => asm_command(&args),
+        Command::Decompile(args) => decompile::command(&args),
         Command::Bench(args) => bench_command(&args),
         Command::Difftest(args) => difftest_command(&args),
         Command::Render(args) => render::render_command(&args),

@@ -6,6 +6,8 @@
 //! one statement of the step order, run on `Stepping`, which emits each stack operation as
 //! code. A structured translation replaces this where the flow allows.
 
+use crate::names::Names;
+use shader::float24::Precision;
 use shader::flow::explore::reachable_addresses;
 use shader::flow::rules;
 use shader::flow::{
@@ -17,7 +19,7 @@ use shader::program::ShaderProgram;
 
 use crate::ir::build::{FnBuilder, ModuleBuilder};
 use crate::ir::{ExprId, Global, LocalId, Place, Stmt, Type};
-use crate::program::{Emitter, Registers, Status};
+use crate::program::{Costly, Deferral, Emitter, Registers, Service, Status};
 use crate::{Options, TranslateError};
 
 /// The greatest budget the translation counts to (a `uint` that must not overflow).
@@ -446,6 +448,64 @@ impl StackOps for Stepping<'_, '_, '_> {
     }
 }
 
+/// Runs of at least this many identical words become a loop.
+const REPEAT_AT_LEAST: u16 = 8;
+
+/// How many words from `k` on in the run at `leader` (of `len`, its last word excluded) are
+/// the same word as the one at `k`.
+fn repeated(decoded: &[Instruction], leader: u16, k: u16, len: u16) -> u16 {
+    let at = |k: u16| decoded[wrap(leader as u32 + k as u32) as usize];
+    let first = at(k);
+    let mut same = 1;
+    while k + same + 1 < len && at(k + same) == first {
+        same += 1;
+    }
+    same
+}
+
+/// The costly functions (RCP, RSQ, EX2, LG2) more than one reachable instruction computes:
+/// those are evaluated at one shared place, each inlined once (docs/gpu-shaders.md, "Compile
+/// cost").
+fn shared_costly(decoded: &[Instruction], found: &[(u16, u16)]) -> Vec<Costly> {
+    let mut uses = [0usize; 5];
+    for &(leader, len) in found {
+        for k in 0..len {
+            let inst = &decoded[wrap(leader as u32 + k as u32) as usize];
+            if let Some(c) = inst.operation().as_ref().and_then(Costly::of) {
+                uses[c as usize] += 1;
+            }
+        }
+    }
+    Costly::ALL
+        .into_iter()
+        .filter(|&c| uses[c as usize] > 1)
+        .collect()
+}
+
+/// At the top of each pass of the dispatch loop: the pending costly function, if any, on the
+/// argument its instruction handed over.
+fn evaluate_service(b: &mut FnBuilder, precision: Precision, service: Service, shared: &[Costly]) {
+    let op = b.get(service.op);
+    let op = b.bind("service", op);
+    let pending = b.ne_k(op, 0);
+    b.when(pending, |b| {
+        let argument = b.get(service.argument);
+        let argument = b.bind("argument", argument);
+        let values: Vec<(i32, Costly)> = shared.iter().map(|&c| (c as i32, c)).collect();
+        b.switch_each(
+            op,
+            &values,
+            |b, function| {
+                let value = function.evaluate(b, precision, argument);
+                b.set(service.result, value);
+            },
+            |_| {},
+        );
+        let none = b.int(0);
+        b.set(service.op, none);
+    });
+}
+
 /// A run: consecutive reachable addresses entered only at the first, the last one's control
 /// part a full step.
 pub(crate) fn runs(
@@ -515,6 +575,7 @@ pub fn translate(
     program: &ShaderProgram,
     options: &Options,
     name: &str,
+    names: &Names,
 ) -> Result<(), TranslateError> {
     let decoded = decode_words(&program.code[..]);
     let (_, ends, found) = runs(&decoded, program.entry);
@@ -528,16 +589,34 @@ pub fn translate(
         routed: b.local("routed", Type::INT, [0; 4]),
         matched: b.local("matched", Type::BOOL, [0; 4]),
     };
-    let listing = |pc: u16| disasm::format_instruction(&decoded[pc as usize], &program.opdescs);
+    let listing = |pc: u16| {
+        names.annotate(&disasm::format_instruction(
+            &decoded[pc as usize],
+            &program.opdescs,
+        ))
+    };
+    let shared = shared_costly(&decoded, &found);
+    let service = Service {
+        op: b.local("service_op", Type::INT, [0; 4]),
+        argument: b.local("service_argument", Type::UVEC4, [0; 4]),
+        result: b.local("service_result", Type::UVEC4, [0; 4]),
+    };
+    let repeat = b.local("repeat", Type::INT, [0; 4]);
+    let mut continuations = PROGRAM_WORDS as i32;
     b.forever(|b| {
+        if !shared.is_empty() {
+            evaluate_service(b, options.precision, service, &shared);
+        }
         let selector = b.get(dispatch.pc);
         let mut cases = Vec::with_capacity(found.len());
         for &(leader, len) in &found {
             b.open();
+            let mut case = leader as i32;
             let mut emitter = Emitter {
                 b: &mut *b,
                 precision: options.precision,
                 registers,
+                deferral: Deferral::Inline,
             };
             // The budget for the whole run, before any of it (docs/gpu-shaders.md, "Budget").
             let steps = emitter.b.get(dispatch.steps);
@@ -558,16 +637,74 @@ pub fn translate(
             let fail = emitter.b.close();
             emitter.b.push_stmt(Stmt::If(over, fail, Vec::new()));
             emitter.b.set(dispatch.steps, after);
-            for k in 0..len {
+            let mut k = 0;
+            while k < len {
                 let pc = wrap(leader as u32 + k as u32);
                 let inst = decoded[pc as usize];
+                let last = k + 1 == len;
+                let operation = inst.operation();
+                let deferred = operation
+                    .as_ref()
+                    .and_then(Costly::of)
+                    .filter(|c| shared.contains(c));
+                let same = if last || deferred.is_some() {
+                    1
+                } else {
+                    repeated(&decoded, leader, k, len)
+                };
+                if same >= REPEAT_AT_LEAST {
+                    // Identical words (the zeros past the uploaded code): one loop, not a copy
+                    // each (docs/gpu-shaders.md, "Compile cost").
+                    let through = wrap(pc as u32 + same as u32 - 1);
+                    emitter.b.comment(format!(
+                        "{pc:03x}-{through:03x}: {} ({same} times)",
+                        listing(pc)
+                    ));
+                    let zero = emitter.b.int(0);
+                    emitter.b.set(repeat, zero);
+                    emitter.b.open();
+                    let done = emitter.b.get(repeat);
+                    let done = emitter.b.ge_k(done, same as u32);
+                    emitter.b.when(done, |b| b.brk());
+                    if let Some(operation) = &operation {
+                        let desc = shader::isa::OperandDescriptor(
+                            program.opdescs[operation.desc() as usize],
+                        );
+                        shader::exec::operate::operate(&mut emitter, operation, desc);
+                    }
+                    let count = emitter.b.get(repeat);
+                    let count = emitter.b.add_k(count, 1);
+                    emitter.b.set(repeat, count);
+                    let body = emitter.b.close();
+                    emitter.b.push_stmt(Stmt::Loop(body));
+                    k += same;
+                    continue;
+                }
                 emitter.b.comment(format!("{pc:03x}: {}", listing(pc)));
-                if let Some(operation) = inst.operation() {
+                if let Some(operation) = &operation {
                     let desc =
                         shader::isa::OperandDescriptor(program.opdescs[operation.desc() as usize]);
-                    shader::exec::operate::operate(&mut emitter, &operation, desc);
+                    if deferred.is_some() {
+                        // Hand the function to the service, then resume in a case of its own.
+                        emitter.deferral = Deferral::Capture(service);
+                        shader::exec::operate::operate(&mut emitter, operation, desc);
+                        continuations += 1;
+                        let to = emitter.b.int(continuations);
+                        emitter.b.set(dispatch.pc, to);
+                        emitter.b.cont();
+                        let body = emitter.b.close();
+                        cases.push((vec![case], body));
+                        case = continuations;
+                        emitter.b.open();
+                        emitter
+                            .b
+                            .comment(format!("{pc:03x}: {} (its result)", listing(pc)));
+                        emitter.deferral = Deferral::Resume(service);
+                    }
+                    shader::exec::operate::operate(&mut emitter, operation, desc);
+                    emitter.deferral = Deferral::Inline;
                 }
-                if k + 1 == len {
+                if last {
                     let test = match rules::test(&mut emitter, &inst) {
                         Some(bit) => {
                             let bit = emitter.b.bind("test", bit);
@@ -586,9 +723,10 @@ pub fn translate(
                     };
                     step_on(&mut stepping, pc, &inst, test);
                 }
+                k += 1;
             }
             let body = b.close();
-            cases.push((vec![leader as i32], body));
+            cases.push((vec![case], body));
         }
         b.open();
         let pc = b.get(dispatch.pc);
@@ -596,6 +734,7 @@ pub fn translate(
             b: &mut *b,
             precision: options.precision,
             registers,
+            deferral: Deferral::Inline,
         };
         finish(&mut emitter, options.end_state, Status::Internal, pc);
         let default = b.close();

@@ -72,7 +72,9 @@ pub fn print(module: &Module, interface: &Interface, dialect: Dialect) -> String
     if dialect.is_es() {
         out.push_str("precision highp float;\nprecision highp int;\n");
     }
-    out.push_str(&interface.banner);
+    for line in interface.banner.lines() {
+        let _ = writeln!(out, "{}", comment_safe(line));
+    }
     out.push('\n');
     for n in 0..16 {
         if module.inputs & (1 << n) != 0 {
@@ -98,18 +100,32 @@ pub fn print(module: &Module, interface: &Interface, dialect: Dialect) -> String
     }
     out.push('\n');
     for ty in &selects {
+        // Bit operations, not `?:`: drivers turn each `?:` into a branch and then spend their
+        // compile merging them (a translation has thousands), and bits are what is selected.
         let name = type_name(*ty);
         let cond = type_name(ty.with_scalar(Scalar::Bool));
-        let lanes: Vec<String> = (0..ty.lanes)
-            .map(|l| {
-                let c = LANE_LETTERS[l as usize];
-                format!("c.{c} ? a.{c} : b.{c}")
-            })
-            .collect();
+        let lanes = ty.lanes;
+        let bits = type_name(ty.with_scalar(Scalar::Uint));
+        let mask = format!("({bits}(0u) - {bits}(c))");
+        let body = match ty.scalar {
+            Scalar::Uint => format!("b ^ ((a ^ b) & {mask})"),
+            Scalar::Int => format!("{name}({bits}(b) ^ (({bits}(a) ^ {bits}(b)) & {mask}))"),
+            Scalar::Bool => {
+                format!("notEqual({bits}(b) ^ (({bits}(a) ^ {bits}(b)) & {mask}), {bits}(0u))")
+            }
+            Scalar::Float => {
+                let parts: Vec<String> = (0..lanes)
+                    .map(|l| {
+                        let c = LANE_LETTERS[l as usize];
+                        format!("c.{c} ? a.{c} : b.{c}")
+                    })
+                    .collect();
+                format!("{name}({})", parts.join(", "))
+            }
+        };
         let _ = writeln!(
             out,
-            "{name} pica_select({cond} c, {name} a, {name} b) {{ return {name}({}); }}",
-            lanes.join(", ")
+            "{name} pica_select({cond} c, {name} a, {name} b) {{ return {body}; }}"
         );
     }
     if !selects.is_empty() {
@@ -352,6 +368,10 @@ impl FunctionPrinter<'_> {
                     self.indent(depth + 1);
                     self.out.push_str("{\n");
                     self.block(body, depth + 2);
+                    if !matches!(body.last(), Some(Stmt::Continue | Stmt::Return(_))) {
+                        self.indent(depth + 2);
+                        self.out.push_str("break;\n");
+                    }
                     self.indent(depth + 1);
                     self.out.push_str("}\n");
                 }
@@ -360,6 +380,11 @@ impl FunctionPrinter<'_> {
                 self.indent(depth + 1);
                 self.out.push_str("{\n");
                 self.block(default, depth + 2);
+                if !matches!(default.last(), Some(Stmt::Continue | Stmt::Return(_))) {
+                    // Also what keeps the label from being the last thing in the switch.
+                    self.indent(depth + 2);
+                    self.out.push_str("break;\n");
+                }
                 self.indent(depth + 1);
                 self.out.push_str("}\n");
                 self.indent(depth);
@@ -387,7 +412,7 @@ impl FunctionPrinter<'_> {
             Stmt::Comment(text) => {
                 for line in text.lines() {
                     self.indent(depth);
-                    let _ = writeln!(self.out, "// {line}");
+                    let _ = writeln!(self.out, "// {}", comment_safe(line));
                 }
             }
         }
@@ -638,4 +663,15 @@ pub fn constant_text(ty: Type, bits: [u32; 4]) -> String {
     }
     let texts: Vec<String> = lanes.iter().map(|&b| lane(b)).collect();
     format!("{}({})", type_name(ty), texts.join(", "))
+}
+
+/// `line` as a GLSL comment's text may hold it: printable ASCII only (the ES source character
+/// set), and no backslash, which would continue the comment onto the next line.
+fn comment_safe(line: &str) -> String {
+    line.chars()
+        .map(|c| match c {
+            ' '..='~' if c != '\\' => c,
+            _ => '?',
+        })
+        .collect()
 }

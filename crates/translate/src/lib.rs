@@ -14,6 +14,7 @@ pub mod host;
 pub mod interface;
 pub mod ir;
 pub mod lanes;
+pub mod names;
 pub mod primitives;
 pub mod program;
 
@@ -26,6 +27,7 @@ use shader::program::{ShaderKind, ShaderProgram};
 use crate::interface::Interface;
 use crate::ir::Module;
 use crate::ir::build::ModuleBuilder;
+use crate::names::Names;
 
 /// What a translation is made for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -112,11 +114,21 @@ pub fn translate(
     options: &Options,
     entry: &str,
 ) -> Result<Translation, TranslateError> {
+    translate_named(program, options, entry, &Names::none())
+}
+
+/// Translates `program`, each statement's comment naming the registers `names` names.
+pub fn translate_named(
+    program: &ShaderProgram,
+    options: &Options,
+    entry: &str,
+    names: &Names,
+) -> Result<Translation, TranslateError> {
     if program.stage == ShaderKind::Geometry {
         return Err(TranslateError::GeometryShader);
     }
     let mut module = ModuleBuilder::new();
-    dispatch::translate(&mut module, program, options, entry)?;
+    dispatch::translate(&mut module, program, options, entry, names)?;
     Ok(Translation {
         module: module.finish(),
         form: Form::Dispatch,

@@ -4,8 +4,10 @@
 //! - add and multiply run on the host, each operand and the result passed through the
 //!   uniform block's opaque zero, so that no compiler folds a constant into them or fuses a
 //!   product into an addition; in f32 mode, where subnormals are values, a lane with a
-//!   subnormal operand or a result the host may have flushed is redone in integer arithmetic
-//!   ([`add_exact`], [`mul_exact`]), since vertex stages flush subnormals on many hosts;
+//!   subnormal operand or a result the host may have flushed is computed another way, since
+//!   vertex stages flush subnormals on many hosts: a sum of two operands below 2^-100 scaled
+//!   by 2^64, a product from its mantissas multiplied in [1, 2) and its exponents added in
+//!   integers, in vector arithmetic with no branch or loop (drivers inline every call);
 //! - division, square root and floor are integer arithmetic throughout (GLSL allows division
 //!   2.5 ulp and leaves square root's precision to the implementation);
 //! - EX2 and LG2 run the model's own f64 evaluation ([`shader::float24::transcendental`]) on
@@ -59,34 +61,6 @@ fn subnormal(b: &mut FnBuilder, x: ExprId) -> ExprId {
     b.and(no_exponent, some_mantissa)
 }
 
-/// The lanes of `fast` where `redo` is false, and `exact(lane)` where it is true: the exact
-/// function runs only when some lane needs it.
-fn redo_lanes(
-    b: &mut FnBuilder,
-    fast: ExprId,
-    redo: ExprId,
-    a: ExprId,
-    c: ExprId,
-    exact: crate::ir::FunctionId,
-) -> ExprId {
-    let lanes = b.ty(fast).lanes;
-    let result = b.local("result", b.ty(fast), [0; 4]);
-    b.set(result, fast);
-    let any = b.any(redo);
-    b.when(any, |b| {
-        for lane in 0..lanes {
-            let needed = b.lane(redo, lane);
-            b.when(needed, |b| {
-                let x = b.lane(a, lane);
-                let y = b.lane(c, lane);
-                let r = b.call(exact, &[x, y]);
-                b.store_lanes(Place::Local(result), &[lane], r);
-            });
-        }
-    });
-    b.get(result)
-}
-
 /// IEEE `a + b` of f32 bits, lane by lane (`a`, `b`: `uvec4` or `uint`).
 pub fn add(b: &mut FnBuilder, precision: Precision, a: ExprId, c: ExprId) -> ExprId {
     let ty = b.ty(a);
@@ -102,22 +76,78 @@ pub fn add(b: &mut FnBuilder, precision: Precision, a: ExprId, c: ExprId) -> Exp
                 return;
             }
             let sum = b.bind("sum", sum);
-            let sa = subnormal(b, a);
-            let sc = subnormal(b, c);
-            let either = b.or(sa, sc);
-            // A flushed result is a zero from operands of different magnitudes.
-            let exponent = b.and_k(sum, INFINITY);
-            let tiny = b.eq_k(exponent, 0);
+            // Both operands below 2^-100: the sum is taken scaled by 2^64, where nothing is
+            // subnormal. Otherwise the host's sum is exact even where it flushes a subnormal
+            // operand: the other is then at least 2^-100, whose ulp/2 exceeds any subnormal.
             let ma = b.and_k(a, 0x7FFF_FFFF);
             let mc = b.and_k(c, 0x7FFF_FFFF);
-            let differ = b.ne(ma, mc);
-            let flushed = b.and(tiny, differ);
-            let redo = b.or(either, flushed);
-            let exact = add_exact(b);
-            let r = redo_lanes(b, sum, redo, a, c, exact);
+            let small_a = b.lt_k(ma, SMALL);
+            let small_c = b.lt_k(mc, SMALL);
+            let small = b.and(small_a, small_c);
+            let small = b.bind("small", small);
+            let up_a = scale_up(b, a);
+            let up_c = scale_up(b, c);
+            let scaled = host(b, up_a, up_c, crate::ir::BinaryOp::Add);
+            let scaled = b.bind("scaled", scaled);
+            let r = scale_down(b, scaled);
+            let r = b.select(small, r, sum);
             b.ret(Some(r));
         });
     b.call(f, &[a, c])
+}
+
+/// 2^-100: below it, two operands are added scaled by 2^64.
+const SMALL: u32 = 0x0D80_0000;
+/// 2^64, 2^-64, 2^85 and 2^-85.
+const TWO_64: u32 = 0x5F80_0000;
+const TWO_MINUS_64: u32 = 0x1F80_0000;
+const TWO_85: u32 = 0x6A00_0000;
+const TWO_MINUS_85: u32 = 0x1500_0000;
+/// 2^-126 scaled by 2^64: the least normal once scaled back.
+const SCALED_NORMAL: u32 = 0x2080_0000;
+
+/// The constant f32 bits `k` shaped like `like`.
+fn constant_like(b: &mut FnBuilder, like: ExprId, k: u32) -> ExprId {
+    let ty = b.ty(like);
+    if ty.lanes == 1 {
+        b.uint(k)
+    } else {
+        b.splat(ty, k)
+    }
+}
+
+/// `x` (below 2^-100) times 2^64, exactly and normal: a subnormal's mantissa is converted to
+/// float (exact: 23 bits) and scaled by 2^-85 (2^-149 · 2^64), a normal multiplied by 2^64.
+fn scale_up(b: &mut FnBuilder, x: ExprId) -> ExprId {
+    let sign = b.and_k(x, 0x8000_0000);
+    let exponent = b.and_k(x, INFINITY);
+    let no_exponent = b.eq_k(exponent, 0);
+    let mantissa = b.and_k(x, MANTISSA);
+    let count = b.convert(mantissa, Scalar::Float);
+    let count = b.bitcast(count, Scalar::Uint);
+    let k = constant_like(b, x, TWO_MINUS_85);
+    let tiny = host(b, count, k, crate::ir::BinaryOp::Mul);
+    let tiny = b.or(tiny, sign);
+    let k = constant_like(b, x, TWO_64);
+    let normal = host(b, x, k, crate::ir::BinaryOp::Mul);
+    b.select(no_exponent, tiny, normal)
+}
+
+/// A sum of two values scaled by [`scale_up`], scaled back: a normal result by the host's
+/// product with 2^-64 (exact), a subnormal one from its count of 2^-149 units (exact: a sum
+/// that small is representable, Hauser's theorem).
+fn scale_down(b: &mut FnBuilder, s: ExprId) -> ExprId {
+    let sign = b.and_k(s, 0x8000_0000);
+    let magnitude = b.and_k(s, 0x7FFF_FFFF);
+    let normal = b.ge_k(magnitude, SCALED_NORMAL);
+    let k = constant_like(b, s, TWO_MINUS_64);
+    let back = host(b, s, k, crate::ir::BinaryOp::Mul);
+    let k = constant_like(b, s, TWO_85);
+    let units = host(b, magnitude, k, crate::ir::BinaryOp::Mul);
+    let units = b.bitcast(units, Scalar::Float);
+    let units = b.convert(units, Scalar::Uint);
+    let tiny = b.or(units, sign);
+    b.select(normal, back, tiny)
 }
 
 /// IEEE `a * b` of f32 bits, lane by lane.
@@ -147,11 +177,196 @@ pub fn mul(b: &mut FnBuilder, precision: Precision, a: ExprId, c: ExprId) -> Exp
             let nonzero = b.and(za, zc);
             let flushed = b.and(tiny, nonzero);
             let redo = b.or(either, flushed);
-            let exact = mul_exact(b);
-            let r = redo_lanes(b, product, redo, a, c, exact);
+            let redo = b.bind("redo", redo);
+            // Computed on every lane and selected, not behind a branch: straight-line code
+            // costs the driver's compile much less than a branch a call.
+            let exact = mul_exact_lanes(b, a, c);
+            let r = b.select(redo, exact, product);
             b.ret(Some(r));
         });
     b.call(f, &[a, c])
+}
+
+/// Two operands of a product or a quotient, classified from their bits.
+struct Operands {
+    /// The result's sign bit.
+    sign: ExprId,
+    abs_a: ExprId,
+    abs_b: ExprId,
+    nan_a: ExprId,
+    nan_b: ExprId,
+    inf_a: ExprId,
+    inf_b: ExprId,
+    zero_a: ExprId,
+    zero_b: ExprId,
+}
+
+impl Operands {
+    fn of(b: &mut FnBuilder, a: ExprId, c: ExprId) -> Operands {
+        let xs = b.xor(a, c);
+        let sign = b.and_k(xs, 0x8000_0000);
+        let sign = b.bind("sign", sign);
+        let abs_a = b.and_k(a, 0x7FFF_FFFF);
+        let abs_a = b.bind("abs_a", abs_a);
+        let abs_b = b.and_k(c, 0x7FFF_FFFF);
+        let abs_b = b.bind("abs_b", abs_b);
+        let mut class = |name: &str, x: ExprId, test: fn(&mut FnBuilder, ExprId) -> ExprId| {
+            let t = test(b, x);
+            b.bind(name, t)
+        };
+        Operands {
+            sign,
+            abs_a,
+            abs_b,
+            nan_a: class("nan_a", abs_a, |b, x| b.gt_k(x, INFINITY)),
+            nan_b: class("nan_b", abs_b, |b, x| b.gt_k(x, INFINITY)),
+            inf_a: class("inf_a", abs_a, |b, x| b.eq_k(x, INFINITY)),
+            inf_b: class("inf_b", abs_b, |b, x| b.eq_k(x, INFINITY)),
+            zero_a: class("zero_a", abs_a, |b, x| b.eq_k(x, 0)),
+            zero_b: class("zero_b", abs_b, |b, x| b.eq_k(x, 0)),
+        }
+    }
+}
+
+/// A finite non-zero f32 (bits, any lanes) as a mantissa in [2^23, 2^24) and a biased
+/// exponent (an `int`, below 1 for a subnormal), without a loop.
+fn normalised_lanes(b: &mut FnBuilder, x: ExprId) -> (ExprId, ExprId) {
+    let field = b.shr_k(x, 23);
+    let field = b.and_k(field, 0xFF);
+    let field = b.bind("field", field);
+    let mantissa = b.and_k(x, MANTISSA);
+    let mantissa = b.bind("mantissa", mantissa);
+    let normal = b.ne_k(field, 0);
+    let normal = b.bind("normal", normal);
+    let with_implicit = b.or_k(mantissa, IMPLICIT);
+    // A subnormal's leading bit is moved to bit 23 (`| 1` keeps the zero mantissa of a
+    // normal from reaching the conversion; its lanes take the other side).
+    let some = b.or_k(mantissa, 1);
+    let top = highest_bit(b, some);
+    let k23 = b.like(top, 23);
+    let shift = b.sub(k23, top);
+    let shift = b.bind("shift", shift);
+    let amount = b.convert(shift, Scalar::Uint);
+    let moved = b.shl(mantissa, amount);
+    let m = b.select(normal, with_implicit, moved);
+    let biased = b.convert(field, Scalar::Int);
+    let one = b.like(shift, 1);
+    let lowered = b.sub(one, shift);
+    let e = b.select(normal, biased, lowered);
+    (b.bind("m", m), b.bind("e", e))
+}
+
+/// Exact IEEE `a * b` of f32 bits on every lane, subnormals kept, in vector arithmetic with
+/// no branch or loop (drivers inline every call): the mantissas, normalised, multiply on the
+/// host as values in [1, 2), where nothing is subnormal and the product is correctly
+/// rounded to 24 bits; the exponents add in integers; a subnormal result is rounded again
+/// from that product, its ties broken by the sign of the first rounding's error, which the
+/// low 32 bits of the integer mantissa product give exactly.
+fn mul_exact_lanes(b: &mut FnBuilder, a: ExprId, c: ExprId) -> ExprId {
+    let Operands {
+        sign,
+        abs_a: ma,
+        abs_b: mc,
+        nan_a,
+        nan_b: nan_c,
+        inf_a,
+        inf_b: inf_c,
+        zero_a,
+        zero_b: zero_c,
+    } = Operands::of(b, a, c);
+    // Infinities, NaNs and zeros.
+    let nan = b.or(nan_a, nan_c);
+    let inf_zero = b.and(inf_a, zero_c);
+    let zero_inf = b.and(zero_a, inf_c);
+    let nan = b.or(nan, inf_zero);
+    let nan = b.or(nan, zero_inf);
+    let nan = b.bind("nan", nan);
+    let inf = b.or(inf_a, inf_c);
+    let inf = b.bind("inf", inf);
+    let zero = b.or(zero_a, zero_c);
+    let special = b.or(nan, inf);
+    let special = b.or(special, zero);
+    let special = b.bind("special", special);
+    let quiet = b.like(sign, QUIET_NAN);
+    let infinite = b.or_k(sign, INFINITY);
+    let special_value = b.select(inf, infinite, sign);
+    let special_value = b.select(nan, quiet, special_value);
+    let special_value = b.bind("special_value", special_value);
+    // Finite, non-zero: mantissas in [2^23, 2^24).
+    let (na, ea) = normalised_lanes(b, ma);
+    let (nc, ec) = normalised_lanes(b, mc);
+    let one_a = b.and_k(na, MANTISSA);
+    let one_a = b.or_k(one_a, 127 << 23);
+    let one_c = b.and_k(nc, MANTISSA);
+    let one_c = b.or_k(one_c, 127 << 23);
+    let p = host(b, one_a, one_c, crate::ir::BinaryOp::Mul);
+    let p = b.bind("p", p);
+    let pe = b.shr_k(p, 23);
+    let pe = b.bind("p_exponent", pe);
+    let mp = b.and_k(p, MANTISSA);
+    let mp = b.or_k(mp, IMPLICIT);
+    let mp = b.bind("p_mantissa", mp);
+    // The first rounding's error: na·nb − mp·2^s, s = 23 or 24, exact in 32 bits.
+    let exact_low = b.mul(na, nc);
+    let s = b.sub_k(pe, 104);
+    let approx_low = b.shl(mp, s);
+    let error = b.sub(exact_low, approx_low);
+    let error = b.convert(error, Scalar::Int);
+    let error = b.bind("error", error);
+    // The result's biased exponent.
+    let pe_int = b.convert(pe, Scalar::Int);
+    let e = b.add(ea, ec);
+    let e = b.add(e, pe_int);
+    let e = b.sub_k(e, 254);
+    let e = b.bind("e_product", e);
+    let normal = b.ge_k(e, 1);
+    let normal = b.bind("normal_product", normal);
+    let over = b.ge_k(e, 255);
+    let e_field = b.convert(e, Scalar::Uint);
+    let e_field = b.shl_k(e_field, 23);
+    let fraction = b.and_k(mp, MANTISSA);
+    let normal_bits = b.or(e_field, fraction);
+    let inf_bits = b.like(normal_bits, INFINITY);
+    let normal_bits = b.select(over, inf_bits, normal_bits);
+    // A subnormal result: mp shifted right by 1 − e (at most 25), rounded to nearest even
+    // with the error breaking ties.
+    let one = b.like(e, 1);
+    let sh = b.sub(one, e);
+    let most = b.like(sh, 25);
+    let beyond = b.gt(sh, most);
+    let sh = b.select(beyond, most, sh);
+    // (At least 1; a normal result's lanes, where it is not, take the other side.)
+    let least = b.like(sh, 1);
+    let short = b.lt(sh, least);
+    let sh = b.select(short, least, sh);
+    let sh = b.convert(sh, Scalar::Uint);
+    let sh = b.bind("sh", sh);
+    let units = b.shr(mp, sh);
+    let units = b.bind("units", units);
+    let one_u = b.like(sh, 1);
+    let unit = b.shl(one_u, sh);
+    let low_mask = b.sub_k(unit, 1);
+    let rem = b.and(mp, low_mask);
+    let rem = b.bind("rem", rem);
+    let below = b.sub_k(sh, 1);
+    let half = b.shl(one_u, below);
+    let half = b.bind("half", half);
+    let above = b.gt(rem, half);
+    let tie = b.eq(rem, half);
+    let zero_i = b.like(error, 0);
+    let err_up = b.gt(error, zero_i);
+    let err_none = b.eq(error, zero_i);
+    let odd = b.and_k(units, 1);
+    let odd = b.ne_k(odd, 0);
+    let even_up = b.and(err_none, odd);
+    let tie_up = b.or(err_up, even_up);
+    let tie_up = b.and(tie, tie_up);
+    let up = b.or(above, tie_up);
+    let up = b.convert(up, Scalar::Uint);
+    let sub_bits = b.add(units, up);
+    let bits = b.select(normal, normal_bits, sub_bits);
+    let bits = b.or(bits, sign);
+    b.select(special, special_value, bits)
 }
 
 fn suffix(ty: Type, precision: Precision) -> String {
@@ -177,123 +392,6 @@ fn unpack(b: &mut FnBuilder, x: ExprId) -> (ExprId, ExprId, ExprId) {
     let e = b.select(normal, field, one);
     let e = b.convert(e, Scalar::Int);
     (sign, e, m)
-}
-
-/// Exact IEEE `a + b` of two f32s in integer arithmetic (round to nearest even, subnormals
-/// kept): `uint pica_fadd_exact(uint a, uint b)`.
-pub fn add_exact(b: &mut FnBuilder) -> crate::ir::FunctionId {
-    let u = Type::UINT;
-    b.module.helper(
-        "pica_fadd_exact",
-        &[("a", u), ("b", u)],
-        Some(u),
-        |b, args| {
-            let (a0, c0) = (args[0], args[1]);
-            let fa = b.and_k(a0, INFINITY);
-            let fc = b.and_k(c0, INFINITY);
-            let ia = b.eq_k(fa, INFINITY);
-            let ic = b.eq_k(fc, INFINITY);
-            let special = b.or(ia, ic);
-            b.when(special, |b| {
-                // An infinity or a NaN: a subnormal beside it changes nothing.
-                let r = host(b, a0, c0, crate::ir::BinaryOp::Add);
-                b.ret(Some(r));
-            });
-            // Order by magnitude: `a` the larger.
-            let ma = b.and_k(a0, 0x7FFF_FFFF);
-            let mc = b.and_k(c0, 0x7FFF_FFFF);
-            let swap = b.lt(ma, mc);
-            let a = b.select(swap, c0, a0);
-            let c = b.select(swap, a0, c0);
-            let a = b.bind("big", a);
-            let c = b.bind("small", c);
-            let (sign, ea, xa) = unpack(b, a);
-            let (_, ec, xc) = unpack(b, c);
-            let sign = b.bind("sign", sign);
-            // Three extra bits: guard, round and sticky.
-            let xa = b.shl_k(xa, 3);
-            let xc = b.shl_k(xc, 3);
-            let d = b.sub(ea, ec);
-            let d = b.bind("d", d);
-            let small = b.local("m_small", u, [0; 4]);
-            b.set(small, xc);
-            let far = b.ge_k(d, 27);
-            b.if_else(
-                far,
-                |b| {
-                    let nonzero = b.ne_k(xc, 0);
-                    let sticky = b.convert(nonzero, Scalar::Uint);
-                    b.set(small, sticky);
-                },
-                |b| {
-                    let du = b.convert(d, Scalar::Uint);
-                    let one = b.uint(1);
-                    let bit = b.shl(one, du);
-                    let below = b.sub_k(bit, 1);
-                    let lost = b.and(xc, below);
-                    let lost = b.ne_k(lost, 0);
-                    let sticky = b.convert(lost, Scalar::Uint);
-                    let shifted = b.shr(xc, du);
-                    let v = b.or(shifted, sticky);
-                    b.set(small, v);
-                },
-            );
-            let signs = b.xor(a, c);
-            let signs = b.shr_k(signs, 31);
-            let same = b.eq_k(signs, 0);
-            let small_v = b.get(small);
-            let plus = b.add(xa, small_v);
-            let minus = b.sub(xa, small_v);
-            let m0 = b.select(same, plus, minus);
-            let m = b.local("m", u, [0; 4]);
-            b.set(m, m0);
-            let e = b.local("e", Type::INT, [0; 4]);
-            b.set(e, ea);
-            let m_now = b.get(m);
-            let zero = b.eq_k(m_now, 0);
-            b.when(zero, |b| {
-                // An exact zero: +0, but -0 + -0 = -0.
-                let both_negative = b.and(a, c);
-                let r = b.and_k(both_negative, 0x8000_0000);
-                b.ret(Some(r));
-            });
-            let m_now = b.get(m);
-            let carry = b.ge_k(m_now, 1 << 27);
-            b.if_else(
-                carry,
-                |b| {
-                    let m_now = b.get(m);
-                    let low = b.and_k(m_now, 1);
-                    let half = b.shr_k(m_now, 1);
-                    let v = b.or(half, low);
-                    b.set(m, v);
-                    let e_now = b.get(e);
-                    let e1 = b.add_k(e_now, 1);
-                    b.set(e, e1);
-                },
-                |b| {
-                    b.forever(|b| {
-                        let m_now = b.get(m);
-                        let normal = b.ge_k(m_now, 1 << 26);
-                        let e_now = b.get(e);
-                        let lowest = b.le_k(e_now, 1);
-                        let done = b.or(normal, lowest);
-                        b.when(done, |b| b.brk());
-                        let m_now = b.get(m);
-                        let doubled = b.shl_k(m_now, 1);
-                        b.set(m, doubled);
-                        let e_now = b.get(e);
-                        let e1 = b.sub_k(e_now, 1);
-                        b.set(e, e1);
-                    });
-                },
-            );
-            let m_now = b.get(m);
-            let e_now = b.get(e);
-            let r = round_and_pack(b, sign, e_now, m_now, 3);
-            b.ret(Some(r));
-        },
-    )
 }
 
 /// Packs sign, effective biased exponent `e` (int) and a mantissa `m` whose leading bit is at
@@ -337,156 +435,6 @@ fn pack(b: &mut FnBuilder, sign: ExprId, e: ExprId, m: ExprId) -> ExprId {
     b.or(sign, magnitude)
 }
 
-/// Exact IEEE `a * b` of two f32s in integer arithmetic: `uint pica_fmul_exact(uint a,
-/// uint b)`.
-pub fn mul_exact(b: &mut FnBuilder) -> crate::ir::FunctionId {
-    let u = Type::UINT;
-    b.module.helper(
-        "pica_fmul_exact",
-        &[("a", u), ("b", u)],
-        Some(u),
-        |b, args| {
-            let (a, c) = (args[0], args[1]);
-            let fa = b.and_k(a, INFINITY);
-            let fc = b.and_k(c, INFINITY);
-            let ia = b.eq_k(fa, INFINITY);
-            let ic = b.eq_k(fc, INFINITY);
-            let special = b.or(ia, ic);
-            let ma = b.and_k(a, 0x7FFF_FFFF);
-            let mc = b.and_k(c, 0x7FFF_FFFF);
-            let za = b.eq_k(ma, 0);
-            let zc = b.eq_k(mc, 0);
-            let xs = b.xor(a, c);
-            let sign = b.and_k(xs, 0x8000_0000);
-            let sign = b.bind("sign", sign);
-            b.when(special, |b| {
-                // inf·0 is a NaN (the rule makes it +0), a NaN stays one.
-                let na = b.gt_k(ma, INFINITY);
-                let nc = b.gt_k(mc, INFINITY);
-                let nan = b.or(na, nc);
-                let zero = b.or(za, zc);
-                let nan = b.or(nan, zero);
-                let nan_bits = b.uint(QUIET_NAN);
-                let inf = b.or_k(sign, INFINITY);
-                let r = b.select(nan, nan_bits, inf);
-                b.ret(Some(r));
-            });
-            let zero = b.or(za, zc);
-            b.when(zero, |b| b.ret(Some(sign)));
-            // Subnormal factors normalised: the leading bit at 23.
-            let (ea, fa_m) = normalised(b, a, "a");
-            let (ec, fc_m) = normalised(b, c, "b");
-            let ea = b.get(ea);
-            let ec = b.get(ec);
-            let e = b.local("e", Type::INT, [0; 4]);
-            let e0 = b.add(ea, ec);
-            let e0 = b.sub_k(e0, 127);
-            b.set(e, e0);
-            let ma = b.get(fa_m);
-            let mb = b.get(fc_m);
-            let ma = b.bind("ma", ma);
-            let mb = b.bind("mb", mb);
-            // The 48-bit product from 12-bit pieces: hi (16 bits) : lo (32 bits).
-            let a1 = b.shr_k(ma, 12);
-            let a0 = b.and_k(ma, 0xFFF);
-            let b1 = b.shr_k(mb, 12);
-            let b0 = b.and_k(mb, 0xFFF);
-            let p11 = b.mul(a1, b1);
-            let p10 = b.mul(a1, b0);
-            let p01 = b.mul(a0, b1);
-            let p00 = b.mul(a0, b0);
-            let p11 = b.bind("p11", p11);
-            let p00 = b.bind("p00", p00);
-            let mid = b.add(p10, p01);
-            let mid = b.bind("mid", mid);
-            let mid_low = b.and_k(mid, 0xF_FFFF);
-            let mid_low = b.shl_k(mid_low, 12);
-            let mid_high = b.shr_k(mid, 20);
-            let lo1 = b.add(p00, mid_low);
-            let lo1 = b.bind("lo", lo1);
-            let c1 = b.lt(lo1, p00);
-            let c1 = b.convert(c1, Scalar::Uint);
-            let p11_low = b.and_k(p11, 0xFF);
-            let p11_low = b.shl_k(p11_low, 24);
-            let p11_high = b.shr_k(p11, 8);
-            let lo2 = b.add(lo1, p11_low);
-            let lo2 = b.bind("lo", lo2);
-            let c2 = b.lt(lo2, lo1);
-            let c2 = b.convert(c2, Scalar::Uint);
-            let hi = b.add(p11_high, mid_high);
-            let hi = b.add(hi, c1);
-            let hi = b.add(hi, c2);
-            let hi = b.bind("hi", hi);
-            // The leading bit at 47: when it is at 46, shift left once; else the exponent
-            // is one more.
-            let top = b.ge_k(hi, 0x8000);
-            let hi_shifted = b.shl_k(hi, 1);
-            let lo_top = b.shr_k(lo2, 31);
-            let hi_shifted = b.or(hi_shifted, lo_top);
-            let lo_shifted = b.shl_k(lo2, 1);
-            let hi = b.select(top, hi, hi_shifted);
-            let lo = b.select(top, lo2, lo_shifted);
-            let hi = b.bind("hi", hi);
-            let lo = b.bind("lo", lo);
-            let e_now = b.get(e);
-            let e_next = b.add_k(e_now, 1);
-            let e1 = b.select(top, e_next, e_now);
-            let e1 = b.bind("e", e1);
-            // 24 kept bits and 24 below them.
-            let hi8 = b.shl_k(hi, 8);
-            let lo_top = b.shr_k(lo, 24);
-            let kept = b.or(hi8, lo_top);
-            let kept = b.bind("kept", kept);
-            let below = b.and_k(lo, 0xFF_FFFF);
-            let below = b.bind("below", below);
-            let one = b.int(1);
-            let subnormal = b.lt(e1, one);
-            b.when(subnormal, |b| {
-                // Shift right by 1 - e more, into the subnormals.
-                let s = b.sub(one, e1);
-                let s = b.bind("s", s);
-                let gone = b.gt_k(s, 24);
-                b.when(gone, |b| b.ret(Some(sign)));
-                let su = b.convert(s, Scalar::Uint);
-                let su = b.bind("s", su);
-                let s1 = b.sub_k(su, 1);
-                let guard = b.shr(kept, s1);
-                let guard = b.and_k(guard, 1);
-                let one_u = b.uint(1);
-                let span = b.shl(one_u, s1);
-                let under = b.sub_k(span, 1);
-                let lost = b.and(kept, under);
-                let lost = b.or(lost, below);
-                let sticky = b.ne_k(lost, 0);
-                let m = b.shr(kept, su);
-                let m = b.bind("m", m);
-                let odd = b.and_k(m, 1);
-                let odd = b.ne_k(odd, 0);
-                let guard = b.ne_k(guard, 0);
-                let tail = b.or(sticky, odd);
-                let up = b.and(guard, tail);
-                let up = b.convert(up, Scalar::Uint);
-                let m = b.add(m, up);
-                // A subnormal (or, after a carry, 2^-126) is its mantissa's bits.
-                let r = b.or(sign, m);
-                b.ret(Some(r));
-            });
-            let guard = b.shr_k(below, 23);
-            let guard = b.ne_k(guard, 0);
-            let rest = b.and_k(below, 0x7F_FFFF);
-            let sticky = b.ne_k(rest, 0);
-            let odd = b.and_k(kept, 1);
-            let odd = b.ne_k(odd, 0);
-            let tail = b.or(sticky, odd);
-            let up = b.and(guard, tail);
-            let up = b.convert(up, Scalar::Uint);
-            let m = b.add(kept, up);
-            let r = pack(b, sign, e1, m);
-            b.ret(Some(r));
-        },
-    )
-}
-
 /// `m` (leading bit at 26, the three low bits guard, round and sticky) with effective exponent
 /// `e` (int, possibly below 1), rounded and packed: an exponent below 1 first shifts the
 /// mantissa into the subnormals, keeping what it shifts out as the sticky bit.
@@ -516,6 +464,24 @@ pub(crate) fn round_and_pack_any(b: &mut FnBuilder, sign: ExprId, e: ExprId, m: 
     round_and_pack(b, sign, e, m, 3)
 }
 
+/// The position (an `int`, 0-31) of the highest set bit of `m` (a non-zero `uint`), without a
+/// loop: the conversion to float of at most 24 significant bits is exact, and its exponent is
+/// the position (the conversion's result is at least 1, so no host flushes it).
+pub(crate) fn highest_bit(b: &mut FnBuilder, m: ExprId) -> ExprId {
+    let wide = b.ge_k(m, 1 << 24);
+    let wide = b.bind("wide", wide);
+    let narrowed = b.shr_k(m, 8);
+    let fits = b.select(wide, narrowed, m);
+    let f = b.convert(fits, Scalar::Float);
+    let bits = b.bitcast(f, Scalar::Uint);
+    let exponent = b.shr_k(bits, 23);
+    let extra = b.convert(wide, Scalar::Uint);
+    let extra = b.shl_k(extra, 3);
+    let position = b.add(exponent, extra);
+    let position = b.convert(position, Scalar::Int);
+    b.sub_k(position, 127)
+}
+
 /// A finite non-zero f32's mantissa normalised to [2^23, 2^24) and its effective exponent
 /// lowered to match, in two new locals.
 pub(crate) fn normalised(
@@ -526,19 +492,16 @@ pub(crate) fn normalised(
     let (_, e0, m0) = unpack(b, x);
     let e = b.local(&format!("e_{name}"), Type::INT, [0; 4]);
     let m = b.local(&format!("m_{name}"), Type::UINT, [0; 4]);
-    b.set(e, e0);
-    b.set(m, m0);
-    b.forever(|b| {
-        let now = b.get(m);
-        let normal = b.ge_k(now, IMPLICIT);
-        b.when(normal, |b| b.brk());
-        let now = b.get(m);
-        let doubled = b.shl_k(now, 1);
-        b.set(m, doubled);
-        let e_now = b.get(e);
-        let lower = b.sub_k(e_now, 1);
-        b.set(e, lower);
-    });
+    let m0 = b.bind(&format!("m0_{name}"), m0);
+    let top = highest_bit(b, m0);
+    let k23 = b.int(23);
+    let shift = b.sub(k23, top);
+    let shift = b.bind(&format!("shift_{name}"), shift);
+    let amount = b.convert(shift, crate::ir::Scalar::Uint);
+    let v = b.shl(m0, amount);
+    b.set(m, v);
+    let lower = b.sub(e0, shift);
+    b.set(e, lower);
     (e, m)
 }
 
@@ -551,19 +514,16 @@ pub fn div_exact(b: &mut FnBuilder) -> crate::ir::FunctionId {
         Some(u),
         |b, args| {
             let (a, c) = (args[0], args[1]);
-            let ma = b.and_k(a, 0x7FFF_FFFF);
-            let mc = b.and_k(c, 0x7FFF_FFFF);
-            let ma = b.bind("abs_a", ma);
-            let mc = b.bind("abs_b", mc);
-            let xs = b.xor(a, c);
-            let sign = b.and_k(xs, 0x8000_0000);
-            let sign = b.bind("sign", sign);
-            let na = b.gt_k(ma, INFINITY);
-            let nc = b.gt_k(mc, INFINITY);
-            let ia = b.eq_k(ma, INFINITY);
-            let ic = b.eq_k(mc, INFINITY);
-            let za = b.eq_k(ma, 0);
-            let zc = b.eq_k(mc, 0);
+            let Operands {
+                sign,
+                nan_a: na,
+                nan_b: nc,
+                inf_a: ia,
+                inf_b: ic,
+                zero_a: za,
+                zero_b: zc,
+                ..
+            } = Operands::of(b, a, c);
             // NaN, inf/inf and 0/0 are NaNs.
             let nan = b.or(na, nc);
             let both_inf = b.and(ia, ic);

@@ -64,6 +64,78 @@ impl Registers {
     }
 }
 
+/// The scalar functions whose rules are long (RCP, RSQ, EX2, LG2: integer division and square
+/// root, soft doubles). Drivers inline every GLSL function at every call site, so a form may
+/// evaluate them at one shared place instead ([`Deferral`]; docs/gpu-shaders.md, "Compile
+/// cost").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Costly {
+    /// RCP.
+    Rcp = 1,
+    /// RSQ.
+    Rsq = 2,
+    /// EX2.
+    Ex2 = 3,
+    /// LG2.
+    Lg2 = 4,
+}
+
+impl Costly {
+    /// Every costly function, in code order.
+    pub const ALL: [Costly; 4] = [Costly::Rcp, Costly::Rsq, Costly::Ex2, Costly::Lg2];
+
+    /// The costly function `operation` computes, if any.
+    pub fn of(operation: &shader::isa::Operation) -> Option<Costly> {
+        use shader::isa::UnaryOp;
+        match operation {
+            shader::isa::Operation::Unary { op, .. } => match op {
+                UnaryOp::Rcp => Some(Costly::Rcp),
+                UnaryOp::Rsq => Some(Costly::Rsq),
+                UnaryOp::Ex2 => Some(Costly::Ex2),
+                UnaryOp::Lg2 => Some(Costly::Lg2),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The function's value on `a`, by its rule's helper.
+    pub fn evaluate(self, b: &mut FnBuilder, precision: Precision, a: ExprId) -> ExprId {
+        let p = precision;
+        match self {
+            Costly::Rcp => rule(b, p, "pica_rcp", &[a], |l, x| lanes::rcp(l, x[0], p)),
+            Costly::Rsq => rule(b, p, "pica_rsq", &[a], |l, x| lanes::rsq(l, x[0], p)),
+            Costly::Ex2 => rule(b, p, "pica_ex2", &[a], |l, x| lanes::ex2(l, x[0], p)),
+            Costly::Lg2 => rule(b, p, "pica_lg2", &[a], |l, x| lanes::lg2(l, x[0], p)),
+        }
+    }
+}
+
+/// The locals through which an instruction hands its costly function to the shared place:
+/// which function (0: none pending), its argument and its result.
+#[derive(Clone, Copy, Debug)]
+pub struct Service {
+    /// The [`Costly`] pending (`int`, 0: none).
+    pub op: LocalId,
+    /// Its argument (`uvec4`).
+    pub argument: LocalId,
+    /// Its result (`uvec4`).
+    pub result: LocalId,
+}
+
+/// Where a costly function of the operation being emitted is evaluated.
+#[derive(Clone, Copy, Debug)]
+pub enum Deferral {
+    /// Here, by its helper.
+    Inline,
+    /// The first of two visits to the instruction: the argument is handed to the service, and
+    /// nothing is written.
+    Capture(Service),
+    /// The second visit, after the service ran: its result is the function's value, and the
+    /// instruction's writes are made.
+    Resume(Service),
+}
+
 /// Emits a program's operations and flow rules into one function.
 pub struct Emitter<'a, 'm> {
     /// Where the code goes.
@@ -72,6 +144,8 @@ pub struct Emitter<'a, 'm> {
     pub precision: Precision,
     /// The registers.
     pub registers: Registers,
+    /// Where costly functions are evaluated.
+    pub deferral: Deferral,
 }
 
 /// The float24 rules' functions of a module, each built once from the model's rule.
@@ -96,6 +170,25 @@ fn rule(
 }
 
 impl Emitter<'_, '_> {
+    /// `function(a)`, evaluated where [`Deferral`] says.
+    fn costly(&mut self, function: Costly, a: ExprId) -> ExprId {
+        match self.deferral {
+            Deferral::Inline => function.evaluate(self.b, self.precision, a),
+            Deferral::Capture(service) => {
+                self.b.set(service.argument, a);
+                let op = self.b.int(function as i32);
+                self.b.set(service.op, op);
+                a
+            }
+            Deferral::Resume(service) => self.b.get(service.result),
+        }
+    }
+
+    /// Whether writes are held back (the capturing visit writes nothing).
+    fn capturing(&self) -> bool {
+        matches!(self.deferral, Deferral::Capture(_))
+    }
+
     fn int_of(&mut self, index: RelIndex) -> Option<ExprId> {
         let local = match index {
             RelIndex::None => return None,
@@ -329,20 +422,16 @@ impl OperationBackend for Emitter<'_, '_> {
         rule(self.b, p, "pica_flr", &[a], |l, x| lanes::flr(l, x[0], p))
     }
     fn reciprocal(&mut self, a: ExprId) -> ExprId {
-        let p = self.precision;
-        rule(self.b, p, "pica_rcp", &[a], |l, x| lanes::rcp(l, x[0], p))
+        self.costly(Costly::Rcp, a)
     }
     fn reciprocal_sqrt(&mut self, a: ExprId) -> ExprId {
-        let p = self.precision;
-        rule(self.b, p, "pica_rsq", &[a], |l, x| lanes::rsq(l, x[0], p))
+        self.costly(Costly::Rsq, a)
     }
     fn exp2(&mut self, a: ExprId) -> ExprId {
-        let p = self.precision;
-        rule(self.b, p, "pica_ex2", &[a], |l, x| lanes::ex2(l, x[0], p))
+        self.costly(Costly::Ex2, a)
     }
     fn log2(&mut self, a: ExprId) -> ExprId {
-        let p = self.precision;
-        rule(self.b, p, "pica_lg2", &[a], |l, x| lanes::lg2(l, x[0], p))
+        self.costly(Costly::Lg2, a)
     }
 
     fn select_if(
@@ -379,6 +468,9 @@ impl OperationBackend for Emitter<'_, '_> {
     }
 
     fn set_cmp(&mut self, lane: usize, flag: ExprId) {
+        if self.capturing() {
+            return;
+        }
         self.b.set(self.registers.cmp[lane], flag);
     }
 
@@ -390,10 +482,16 @@ impl OperationBackend for Emitter<'_, '_> {
     }
 
     fn set_address(&mut self, lane: usize, value: ExprId) {
+        if self.capturing() {
+            return;
+        }
         self.b.set(self.registers.address[lane], value);
     }
 
     fn write(&mut self, dst: DstReg, mask: DestMask, value: ExprId) {
+        if self.capturing() {
+            return;
+        }
         let lanes: Vec<u8> = (0..4).filter(|&l| mask.lane(l)).map(|l| l as u8).collect();
         let value = self.b.swizzle(value, &lanes);
         let place = match dst.file_index() {

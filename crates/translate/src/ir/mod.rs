@@ -226,9 +226,9 @@ pub enum Stmt {
     If(ExprId, Vec<Stmt>, Vec<Stmt>),
     /// `while (true) { body }`: left by [`Stmt::Break`] or [`Stmt::Return`].
     Loop(Vec<Stmt>),
-    /// A switch on an `int`: each case a list of values and a body that ends by
-    /// [`Stmt::Continue`] or [`Stmt::Return`] (never by falling through, never by a
-    /// [`Stmt::Break`] of a loop outside it).
+    /// A switch on an `int`: each case a list of values and a body; a body that completes
+    /// goes on after the switch (no case falls into the next). No [`Stmt::Break`] in a body
+    /// leaves a loop outside the switch (GLSL's `break` would leave the switch instead).
     Switch(ExprId, Vec<(Vec<i32>, Vec<Stmt>)>, Vec<Stmt>),
     /// Leaves the innermost loop.
     Break,
