@@ -274,6 +274,48 @@ fn f32_and_float24_add_and_multiply_are_exact_on_edge_values_on_the_gpu() {
             vertices.push(v);
         }
     }
+    assert_gpu_agrees(&program, &vertices);
+}
+
+#[test]
+fn the_costly_functions_and_floor_are_exact_on_edge_values_on_the_gpu() {
+    if !gpu_available() {
+        return;
+    }
+    // Two of each costly function, so that the shared evaluation runs too (docs/gpu-shaders.md,
+    // "Compile cost").
+    let mut builder = Builder::new();
+    builder.ops(
+        "ex2 o0, v0; lg2 o1, v0; rcp o2, v0; rsq o3, v0; flr o4, v0; \
+         ex2 o5, -v0; lg2 o6, -v0; rcp o7, -v0; rsq o8, -v0; end",
+    );
+    let program = builder.program(ShaderKind::Vertex);
+    let mut rng = XorShift(0xD1B5_4A32_D192_ED03);
+    let mut vertices: Vec<InputRegisters> = edge_bits()
+        .into_iter()
+        .map(|x| {
+            let mut v = [[0.0f32; 4]; 16];
+            v[0] = [f32::from_bits(x); 4];
+            v
+        })
+        .collect();
+    for _ in 0..2000 {
+        let mut v = [[0.0f32; 4]; 16];
+        let bits = match rng.below(3) {
+            0 => rng.next() as u32,
+            // Near 1, where LG2 is hardest, and in EX2's range.
+            1 => 0x3F80_0000 ^ ((rng.next() as u32) & 0x8000_FFFF),
+            _ => ((rng.next() as u32) & 0x83FF_FFFF) | 0x4000_0000,
+        };
+        v[0] = [f32::from_bits(bits); 4];
+        vertices.push(v);
+    }
+    assert_gpu_agrees(&program, &vertices);
+}
+
+/// `program` gives the interpreter's bits on the GPU for every output lane of `vertices`, in
+/// every precision mode (zero uniforms).
+fn assert_gpu_agrees(program: &ShaderProgram, vertices: &[InputRegisters]) {
     let uniforms = Uniforms::default();
     for precision in Precision::ALL {
         let config = ExecConfig {
@@ -287,8 +329,8 @@ fn f32_and_float24_add_and_multiply_are_exact_on_edge_values_on_the_gpu() {
         )
         .unwrap();
         let gpu = GpuShader::compile(program.clone(), config).unwrap();
-        let expected = outputs(&*reference, &uniforms, &vertices);
-        let got = outputs(&gpu, &uniforms, &vertices);
+        let expected = outputs(&*reference, &uniforms, vertices);
+        let got = outputs(&gpu, &uniforms, vertices);
         let mut wrong = 0;
         for (k, (e, g)) in expected.iter().zip(&got).enumerate() {
             if e != g {
@@ -297,11 +339,12 @@ fn f32_and_float24_add_and_multiply_are_exact_on_edge_values_on_the_gpu() {
                     let vertex = k % vertices.len();
                     let plane = k / vertices.len();
                     let lane = plane % 4;
+                    let v = &vertices[vertex];
                     eprintln!(
                         "{precision}: plane {plane} of vertex {vertex}: interp {e:#010x}, gpu {g:#010x} (v0-v2 lane {lane}: {:#010x} {:#010x} {:#010x})",
-                        vertices[vertex][0][lane].to_bits(),
-                        vertices[vertex][1][lane].to_bits(),
-                        vertices[vertex][2][lane].to_bits()
+                        v[0][lane].to_bits(),
+                        v[1][lane].to_bits(),
+                        v[2][lane].to_bits()
                     );
                 }
                 wrong += 1;

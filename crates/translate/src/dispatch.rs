@@ -740,6 +740,15 @@ pub fn translate(
         let default = b.close();
         b.push_stmt(Stmt::Switch(selector, cases, default));
     });
+    // Reached only when the driver stops the loop: said, not taken for an END.
+    let pc = b.get(dispatch.pc);
+    let mut emitter = Emitter {
+        b: &mut b,
+        precision: options.precision,
+        registers,
+        deferral: Deferral::Inline,
+    };
+    finish(&mut emitter, options.end_state, Status::HostStopped, pc);
     // Every output written starts at +0.
     let mut start = Vec::new();
     let outputs = b.module.outputs;
@@ -748,6 +757,15 @@ pub fn translate(
             let zero = b.splat(Type::UVEC4, 0);
             start.push(Stmt::Store(Place::Global(Global::Output(n)), None, zero));
         }
+    }
+    if options.end_state {
+        // Until an end overwrites it: what a driver that kills the invocation leaves.
+        let parts: Vec<ExprId> = [0, 0, 0, (Status::HostStopped as i32) << 2]
+            .iter()
+            .map(|&v| b.int(v))
+            .collect();
+        let state = b.construct(Type::vector(crate::ir::Scalar::Int, 4), &parts);
+        start.push(Stmt::Store(Place::Global(Global::EndState), None, state));
     }
     b.prepend(start);
     let function = b.finish();

@@ -65,6 +65,33 @@ fn lt64(b: &mut FnBuilder, x: ExprId, y: ExprId) -> ExprId {
     b.or(high_less, tie)
 }
 
+/// `x << n` on two words, `n` an `int` in 0-63.
+fn shl64(b: &mut FnBuilder, x: ExprId, n: ExprId) -> ExprId {
+    let (lo, hi) = words(b, x);
+    let n = b.convert(n, Scalar::Uint);
+    let n = b.bind("n", n);
+    // Every shift amount is kept within 0-31 (GLSL leaves 32 and more undefined); the
+    // selects pick the case that applies.
+    let wide_shift = b.ge_k(n, 32);
+    let wide_shift = b.bind("wide_shift", wide_shift);
+    let small = b.and_k(n, 31);
+    let small = b.bind("small", small);
+    let none = b.eq_k(small, 0);
+    let thirty_two = b.uint(32);
+    let back = b.sub(thirty_two, small);
+    let back = b.and_k(back, 31);
+    let carried = b.shr(lo, back);
+    let zero = b.uint(0);
+    let carried = b.select(none, zero, carried);
+    let hi_small = b.shl(hi, small);
+    let hi_small = b.or(hi_small, carried);
+    let lo_small = b.shl(lo, small);
+    let hi_wide = b.shl(lo, small);
+    let new_hi = b.select(wide_shift, hi_wide, hi_small);
+    let new_lo = b.select(wide_shift, zero, lo_small);
+    join(b, new_lo, new_hi)
+}
+
 /// `x << k` for a constant `k` below 64.
 fn shl64_k(b: &mut FnBuilder, x: ExprId, k: u32) -> ExprId {
     let (lo, hi) = words(b, x);
@@ -194,7 +221,7 @@ fn unpack(b: &mut FnBuilder, x: ExprId) -> (ExprId, ExprId) {
     (e, join(b, lo, top))
 }
 
-/// sign | the f64 with biased exponent `e` (int, at least 1) and the 56-bit mantissa `m`
+/// sign | the f64 with biased exponent `e` (an int; below 1, a zero) and the 56-bit mantissa `m`
 /// (leading bit at 55; the three low bits guard, round and sticky), rounded to nearest even.
 fn round_and_pack(b: &mut FnBuilder, sign: ExprId, e: ExprId, m: ExprId) -> ExprId {
     let (lo, _) = words(b, m);
@@ -220,7 +247,16 @@ fn round_and_pack(b: &mut FnBuilder, sign: ExprId, e: ExprId, m: ExprId) -> Expr
     let bits = add64(b, field, rounded);
     let (lo, hi) = words(b, bits);
     let hi = b.or(hi, sign);
-    join(b, lo, hi)
+    let packed = join(b, lo, hi);
+    // Below 2^-1022 the result is a signed zero, not an f64 subnormal. Only EX2's high powers
+    // of a tiny fraction get there (f32 mode, a subnormal or tiny x), and each is then added to
+    // a sum near 1, which neither it nor a zero can change: the result is the same.
+    let least = b.int(1);
+    let under = b.lt(e, least);
+    let nothing = b.uint(0);
+    let signed_zero = join(b, nothing, sign);
+    let under = b.broadcast(under, 2);
+    b.select(under, signed_zero, packed)
 }
 
 /// IEEE f64 `a + b` for zeros and normal numbers: `uvec2 pica_dadd(uvec2 a, uvec2 b)`.
@@ -294,18 +330,27 @@ fn dadd(b: &mut FnBuilder) -> FunctionId {
                     b.set(e, e1);
                 },
                 |b| {
-                    b.forever(|b| {
-                        let now = b.get(m);
-                        let hi = b.lane(now, 1);
-                        let normal = b.ge_k(hi, 1 << 23);
-                        b.when(normal, |b| b.brk());
-                        let now = b.get(m);
-                        let doubled = shl64_k(b, now, 1);
-                        b.set(m, doubled);
-                        let e_now = b.get(e);
-                        let e1 = b.sub_k(e_now, 1);
-                        b.set(e, e1);
-                    });
+                    // Normalise the leading bit to 55 in one shift, no loop (llvmpipe counts a
+                    // loop's passes across the invocation: docs/gpu-shaders.md).
+                    let now = b.get(m);
+                    let now = b.bind("sum", now);
+                    let (lo, hi) = words(b, now);
+                    let high_part = b.ne_k(hi, 0);
+                    let high_part = b.bind("high_part", high_part);
+                    let word = b.select(high_part, hi, lo);
+                    let top = crate::primitives::highest_bit(b, word);
+                    let thirty_two = b.int(32);
+                    let none = b.int(0);
+                    let above = b.select(high_part, thirty_two, none);
+                    let top = b.add(top, above);
+                    let k55 = b.int(55);
+                    let shift = b.sub(k55, top);
+                    let shift = b.bind("shift", shift);
+                    let shifted = shl64(b, now, shift);
+                    b.set(m, shifted);
+                    let e_now = b.get(e);
+                    let e1 = b.sub(e_now, shift);
+                    b.set(e, e1);
                 },
             );
             let now = b.get(m);
@@ -465,11 +510,9 @@ fn ddiv(b: &mut FnBuilder) -> FunctionId {
             });
             // 55 quotient bits (leading at 54), then the remainder as the sticky bit.
             let q = b.local("q", U2, [0; 4]);
-            let step = b.local("step", Type::INT, [0; 4]);
-            b.forever(|b| {
-                let n = b.get(step);
-                let done = b.ge_k(n, 55);
-                b.when(done, |b| b.brk());
+            // Unrolled: llvmpipe counts a loop's passes across the invocation and stops it
+            // after 65535 (docs/gpu-shaders.md, "Loops on llvmpipe").
+            b.unrolled(55, |b| {
                 let r_now = b.get(rem);
                 let r_now = b.bind("rem", r_now);
                 let below = lt64(b, r_now, xc);
@@ -486,9 +529,6 @@ fn ddiv(b: &mut FnBuilder) -> FunctionId {
                 let r_next = b.select(fits, less, r_now);
                 let r_next = shl64_k(b, r_next, 1);
                 b.set(rem, r_next);
-                let n = b.get(step);
-                let n1 = b.add_k(n, 1);
-                b.set(step, n1);
             });
             let q_now = b.get(q);
             let r_now = b.get(rem);

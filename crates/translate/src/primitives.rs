@@ -569,11 +569,9 @@ pub fn div_exact(b: &mut FnBuilder) -> crate::ir::FunctionId {
             let rem = b.local("rem", u, [0; 4]);
             let num = b.get(xa);
             b.set(rem, num);
-            let step = b.local("step", Type::INT, [0; 4]);
-            b.forever(|b| {
-                let n = b.get(step);
-                let done = b.ge_k(n, 26);
-                b.when(done, |b| b.brk());
+            // Unrolled: llvmpipe counts a loop's passes across the invocation and stops it
+            // after 65535 (docs/gpu-shaders.md, "Loops on llvmpipe").
+            b.unrolled(26, |b| {
                 let q_now = b.get(q);
                 let q2 = b.shl_k(q_now, 1);
                 let r_now = b.get(rem);
@@ -586,9 +584,6 @@ pub fn div_exact(b: &mut FnBuilder) -> crate::ir::FunctionId {
                 let r_next = b.select(fits, less, r_now);
                 let r_next = b.shl_k(r_next, 1);
                 b.set(rem, r_next);
-                let n = b.get(step);
-                let n1 = b.add_k(n, 1);
-                b.set(step, n1);
             });
             let q_now = b.get(q);
             let r_now = b.get(rem);
@@ -645,11 +640,9 @@ pub fn sqrt_exact(b: &mut FnBuilder) -> crate::ir::FunctionId {
             b.set(source, shifted);
             let root = b.local("root", u, [0; 4]);
             let rem = b.local("rem", u, [0; 4]);
-            let step = b.local("step", Type::INT, [0; 4]);
-            b.forever(|b| {
-                let n = b.get(step);
-                let done = b.ge_k(n, 27);
-                b.when(done, |b| b.brk());
+            // Unrolled: llvmpipe counts a loop's passes across the invocation and stops it
+            // after 65535 (docs/gpu-shaders.md, "Loops on llvmpipe").
+            b.unrolled(27, |b| {
                 let s = b.get(source);
                 let pair = b.shr_k(s, 30);
                 // Bound: the store below changes what `s` reads.
@@ -674,9 +667,6 @@ pub fn sqrt_exact(b: &mut FnBuilder) -> crate::ir::FunctionId {
                 let bit = b.convert(fits, Scalar::Uint);
                 let root3 = b.or(root2, bit);
                 b.set(root, root3);
-                let n = b.get(step);
-                let n1 = b.add_k(n, 1);
-                b.set(step, n1);
             });
             let root_now = b.get(root);
             let r_now = b.get(rem);

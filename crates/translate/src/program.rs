@@ -30,6 +30,9 @@ pub enum Status {
     Internal = 3,
     /// EMIT with vertex id 3.
     InvalidEmit = 4,
+    /// The host driver left the dispatch loop, which never ends by itself: llvmpipe stops a
+    /// loop after 65535 passes (docs/gpu-shaders.md, "Loops on llvmpipe").
+    HostStopped = 5,
 }
 
 /// The invocation's registers as locals of the entry function.

@@ -252,11 +252,16 @@ impl GlDevice {
                 glow::STREAM_READ,
             );
             gl.bind_buffer_base(glow::TRANSFORM_FEEDBACK_BUFFER, 0, Some(xfb));
+            let query = gl.create_query().map_err(HostError::Driver)?;
             gl.enable(glow::RASTERIZER_DISCARD);
+            gl.begin_query(glow::TRANSFORM_FEEDBACK_PRIMITIVES_WRITTEN, query);
             gl.begin_transform_feedback(glow::POINTS);
             gl.draw_arrays(glow::POINTS, 0, vertices as i32);
             gl.end_transform_feedback();
+            gl.end_query(glow::TRANSFORM_FEEDBACK_PRIMITIVES_WRITTEN);
             gl.disable(glow::RASTERIZER_DISCARD);
+            let written = gl.get_query_parameter_u32(query, glow::QUERY_RESULT);
+            gl.delete_query(query);
             let mapped = gl.map_buffer_range(
                 glow::TRANSFORM_FEEDBACK_BUFFER,
                 0,
@@ -277,6 +282,11 @@ impl GlDevice {
             gl.delete_vertex_array(vao);
             gl.delete_buffer(ubo);
             result?;
+            if written as usize != vertices {
+                return Err(HostError::Driver(format!(
+                    "the driver captured {written} of {vertices} vertices"
+                )));
+            }
             if error != glow::NO_ERROR {
                 return Err(HostError::Driver(format!("GL error {error:#x} in the run")));
             }

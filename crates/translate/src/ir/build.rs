@@ -604,6 +604,13 @@ impl<'m> FnBuilder<'m> {
         self.stmt(Stmt::Switch(selector, built, default));
     }
 
+    /// `body` emitted `count` times in a row: a loop of a fixed count, unrolled.
+    pub fn unrolled(&mut self, count: usize, mut body: impl FnMut(&mut Self)) {
+        for _ in 0..count {
+            body(self);
+        }
+    }
+
     /// Leaves the innermost loop.
     pub fn brk(&mut self) {
         self.stmt(Stmt::Break);
