@@ -875,3 +875,50 @@ fn a_wrong_batch_path_is_a_mismatch() {
     assert!(report.contains("run_batch"), "{report}");
     assert!(report.contains("batch-breaker"), "{report}");
 }
+
+/// The interpreter for vertex shaders; for geometry shaders, the `gpu` engine's refusal (an
+/// engine that does not run that kind of program).
+fn vertex_only(
+    program: ShaderProgram,
+    config: ExecConfig,
+) -> Result<Box<dyn ShaderEngine>, EngineError> {
+    if program.stage == ShaderKind::Geometry {
+        return Err(EngineError::Gpu(
+            picajit::translate::host::engine::GpuError::Translate(
+                picajit::translate::TranslateError::GeometryShader,
+            ),
+        ));
+    }
+    interpreter(program, config)
+}
+
+#[test]
+fn programs_an_engine_does_not_run_are_counted_apart_not_as_mismatches() {
+    let options = RunOptions {
+        programs: 60,
+        seed: 5,
+        out_dir: temp_dir("vertex-only"),
+        ..RunOptions::default()
+    };
+    let summary = run(&options, &[&vertex_only, &jit], &|_| {}).unwrap();
+    let total = summary.total();
+    let report = summary.report();
+    assert_eq!(total.mismatches, 0, "{report}");
+    // The geometry shaders among the programs, counted from the generator itself.
+    let geometry = (0..options.programs)
+        .filter(|&i| {
+            case_for(options.seed, i, options.max_len).program.stage == ShaderKind::Geometry
+        })
+        .count() as u64;
+    assert!(
+        geometry > 0,
+        "seed 5 generates no geometry shader in 60 programs"
+    );
+    assert_eq!(total.not_run, geometry, "{report}");
+    assert!(
+        report.contains(&format!("{geometry} programs not run by every engine")),
+        "{report}"
+    );
+    // The other engine still checked them: their invocations are counted.
+    assert!(total.invocations > 60, "{report}");
+}

@@ -194,6 +194,7 @@ fn merge_difftest(lines: &[Line], merged: &mut Value) -> Result<bool, CliError> 
     let mut failed = false;
     for precision in &precisions {
         let mut totals = [0u64; 3];
+        let mut not_run = 0u64;
         let mut mismatched = Vec::new();
         for line in lines {
             let mode = line
@@ -207,6 +208,8 @@ fn merge_difftest(lines: &[Line], merged: &mut Value) -> Result<bool, CliError> 
             {
                 *total += number(line, mode, key)?;
             }
+            // Absent from lines of runs before engines could decline a program: none.
+            not_run += mode.get("not_run").and_then(Value::as_u64).unwrap_or(0);
             let indices = mode
                 .get("mismatched")
                 .and_then(Value::as_array)
@@ -220,6 +223,7 @@ fn merge_difftest(lines: &[Line], merged: &mut Value) -> Result<bool, CliError> 
             "programs": totals[0],
             "invocations": totals[1],
             "mismatches": totals[2],
+            "not_run": not_run,
             "mismatched": mismatched,
         }));
     }

@@ -119,6 +119,9 @@ pub struct ModeSummary {
     pub invocations: u64,
     /// Programs whose engines disagreed.
     pub mismatches: u64,
+    /// Programs some engine does not run (geometry shaders on the `gpu` engine), checked on
+    /// the others only.
+    pub not_run: u64,
 }
 
 impl ModeSummary {
@@ -149,6 +152,7 @@ impl RunSummary {
                 programs: total.programs + mode.programs,
                 invocations: total.invocations + mode.invocations,
                 mismatches: total.mismatches + mode.mismatches,
+                not_run: total.not_run + mode.not_run,
             })
     }
 
@@ -166,6 +170,13 @@ impl RunSummary {
             for (precision, mode) in &self.modes {
                 text += &format!("{precision}: {}\n", mode.line());
             }
+        }
+        let not_run = self.total().not_run;
+        if not_run > 0 {
+            text += &format!(
+                "{not_run} programs not run by every engine (geometry shaders: the gpu engine \
+                 does not translate them yet), checked on the others\n"
+            );
         }
         text += &self.total().line();
         text.push('\n');
@@ -196,6 +207,7 @@ impl RunSummary {
                     "programs": mode.programs,
                     "invocations": mode.invocations,
                     "mismatches": mode.mismatches,
+                    "not_run": mode.not_run,
                     "mismatched": mismatched,
                 })
             })
@@ -294,6 +306,7 @@ fn run_mode(
     let done = AtomicU64::new(0);
     let invocations = AtomicU64::new(0);
     let mismatches = AtomicUsize::new(0);
+    let not_run = AtomicU64::new(0);
     let findings = Mutex::new(Vec::new());
     // Report about 20 times per mode (and never for tiny runs).
     let step = (programs / 20).max(50);
@@ -312,17 +325,27 @@ fn run_mode(
                     let index = shard.item(position);
                     let case = case_for(options.seed, index, options.max_len);
                     let mut finding = None;
-                    for (k, differ) in differs.iter_mut().enumerate() {
-                        let (count, found) =
-                            check_case(differ, &case, options, precision, index, out_dir);
+                    let mut counted = 0;
+                    let mut skipped = false;
+                    for differ in differs.iter_mut() {
+                        let checked = check_case(differ, &case, options, precision, index, out_dir);
+                        let (count, found) = match checked {
+                            Some(checked) => checked,
+                            None => {
+                                skipped = true;
+                                continue;
+                            }
+                        };
                         // Invocations of the program, counted once however many candidates.
-                        if k == 0 {
-                            invocations.fetch_add(count, Ordering::Relaxed);
-                        }
+                        counted = counted.max(count);
                         if found.is_some() {
                             finding = found;
                             break;
                         }
+                    }
+                    invocations.fetch_add(counted, Ordering::Relaxed);
+                    if skipped {
+                        not_run.fetch_add(1, Ordering::Relaxed);
                     }
                     if let Some(finding) = finding {
                         mismatches.fetch_add(1, Ordering::Relaxed);
@@ -349,11 +372,14 @@ fn run_mode(
         programs,
         invocations: invocations.load(Ordering::Relaxed),
         mismatches: findings.len() as u64,
+        not_run: not_run.load(Ordering::Relaxed),
     };
     (mode, findings)
 }
 
-/// Checks one program; returns the invocations it ran and, on a mismatch, the finding.
+/// Checks one program; returns the invocations it ran and, on a mismatch, the finding, or
+/// `None` when the candidate does not run this kind of program
+/// ([`crate::engine::EngineError::is_unsupported`]).
 fn check_case(
     differ: &mut Differ,
     case: &TestCase,
@@ -361,7 +387,7 @@ fn check_case(
     precision: Precision,
     index: u64,
     out_dir: &std::path::Path,
-) -> (u64, Option<Finding>) {
+) -> Option<(u64, Option<Finding>)> {
     let finding = |report: String| Finding {
         precision,
         index,
@@ -373,17 +399,18 @@ fn check_case(
     );
     let comparison = match guarded_compare(differ, case) {
         Ok(comparison) => comparison,
+        Err(DifftestError::Engine(e)) if e.is_unsupported() => return None,
         Err(e) => {
             let report = format!(
                 "ERROR: program {index} (seed {}), precision {precision}: {e}",
                 options.seed
             );
-            return (0, Some(finding(report)));
+            return Some((0, Some(finding(report))));
         }
     };
     let count = comparison.invocations as u64;
     let found = match comparison.mismatch {
-        None if comparison.panic.is_none() => return (count, None),
+        None if comparison.panic.is_none() => return Some((count, None)),
         None => comparison.panic.unwrap_or_default(),
         Some(mismatch) => describe(&mismatch),
     };
@@ -436,7 +463,7 @@ fn check_case(
         }
         Err(e) => report += &format!("  no reproducer: {e}\n"),
     }
-    (count, Some(finding(report)))
+    Some((count, Some(finding(report))))
 }
 
 /// A comparison, or the panic of an engine while preparing or running the case.

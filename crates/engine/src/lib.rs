@@ -125,6 +125,18 @@ pub enum EngineError {
 }
 
 impl EngineError {
+    /// Whether the engine does not run this kind of program at all (the `gpu` engine and
+    /// geometry shaders), as opposed to failing on it: the differential tester counts such a
+    /// program as not run by that engine, not as a mismatch.
+    pub fn is_unsupported(&self) -> bool {
+        matches!(
+            self,
+            EngineError::Gpu(translate::host::engine::GpuError::Translate(
+                translate::TranslateError::GeometryShader
+            ))
+        )
+    }
+
     /// The engine that failed.
     pub fn engine(&self) -> EngineKind {
         match self {
