@@ -514,6 +514,12 @@ fn the_shrinker_reduces_a_planted_bug_to_a_tiny_reproducer() {
             reproducer.command
         );
         assert!(reproducer.command.contains("--precision f24-rne"));
+        // A test double is no engine of the command line: the hint compares with the JIT.
+        assert!(
+            reproducer.command.contains("--engine jit "),
+            "{}",
+            reproducer.command
+        );
         assert!(!reproducer.differing_output.is_empty());
         // The written source reassembles and still shows the bug with the written input.
         let text = std::fs::read_to_string(&reproducer.program).unwrap();

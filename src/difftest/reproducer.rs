@@ -105,13 +105,20 @@ pub fn write_reproducer(
             program_path.display()
         )));
     }
+    let (differing_output, candidate) =
+        differing_output(differ, program, &run_shbin, &json, precision)?;
+    // The candidate by its command-line name; a test double's name is no engine's, and the
+    // JIT is then the engine to compare with.
+    let engine = crate::engine::EngineKind::NAMED
+        .into_iter()
+        .find(|k| k.name() == candidate)
+        .map_or("jit", |k| k.name());
     let command = format!(
-        "{assemble_step}picajit run {} --input {} --precision {precision} --budget {} --engine jit --bits --state",
+        "{assemble_step}picajit run {} --input {} --precision {precision} --budget {} --engine {engine} --bits --state",
         shbin_path.display(),
         input_path.display(),
         config.instruction_budget
     );
-    let differing_output = differing_output(differ, program, &run_shbin, &json, precision)?;
     Ok(Reproducer {
         program: program_path,
         input: input_path,
@@ -183,14 +190,15 @@ fn check_input_reads_back(
     Ok(())
 }
 
-/// The lines of both engines' `run --bits --state` documents that differ.
+/// The lines of both engines' `run --bits --state` documents that differ, and the candidate's
+/// name.
 fn differing_output(
     differ: &Differ,
     program: ShaderProgram,
     shbin: &Shbin,
     json: &str,
     precision: Precision,
-) -> Result<Vec<String>, DifftestError> {
+) -> Result<(Vec<String>, &'static str), DifftestError> {
     let Some(dvle) = shbin.dvles.first() else {
         return Err(DifftestError::Reproducer("no DVLE".to_string()));
     };
@@ -210,5 +218,5 @@ fn differing_output(
             lines.push(format!("{}: {}", candidate.name(), y.trim()));
         }
     }
-    Ok(lines)
+    Ok((lines, candidate.name()))
 }
