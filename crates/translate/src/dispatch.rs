@@ -14,7 +14,9 @@ use shader::flow::{
     CALL_DEPTH, IF_DEPTH, LOOP_DEPTH, PossibleEnds, Scope, Stack, StackOps, When, pushed_scope,
     step_on, wrap,
 };
-use shader::isa::{Instruction, PROGRAM_WORDS, SimpleOp, decode_words, disasm};
+use shader::isa::{
+    Instruction, OperandDescriptor, Operation, PROGRAM_WORDS, SimpleOp, decode_words, disasm,
+};
 use shader::program::ShaderProgram;
 
 use crate::ir::build::{FnBuilder, ModuleBuilder};
@@ -448,6 +450,12 @@ impl StackOps for Stepping<'_, '_, '_> {
     }
 }
 
+/// `operation`'s statements by the model's operation visitor, with its operand descriptor.
+fn visit(emitter: &mut Emitter, program: &ShaderProgram, operation: &Operation) {
+    let desc = OperandDescriptor(program.opdescs[operation.desc() as usize]);
+    shader::exec::operate::operate(emitter, operation, desc);
+}
+
 /// Runs of at least this many identical words become a loop.
 const REPEAT_AT_LEAST: u16 = 8;
 
@@ -667,10 +675,7 @@ pub fn translate(
                     let done = emitter.b.ge_k(done, same as u32);
                     emitter.b.when(done, |b| b.brk());
                     if let Some(operation) = &operation {
-                        let desc = shader::isa::OperandDescriptor(
-                            program.opdescs[operation.desc() as usize],
-                        );
-                        shader::exec::operate::operate(&mut emitter, operation, desc);
+                        visit(&mut emitter, program, operation);
                     }
                     let count = emitter.b.get(repeat);
                     let count = emitter.b.add_k(count, 1);
@@ -682,12 +687,10 @@ pub fn translate(
                 }
                 emitter.b.comment(format!("{pc:03x}: {}", listing(pc)));
                 if let Some(operation) = &operation {
-                    let desc =
-                        shader::isa::OperandDescriptor(program.opdescs[operation.desc() as usize]);
                     if deferred.is_some() {
                         // Hand the function to the service, then resume in a case of its own.
                         emitter.deferral = Deferral::Capture(service);
-                        shader::exec::operate::operate(&mut emitter, operation, desc);
+                        visit(&mut emitter, program, operation);
                         continuations += 1;
                         let to = emitter.b.int(continuations);
                         emitter.b.set(dispatch.pc, to);
@@ -701,7 +704,7 @@ pub fn translate(
                             .comment(format!("{pc:03x}: {} (its result)", listing(pc)));
                         emitter.deferral = Deferral::Resume(service);
                     }
-                    shader::exec::operate::operate(&mut emitter, operation, desc);
+                    visit(&mut emitter, program, operation);
                     emitter.deferral = Deferral::Inline;
                 }
                 if last {
@@ -740,15 +743,6 @@ pub fn translate(
         let default = b.close();
         b.push_stmt(Stmt::Switch(selector, cases, default));
     });
-    // Reached only when the driver stops the loop: said, not taken for an END.
-    let pc = b.get(dispatch.pc);
-    let mut emitter = Emitter {
-        b: &mut b,
-        precision: options.precision,
-        registers,
-        deferral: Deferral::Inline,
-    };
-    finish(&mut emitter, options.end_state, Status::HostStopped, pc);
     // Every output written starts at +0.
     let mut start = Vec::new();
     let outputs = b.module.outputs;
@@ -759,7 +753,8 @@ pub fn translate(
         }
     }
     if options.end_state {
-        // Until an end overwrites it: what a driver that kills the invocation leaves.
+        // Until an end overwrites it: what is left when a driver kills the invocation or
+        // leaves the dispatch loop, which never ends by itself.
         let parts: Vec<ExprId> = [0, 0, 0, (Status::HostStopped as i32) << 2]
             .iter()
             .map(|&v| b.int(v))

@@ -378,22 +378,6 @@ fn suffix(ty: Type, precision: Precision) -> String {
     }
 }
 
-/// Splits f32 bits into (sign bit, effective biased exponent as int, mantissa with the
-/// implicit bit for normals), a subnormal's exponent being 1.
-fn unpack(b: &mut FnBuilder, x: ExprId) -> (ExprId, ExprId, ExprId) {
-    let sign = b.and_k(x, 0x8000_0000);
-    let field = b.shr_k(x, 23);
-    let field = b.and_k(field, 0xFF);
-    let mantissa = b.and_k(x, MANTISSA);
-    let normal = b.ne_k(field, 0);
-    let with_implicit = b.or_k(mantissa, IMPLICIT);
-    let m = b.select(normal, with_implicit, mantissa);
-    let one = b.uint(1);
-    let e = b.select(normal, field, one);
-    let e = b.convert(e, Scalar::Int);
-    (sign, e, m)
-}
-
 /// Packs sign, effective biased exponent `e` (int) and a mantissa `m` whose leading bit is at
 /// 23 + `extra` (or lower, for a subnormal with `e` = 1), `extra` low bits being guard, round
 /// and sticky, rounding to nearest even; an exponent of 255 or more is an infinity.
@@ -483,25 +467,17 @@ pub(crate) fn highest_bit(b: &mut FnBuilder, m: ExprId) -> ExprId {
 }
 
 /// A finite non-zero f32's mantissa normalised to [2^23, 2^24) and its effective exponent
-/// lowered to match, in two new locals.
+/// lowered to match ([`normalised_lanes`]), in two new locals.
 pub(crate) fn normalised(
     b: &mut FnBuilder,
     x: ExprId,
     name: &str,
 ) -> (crate::ir::LocalId, crate::ir::LocalId) {
-    let (_, e0, m0) = unpack(b, x);
+    let (m0, e0) = normalised_lanes(b, x);
     let e = b.local(&format!("e_{name}"), Type::INT, [0; 4]);
     let m = b.local(&format!("m_{name}"), Type::UINT, [0; 4]);
-    let m0 = b.bind(&format!("m0_{name}"), m0);
-    let top = highest_bit(b, m0);
-    let k23 = b.int(23);
-    let shift = b.sub(k23, top);
-    let shift = b.bind(&format!("shift_{name}"), shift);
-    let amount = b.convert(shift, crate::ir::Scalar::Uint);
-    let v = b.shl(m0, amount);
-    b.set(m, v);
-    let lower = b.sub(e0, shift);
-    b.set(e, lower);
+    b.set(e, e0);
+    b.set(m, m0);
     (e, m)
 }
 
