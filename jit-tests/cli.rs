@@ -289,6 +289,25 @@ fn bad_inputs_give_one_line_and_status_2() {
 }
 
 #[test]
+fn extract_names_a_bad_trace_and_writes_nothing() {
+    let scene = root().join("corpus/scenes/fog.ctf");
+    let truncated = temp_file("truncated.ctf", &std::fs::read(&scene).unwrap()[..100]);
+    let folder = truncated.with_extension("programs");
+    let output = picajit(&[
+        "extract",
+        truncated.to_str().unwrap(),
+        "-o",
+        folder.to_str().unwrap(),
+    ]);
+    // The CiTrace header is 0x64 bytes; the GPU register block after it is cut off.
+    assert_usage_error(
+        &output,
+        "offset 0x64 reach past the end of the 100-byte file",
+    );
+    assert!(!folder.exists(), "no folder made for a bad trace");
+}
+
+#[test]
 fn disasm_lists_the_program() {
     let output = picajit(&["disasm", example("lit-transform.shbin").to_str().unwrap()]);
     assert!(output.status.success());

@@ -246,6 +246,16 @@ fn check(call: &Call, scratch: &Path) -> Result<(), String> {
                 "no shader with a #version line and a main",
             )
         }
+        Some("extract") => {
+            let folder = scratch.join(call.value(&["-o", "--output"]).ok_or("no -o")?);
+            need(
+                std::fs::read(folder.join("vs0.shbin")).is_ok_and(|b| b.starts_with(b"DVLB"))
+                    && std::fs::read_to_string(folder.join("vs0.input.json"))
+                        .is_ok_and(|t| t.contains("\"uniforms\""))
+                    && stdout.contains(" programs ("),
+                "no vs0.shbin with its input, or no summary line",
+            )
+        }
         Some("disasm") => need(stdout.contains("DVLE") || call.has("-o"), "no DVLE listed"),
         Some("validate") => need(stdout.contains("DVLE(s) checked"), "no summary line"),
         other => Err(format!(

@@ -377,3 +377,56 @@ fn outputs(
         })
         .collect()
 }
+
+#[test]
+fn every_vertex_program_extracted_from_the_corpus_scenes_runs_exactly_on_the_gpu() {
+    use picajit::engine::EngineKind;
+    use picajit::extract::{ExtractLimits, extract};
+    if !gpu_available() {
+        return;
+    }
+    let scenes = files_with(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/scenes"),
+        ".ctf",
+    );
+    let mut seen = std::collections::HashSet::new();
+    let mut checked = 0;
+    for path in &scenes {
+        let trace = picajit::gpu::front::trace::read(&std::fs::read(path).unwrap()).unwrap();
+        let programs = extract(&trace, EngineKind::Interpreter, 1, ExtractLimits::default())
+            .expect("the scene replays");
+        for program in programs {
+            if program.stage != ShaderKind::Vertex || !seen.insert(program.shbin.code.clone()) {
+                continue;
+            }
+            let dvle = &program.shbin.dvles[0];
+            // The first state: one compile per program and mode keeps the test short.
+            let json = program.input_json(0).unwrap();
+            for precision in Precision::ALL {
+                let run_input = parse_input(&json, precision, dvle.kind).unwrap();
+                let shader = ShaderProgram::from_shbin(&program.shbin, 0).unwrap();
+                let config = ExecConfig {
+                    precision,
+                    ..ExecConfig::default()
+                };
+                let reference =
+                    picajit::engine::prepare(EngineKind::Interpreter, shader.clone(), config)
+                        .unwrap();
+                let gpu = GpuShader::compile(shader, config)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let options = OutputOptions {
+                    bits: true,
+                    state: true,
+                };
+                assert_eq!(
+                    run_document(&gpu, dvle, &run_input, options),
+                    run_document(&*reference, dvle, &run_input, options),
+                    "{} in {precision}: the GPU differs from the interpreter",
+                    path.display()
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 3 * 10, "{checked} programs and modes");
+}

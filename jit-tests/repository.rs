@@ -27,6 +27,7 @@ const LAYERS: &[&[&str]] = &[
     &["gpu"],
     &["document"],
     &["difftest"],
+    &["extract"],
     &["cli", "capi"],
 ];
 

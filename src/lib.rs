@@ -29,6 +29,8 @@
 //! * [`gpu`]: the software PICA200, laid out as its pipeline (docs/gpu.md);
 //! * [`document`]: the run document (the JSON input and output of `picajit run`);
 //! * [`difftest`]: the differential tester (random programs, every engine, bit for bit);
+//! * [`extract`]: real programs out of traces: each distinct program a trace runs, with its
+//!   uniforms and a sample of its vertices;
 //! * [`cli`]: the `picajit` command line (nothing in the library depends on it);
 //! * [`capi`]: the C ABI (`include/picajit.h`, docs/c-abi.md) for emulators written in C and C++
 //!   (nothing in the library depends on it either).
@@ -107,3 +109,4 @@ pub mod capi;
 pub mod cli;
 pub mod difftest;
 pub mod document;
+pub mod extract;

@@ -16,6 +16,8 @@
 //! * `picajit decompile PROGRAM.shbin [--dvle N] [--lang glsl|glsl-es|glsl450|glsl-es320]
 //!   [--precision f24|f24-rne|f32] [--budget N] [-o FILE]`: the DVLE translated for host GPUs.
 //! * `picajit render SCENE.ctf -o OUT.png [...]`: replay a CiTrace scene on the software GPU.
+//! * `picajit extract TRACE.ctf -o DIR [--states N] [--vertices N]`: each distinct program of
+//!   a trace as a SHBIN file with `run` inputs (its uniforms, a sample of its vertices).
 //! * `picajit merge FILE.json ...`: the shards' `--json` lines of one `difftest` or `bench`
 //!   run joined into the whole run's line (docs/architecture.md, "Runs past one machine").
 //!
@@ -26,6 +28,7 @@
 mod bench;
 mod decompile;
 mod error;
+mod extract;
 mod listing;
 mod merge;
 mod render;
@@ -91,6 +94,9 @@ enum Command {
     /// Run random programs on the interpreter and the JIT and compare them bit for bit; shrink
     /// and write each mismatch as a reproducer (exit status 1).
     Difftest(DifftestArgs),
+    /// Write each distinct shader program a CiTrace trace runs as a SHBIN file, with `run`
+    /// inputs beside it: its uniforms and a sample of its vertices (docs/cli.md, "extract").
+    Extract(extract::ExtractArgs),
     /// Replay a CiTrace scene on the software GPU and write its colour buffer (and optionally
     /// its depth buffer) as PNG.
     Render(render::RenderArgs),
@@ -431,6 +437,7 @@ pub fn main() -> ExitCode {
         Command::Decompile(args) => decompile::command(&args),
         Command::Bench(args) => bench_command(&args),
         Command::Difftest(args) => difftest_command(&args),
+        Command::Extract(args) => extract::command(&args),
         Command::Render(args) => render::render_command(&args),
         Command::Merge { files } => merge::command(&files),
     };

@@ -9,7 +9,7 @@ use crate::isa::{
     self, Instruction, MAD_OPDESC_LIMIT, OPDESC_COUNT, OperandDescriptor, PROGRAM_WORDS,
 };
 use crate::program::{DEFAULT_INPUT, InputRegisters, ShaderKind, ShaderProgram, Uniforms, Vec4};
-use crate::shbin::{Dvle, GsConfig, OutputEntry, OutputSemantic, PICASSO_DVLE_VERSION, Shbin};
+use crate::shbin::{Dvle, OutputEntry, OutputSemantic, Shbin};
 
 use super::DifftestError;
 
@@ -287,22 +287,13 @@ impl TestProgram {
                 unknown: 0,
             })
             .collect();
-        let mut dvle = Dvle {
-            version: PICASSO_DVLE_VERSION,
-            kind: self.stage,
-            merge_outmaps: false,
-            entry: u32::from(self.entry),
-            end: code.len() as u32,
-            input_mask: 0,
-            output_mask: self.outputs,
-            gs: GsConfig::default(),
-            constants: Vec::new(),
-            labels: Vec::new(),
+        let dvle = Dvle::plain(
+            self.stage,
+            u32::from(self.entry),
+            code.len() as u32,
+            self.outputs,
             outputs,
-            uniforms: Vec::new(),
-            symbols: Vec::new(),
-        };
-        dvle.rebuild_symbols();
+        );
         Ok(Shbin {
             opdesc_extra: vec![0; opdescs.len()],
             code,

@@ -300,6 +300,7 @@ fn shade(
 }
 
 fn run_vertex_shader(gpu: &mut Gpu, setup: &DrawSetup, inputs: &SoaBuffer) -> SoaBuffer {
+    gpu.show_observer(|observer, gpu| observer.vertex_batch(gpu, inputs));
     let started = Instant::now();
     let mut outputs = SoaBuffer::zeroed(setup.vs_outputs, inputs.count());
     let mut errors = Vec::new();
@@ -458,6 +459,7 @@ fn run_geometry(
     engine: Arc<dyn ShaderEngine>,
     inputs: &InputRegisters,
 ) {
+    gpu.show_observer(|observer, gpu| observer.geometry_invocation(gpu, inputs));
     let mut sink = AssemblySink {
         map,
         assembler: &mut gpu.assembler,

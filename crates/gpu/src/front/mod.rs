@@ -14,6 +14,7 @@
 pub mod command;
 mod draw;
 pub mod external;
+pub mod observe;
 mod render;
 pub mod trace;
 pub mod transfer;
@@ -323,6 +324,8 @@ pub struct Gpu {
     pub tables: Box<FragmentTables>,
     /// Decoded textures.
     pub texture_cache: texture::TextureCache,
+    /// What sees the shader units' work ([`observe`]).
+    observer: Option<Box<dyn observe::ShaderObserver>>,
 }
 
 impl fmt::Debug for Gpu {
@@ -372,6 +375,7 @@ impl Gpu {
             setup_buffer: Vec::new(),
             tables: Box::default(),
             texture_cache: texture::TextureCache::default(),
+            observer: None,
         }
     }
 

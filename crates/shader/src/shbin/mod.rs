@@ -196,6 +196,34 @@ pub struct Dvle {
 }
 
 impl Dvle {
+    /// A DVLE with no constants, labels or uniforms (a program made outside the assembler):
+    /// picasso's version, the geometry configuration zero, its symbol table built.
+    pub fn plain(
+        kind: ShaderKind,
+        entry: u32,
+        end: u32,
+        output_mask: u16,
+        outputs: Vec<OutputEntry>,
+    ) -> Dvle {
+        let mut dvle = Dvle {
+            version: PICASSO_DVLE_VERSION,
+            kind,
+            merge_outmaps: false,
+            entry,
+            end,
+            input_mask: 0,
+            output_mask,
+            gs: GsConfig::default(),
+            constants: Vec::new(),
+            labels: Vec::new(),
+            outputs,
+            uniforms: Vec::new(),
+            symbols: Vec::new(),
+        };
+        dvle.rebuild_symbols();
+        dvle
+    }
+
     /// The output registers and their combined component masks (bit 0 = x ... bit 3 = w), one
     /// pair per distinct register in ascending order. Entries whose register is above o15 (only
     /// possible in a hand-built model; [`parse`] rejects them) are skipped.
