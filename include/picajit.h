@@ -52,6 +52,8 @@ extern "C" {
 #define PICAJIT_ERROR_COMPILE (-5)
 /* The library panicked (a bug, please report it); the panic was caught. */
 #define PICAJIT_ERROR_PANIC (-6)
+/* Not done for this program yet (a geometry shader translated for host GPUs). */
+#define PICAJIT_ERROR_UNSUPPORTED (-7)
 /* Execution errors of an invocation (docs/execution-model.md §6.4), -16 to -31. */
 #define PICAJIT_ERROR_BREAK_OUTSIDE_LOOP (-16) /* BREAK with an empty loop stack */
 #define PICAJIT_ERROR_INSTRUCTION_BUDGET (-17) /* more instructions than the budget */
@@ -85,6 +87,22 @@ extern "C" {
 #define PICAJIT_STAGE_VERTEX 0u
 #define PICAJIT_STAGE_GEOMETRY 1u
 
+/* Languages of translations for host GPUs (docs/gpu-shaders.md). */
+#define PICAJIT_LANGUAGE_GLSL330 0u    /* GLSL 3.30 core (desktop OpenGL 3.3) */
+#define PICAJIT_LANGUAGE_GLSL_ES300 1u /* GLSL ES 3.00 (OpenGL ES 3.0, Android) */
+#define PICAJIT_LANGUAGE_GLSL450 2u    /* GLSL 4.50 core, precise on every result */
+#define PICAJIT_LANGUAGE_GLSL_ES320 3u /* GLSL ES 3.20, precise on every result */
+
+/* How a translation's outputs appear. */
+#define PICAJIT_OUTPUTS_VARYINGS 0u /* out vec4 oN; and the translation's own main */
+#define PICAJIT_OUTPUTS_GLOBALS 1u  /* vec4 oN; and an entry function the caller's main calls */
+
+/* The form a translation's control flow took. */
+#define PICAJIT_FORM_DISPATCH 0u /* the dispatch loop over runs (docs/gpu-shaders.md) */
+
+/* The bytes of a translation's uniform block (std140): c0-c95, i0-i3, b, zero. */
+#define PICAJIT_UNIFORM_BLOCK_BYTES 1616u
+
 /* ---- Handles ----------------------------------------------------------------------------- */
 
 /* A bounded cache of prepared programs: thread-safe, share it between threads. */
@@ -98,6 +116,8 @@ typedef struct picajit_engine picajit_engine;
 typedef struct picajit_uniforms picajit_uniforms;
 /* The state a geometry shader keeps across the invocations of one draw: one thread at a time. */
 typedef struct picajit_geometry_state picajit_geometry_state;
+/* A program translated for host GPUs, with its interface: immutable. */
+typedef struct picajit_translation picajit_translation;
 
 /* ---- Structs ----------------------------------------------------------------------------- */
 
@@ -132,6 +152,31 @@ typedef struct picajit_dvle_info {
     uint32_t entry;       /* the entry point */
     uint16_t output_mask; /* the output registers an engine of it sends on */
 } picajit_dvle_info;
+
+/* What to translate for. All zero (or NULL): f24, GLSL 3.30, varyings, no comments, a budget
+ * of 2^20, entry main, block pica_uniforms. */
+typedef struct picajit_translate_options {
+    uint32_t precision;          /* PICAJIT_PRECISION_* */
+    uint32_t language;           /* PICAJIT_LANGUAGE_* */
+    uint32_t outputs;            /* PICAJIT_OUTPUTS_* */
+    uint32_t comments;           /* non-zero: each statement's address and instruction */
+    uint64_t instruction_budget; /* most instructions per invocation; 0: 2^20 */
+    const char *entry;      /* the entry's name (NULL: main; not main with OUTPUTS_GLOBALS) */
+    const char *block_name; /* the uniform block's name (NULL: pica_uniforms) */
+} picajit_translate_options;
+
+/* What a translation presents to the code around it (offsets in bytes into the block). */
+typedef struct picajit_translation_info {
+    uint64_t source_bytes; /* the source's length, without its NUL */
+    uint32_t form;         /* PICAJIT_FORM_* */
+    uint32_t block_bytes;  /* PICAJIT_UNIFORM_BLOCK_BYTES */
+    uint32_t float_offset; /* c0-c95: x, y, z, w as f32 bits, 16 bytes each */
+    uint32_t int_offset;   /* i0-i3: x, y, z, w one byte per 32-bit word, 16 bytes each */
+    uint32_t bool_offset;  /* a 32-bit word, bit n = bn */
+    uint32_t zero_offset;  /* a 32-bit word that must be 0 */
+    uint32_t input_mask;   /* bit n: the translation declares layout(location = n) in vec4 vN */
+    uint32_t output_mask;  /* bit n: it writes oN (+0 until written) */
+} picajit_translation_info;
 
 /* What a cache has done. */
 typedef struct picajit_cache_stats {
@@ -379,6 +424,28 @@ PICAJIT_API int32_t picajit_run_geometry(const picajit_engine *engine,
                                          const picajit_uniforms *uniforms,
                                          const float inputs[16][4],
                                          const picajit_emit_callbacks *callbacks);
+
+/* ---- Translations for host GPUs (docs/gpu-shaders.md) ------------------------------------ */
+
+/* Translates a vertex program to GLSL that gives the interpreter's bits in the precision asked
+ * for on any implementation whose float add and multiply are IEEE. A geometry shader is
+ * PICAJIT_ERROR_UNSUPPORTED. */
+PICAJIT_API int32_t picajit_translate(const picajit_program *program,
+                                      const picajit_translate_options *options,
+                                      picajit_translation **out);
+/* The same for DVLE `dvle` of a parsed SHBIN blob; comments name the registers it names. */
+PICAJIT_API int32_t picajit_translate_shbin(const picajit_shbin *shbin, uint32_t dvle,
+                                            const picajit_translate_options *options,
+                                            picajit_translation **out);
+PICAJIT_API void picajit_translation_free(picajit_translation *translation);
+/* The source, NUL-terminated, alive until the translation is freed; "" for NULL. */
+PICAJIT_API const char *picajit_translation_source(const picajit_translation *translation);
+PICAJIT_API int32_t picajit_translation_get_info(const picajit_translation *translation,
+                                                 picajit_translation_info *out);
+/* The uniform block's bytes for `uniforms` into `out` (at least PICAJIT_UNIFORM_BLOCK_BYTES of
+ * `capacity`): upload them as the block's buffer. Returns the bytes written. */
+PICAJIT_API int32_t picajit_uniforms_block(const picajit_uniforms *uniforms, uint8_t *out,
+                                           size_t capacity);
 
 #ifdef __cplusplus
 } /* extern "C" */

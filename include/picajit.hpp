@@ -1,7 +1,7 @@
 /* picajit.hpp: the C ABI of include/picajit.h as C++ (C++17, header-only; docs/c-abi.md).
  *
  * - Every handle has an owner class (move-only; it frees the handle when destroyed): cache,
- *   shbin, engine, uniforms, geometry_state. `get()` gives the C handle for mixing with the C
+ *   shbin, engine, uniforms, geometry_state, translation. `get()` gives the C handle for mixing with the C
  *   functions.
  * - A failing call throws picajit::error, which carries the PICAJIT_* status and the library's
  *   message. run_batch returns the number of failed vertices (per-vertex failures are results,
@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "picajit.h"
 
@@ -43,6 +44,13 @@ namespace detail {
 /* Throws for a status other than PICAJIT_OK, with the thread's last message. */
 inline void check(int32_t status) {
     if (status != PICAJIT_OK) {
+        throw error(status, picajit_last_error_message());
+    }
+}
+
+/* Throws for a negative status; a count is success. */
+inline void check_count(int32_t status) {
+    if (status < 0) {
         throw error(status, picajit_last_error_message());
     }
 }
@@ -183,10 +191,47 @@ public:
         detail::check(picajit_uniforms_get_bools(get(), &out));
         return out;
     }
+    /* The uniform block of a translation for these values (PICAJIT_UNIFORM_BLOCK_BYTES). */
+    std::vector<std::uint8_t> block() const {
+        std::vector<std::uint8_t> out(PICAJIT_UNIFORM_BLOCK_BYTES);
+        detail::check_count(picajit_uniforms_block(get(), out.data(), out.size()));
+        return out;
+    }
     picajit_uniforms *get() const noexcept { return owner_.get(); }
 
 private:
     detail::owner<picajit_uniforms, picajit_uniforms_free> owner_;
+};
+
+/* A program translated for host GPUs (picajit_translate*; docs/gpu-shaders.md): exact GLSL
+ * and its interface. A geometry shader throws PICAJIT_ERROR_UNSUPPORTED. */
+class translation {
+public:
+    /* Translates an upload as `options` say (nullptr: defaults). */
+    explicit translation(const picajit_program &program,
+                         const picajit_translate_options *options = nullptr) {
+        picajit_translation *handle = nullptr;
+        detail::check(picajit_translate(&program, options, &handle));
+        owner_ = decltype(owner_)(handle);
+    }
+    /* Translates DVLE `dvle` of a SHBIN blob (comments name the registers it names). */
+    translation(const shbin &blob, std::uint32_t dvle,
+                const picajit_translate_options *options = nullptr) {
+        picajit_translation *handle = nullptr;
+        detail::check(picajit_translate_shbin(blob.get(), dvle, options, &handle));
+        owner_ = decltype(owner_)(handle);
+    }
+    /* The source, NUL-terminated, alive as long as this object. */
+    const char *source() const noexcept { return picajit_translation_source(get()); }
+    picajit_translation_info info() const {
+        picajit_translation_info out{};
+        detail::check(picajit_translation_get_info(get(), &out));
+        return out;
+    }
+    picajit_translation *get() const noexcept { return owner_.get(); }
+
+private:
+    detail::owner<picajit_translation, picajit_translation_free> owner_;
 };
 
 /* The state of one draw's geometry-shader invocations (picajit_geometry_state_*). */

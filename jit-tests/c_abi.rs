@@ -284,6 +284,8 @@ fn struct_sizes() -> Vec<String> {
         ("batch", size_of::<capi::Batch>()),
         ("vertices", size_of::<capi::Vertices>()),
         ("emit_callbacks", size_of::<capi::EmitCallbacks>()),
+        ("translate_options", size_of::<capi::TranslateOptions>()),
+        ("translation_info", size_of::<capi::TranslationInfo>()),
     ]
     .iter()
     .map(|(name, size)| format!("{name}={size}"))
@@ -375,6 +377,10 @@ fn check_smoke_run(binary: &Path) {
         "ok: sizeof(picajit_batch) is",
         "ok: sizeof(picajit_vertices) is",
         "ok: o0 and o2 equal the planes' bit for bit",
+        "ok: translate: GLSL 3.30 with its own main, varyings, no statement comments",
+        "ok: translate: ES 3.00, an entry function, globals, comments with the DVLE's names",
+        "ok: translate: a geometry shader is PICAJIT_ERROR_UNSUPPORTED",
+        "ok: uniforms_block: c1's bits, i2.x, the bools and zero where the info says",
         "ok: registers outside the output mask (o1, o3-o15) keep what they held",
         "ok: vertices without v3, which the program reads, are refused naming v3",
         "ok: a program run little is not compiled yet (cold)",
@@ -481,6 +487,9 @@ fn a_cxx_program_runs_shaders_through_the_cxx_header() {
         "ok: std::function callbacks receive 4 vertices and 2 triangles, the second inverted",
         "ok: a callback's exception comes out of run_geometry, later emissions dropped",
         "ok: the state runs on after a callback threw",
+        "ok: a translation's source and interface (v0-v3 in, o0-o2 out)",
+        "ok: the uniform block holds c95.y's bits where the interface says",
+        "ok: a geometry shader's translation throws PICAJIT_ERROR_UNSUPPORTED",
         "smoke-cpp: ",
     ] {
         assert!(

@@ -129,6 +129,21 @@ fn glslang_available() -> bool {
     found
 }
 
+/// Checks that the reference compiler accepts the vertex shader in `file`.
+fn assert_glslang_accepts(file: &Path) {
+    let checked_by = std::process::Command::new("glslangValidator")
+        .args(["-S", "vert"])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(
+        checked_by.status.success(),
+        "{}: glslangValidator refused it: {}",
+        file.display(),
+        String::from_utf8_lossy(&checked_by.stdout)
+    );
+}
+
 #[test]
 fn decompile_writes_glsl_the_reference_compiler_accepts_in_every_language() {
     if !glslang_available() {
@@ -170,17 +185,7 @@ fn decompile_writes_glsl_the_reference_compiler_accepts_in_every_language() {
                 assert!(text.contains(&format!("DVLE {index}")), "{name}: no banner");
                 assert!(text.contains("// names: "), "{name}: no register names");
                 assert!(text.contains(" position"), "{name}: no output names");
-                let checked_by = std::process::Command::new("glslangValidator")
-                    .args(["-S", "vert"])
-                    .arg(&file)
-                    .output()
-                    .unwrap();
-                assert!(
-                    checked_by.status.success(),
-                    "{}: glslangValidator refused it: {}",
-                    file.display(),
-                    String::from_utf8_lossy(&checked_by.stdout)
-                );
+                assert_glslang_accepts(&file);
                 checked += 1;
             }
         }
@@ -429,4 +434,83 @@ fn every_vertex_program_extracted_from_the_corpus_scenes_runs_exactly_on_the_gpu
         }
     }
     assert!(checked >= 3 * 10, "{checked} programs and modes");
+}
+
+#[test]
+fn the_c_abi_translation_embeds_in_an_emulators_own_main() {
+    use picajit::capi;
+    use std::ffi::CStr;
+    if !glslang_available() {
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("picajit-embed-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let mut checked = 0;
+    for dir in programs() {
+        let assembly = assemble_folder(&dir);
+        let name = dir.file_name().unwrap().to_str().unwrap().to_string();
+        let program = ShaderProgram::from_shbin(&assembly.shbin, 0).unwrap();
+        if program.stage != ShaderKind::Vertex {
+            continue;
+        }
+        let upload = capi::Program {
+            code: program.code.as_ptr(),
+            code_len: program.code_len,
+            opdescs: program.opdescs.as_ptr(),
+            opdesc_len: program.opdesc_len,
+            entry: u32::from(program.entry),
+            stage: 0,
+            output_mask: program.output_mask,
+        };
+        for (language, header) in [
+            (capi::LANGUAGE_GLSL330, "#version 330 core"),
+            (capi::LANGUAGE_GLSL_ES300, "#version 300 es"),
+        ] {
+            let options = capi::TranslateOptions {
+                precision: 0,
+                language,
+                outputs: capi::OUTPUTS_GLOBALS,
+                comments: 0,
+                instruction_budget: 0,
+                entry: c"run_pica_shader".as_ptr(),
+                block_name: c"emulator_uniforms".as_ptr(),
+            };
+            let mut translation = std::ptr::null_mut();
+            // SAFETY: every pointer is valid for the call.
+            let status = unsafe { capi::picajit_translate(&upload, &options, &mut translation) };
+            assert_eq!(status, capi::OK, "{name}");
+            let mut info = capi::TranslationInfo::default();
+            // SAFETY: a live translation, a valid out pointer.
+            let source = unsafe {
+                assert_eq!(
+                    capi::picajit_translation_get_info(translation, &mut info),
+                    capi::OK
+                );
+                CStr::from_ptr(capi::picajit_translation_source(translation))
+                    .to_str()
+                    .unwrap()
+                    .to_string()
+            };
+            // SAFETY: live, not used again.
+            unsafe { capi::picajit_translation_free(translation) };
+            assert!(source.starts_with(header), "{name}");
+            assert_eq!(info.source_bytes as usize, source.len());
+            assert_eq!(
+                info.output_mask,
+                u32::from(program.output_mask) & info.output_mask
+            );
+            // The emulator's main: run the translation, then map its outputs (here: the first
+            // output is the position).
+            let first = info.output_mask.trailing_zeros();
+            let shader = format!(
+                "{source}\nvoid main() {{\n    run_pica_shader();\n    gl_Position = vec4(o{first});\n}}\n"
+            );
+            let file = out.join(format!("{name}.{language}.vert"));
+            std::fs::write(&file, &shader).unwrap();
+            assert_glslang_accepts(&file);
+            checked += 1;
+        }
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+    assert!(checked >= 2 * 20, "{checked} translations");
 }

@@ -55,6 +55,8 @@ static void check_sizes(int argc, char **argv) {
         {"batch", sizeof(picajit_batch)},
         {"vertices", sizeof(picajit_vertices)},
         {"emit_callbacks", sizeof(picajit_emit_callbacks)},
+        {"translate_options", sizeof(picajit_translate_options)},
+        {"translation_info", sizeof(picajit_translation_info)},
     };
     int seen = 0;
     for (int i = 2; i < argc; i++) {
@@ -810,6 +812,100 @@ static void geometry(void) {
     picajit_engine_free(engine);
 }
 
+/* Translations for host GPUs: the source and its interface, the options, the block's bytes. */
+static void translations(const char *path) {
+    size_t len = 0;
+    unsigned char *blob = read_file(path, &len);
+    if (!blob) return;
+    picajit_shbin *shbin = NULL;
+    CHECK_OK(picajit_shbin_parse(blob, len, &shbin), "parse the SHBIN blob for translation");
+    free(blob);
+
+    picajit_translation *plain = NULL;
+    CHECK_OK(picajit_translate_shbin(shbin, 0, NULL, &plain), "translate DVLE 0, defaults");
+    const char *source = picajit_translation_source(plain);
+    picajit_translation_info info;
+    CHECK_OK(picajit_translation_get_info(plain, &info), "the translation's interface");
+    check(strncmp(source, "#version 330 core", 17) == 0 && contains(source, "void main()") &&
+              contains(source, "uniform pica_uniforms") && contains(source, "out vec4 o0;") &&
+              !contains(source, "// 000:"),
+          "translate: GLSL 3.30 with its own main, varyings, no statement comments");
+    check(info.source_bytes == strlen(source) && info.form == PICAJIT_FORM_DISPATCH &&
+              info.block_bytes == PICAJIT_UNIFORM_BLOCK_BYTES && info.float_offset == 0 &&
+              info.int_offset == 1536 && info.bool_offset == 1600 && info.zero_offset == 1604,
+          "translate: the block is c0-c95, i0-i3, b, zero in 1616 bytes");
+    check(info.input_mask == 0x000F && info.output_mask == 0x0007,
+          "translate: v0-v3 in, o0-o2 out, as the layout says");
+
+    picajit_translate_options options = {0};
+    options.language = PICAJIT_LANGUAGE_GLSL_ES300;
+    options.outputs = PICAJIT_OUTPUTS_GLOBALS;
+    options.comments = 1;
+    options.entry = "run_vertex_shader";
+    options.block_name = "emulator_uniforms";
+    picajit_translation *embedded = NULL;
+    CHECK_OK(picajit_translate_shbin(shbin, 0, &options, &embedded), "translate with options");
+    source = picajit_translation_source(embedded);
+    check(strncmp(source, "#version 300 es", 15) == 0 &&
+              contains(source, "void run_vertex_shader()") && !contains(source, "void main()") &&
+              contains(source, "uniform emulator_uniforms") && contains(source, "\nvec4 o0;") &&
+              contains(source, "// 000: dp4 o0.x, c0, v0  (o0 position"),
+          "translate: ES 3.00, an entry function, globals, comments with the DVLE's names");
+
+    options.entry = "main";
+    picajit_translation *refused = NULL;
+    check(picajit_translate_shbin(shbin, 0, &options, &refused) == PICAJIT_ERROR_BAD_ARGUMENT &&
+              refused == NULL && contains(picajit_last_error_message(), "options->entry"),
+          "translate: main as the entry function of globals is refused, naming options->entry");
+    options.entry = "run";
+    options.block_name = "gl_block";
+    check(picajit_translate_shbin(shbin, 0, &options, &refused) == PICAJIT_ERROR_BAD_ARGUMENT &&
+              contains(picajit_last_error_message(), "options->block_name"),
+          "translate: a reserved block name is refused");
+    options.block_name = NULL;
+    options.language = 9;
+    check(picajit_translate_shbin(shbin, 0, &options, &refused) == PICAJIT_ERROR_BAD_ARGUMENT,
+          "translate: an unknown language is refused");
+    picajit_program geometry = o0_program(break_code, 4, break_opdescs, PICAJIT_STAGE_GEOMETRY);
+    check(picajit_translate(&geometry, NULL, &refused) == PICAJIT_ERROR_UNSUPPORTED &&
+              refused == NULL,
+          "translate: a geometry shader is PICAJIT_ERROR_UNSUPPORTED");
+    picajit_program vertex = break_program();
+    check(picajit_translate(&vertex, NULL, &refused) == PICAJIT_OK &&
+              contains(picajit_translation_source(refused), "void main()"),
+          "translate: a raw upload translates");
+    picajit_translation_free(refused);
+
+    picajit_uniforms *uniforms = NULL;
+    CHECK_OK(picajit_uniforms_create(&uniforms), "uniforms for the block");
+    const float c1[4] = {1.5f, -2, 0, 0.25f};
+    CHECK_OK(picajit_uniforms_set_float(uniforms, 1, c1, PICAJIT_PRECISION_F24), "set c1");
+    const uint8_t ints[4][4] = {{0}, {0}, {7, 1, 2, 0}, {0}};
+    CHECK_OK(picajit_uniforms_set_ints(uniforms, ints), "set i2");
+    CHECK_OK(picajit_uniforms_set_bools(uniforms, 0x8001), "set b0 and b15");
+    uint8_t block[PICAJIT_UNIFORM_BLOCK_BYTES + 4];
+    memset(block, 0xEE, sizeof block);
+    int32_t written = picajit_uniforms_block(uniforms, block, sizeof block);
+    uint32_t word[4];
+    memcpy(word, block + info.float_offset + 16, 16);
+    uint32_t i2x, bools, zero;
+    memcpy(&i2x, block + info.int_offset + 2 * 16, 4);
+    memcpy(&bools, block + info.bool_offset, 4);
+    memcpy(&zero, block + info.zero_offset, 4);
+    check(written == (int32_t)PICAJIT_UNIFORM_BLOCK_BYTES && word[0] == bits_of(1.5f) &&
+              word[1] == bits_of(-2.0f) && word[3] == bits_of(0.25f) && i2x == 7 &&
+              bools == 0x8001 && zero == 0 && block[PICAJIT_UNIFORM_BLOCK_BYTES] == 0xEE,
+          "uniforms_block: c1's bits, i2.x, the bools and zero where the info says");
+    check(picajit_uniforms_block(uniforms, block, 100) == PICAJIT_ERROR_BAD_ARGUMENT,
+          "uniforms_block: a short buffer is refused");
+
+    picajit_uniforms_free(uniforms);
+    picajit_translation_free(embedded);
+    picajit_translation_free(plain);
+    picajit_translation_free(NULL);
+    picajit_shbin_free(shbin);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: smoke LIT-TRANSFORM.SHBIN [NAME=SIZE ...]\n");
@@ -824,6 +920,7 @@ int main(int argc, char **argv) {
     inputs_become_register_values();
     uniforms_in_bulk();
     geometry();
+    translations(argv[1]);
     picajit_engine_free(NULL); /* freeing NULL is allowed */
     printf("smoke: %d checks, %d failed\n", checks, failures);
     return failures == 0 ? 0 : 1;

@@ -174,6 +174,26 @@ static void shbin_through_a_cache(const char *path) {
     float c95[4];
     uniforms.get_float(95, c95);
     check(c95[1] == 0.25f, "the DVLE's constants applied (c95.y = 0.25)");
+
+    const picajit::translation glsl(blob, 0);
+    const picajit_translation_info interface = glsl.info();
+    check(std::strncmp(glsl.source(), "#version 330 core", 17) == 0 &&
+              interface.source_bytes == std::strlen(glsl.source()) &&
+              interface.input_mask == 0x000F && interface.output_mask == 0x0007,
+          "a translation's source and interface (v0-v3 in, o0-o2 out)");
+    const std::vector<std::uint8_t> block = uniforms.block();
+    std::uint32_t c95y = 0;
+    std::memcpy(&c95y, block.data() + interface.float_offset + 95 * 16 + 4, 4);
+    check(block.size() == interface.block_bytes && c95y == bits_of(0.25f),
+          "the uniform block holds c95.y's bits where the interface says");
+    program.stage = PICAJIT_STAGE_GEOMETRY;
+    try {
+        const picajit::translation refused(program);
+        check(false, "a geometry shader's translation throws");
+    } catch (const picajit::error &e) {
+        check(e.status() == PICAJIT_ERROR_UNSUPPORTED,
+              "a geometry shader's translation throws PICAJIT_ERROR_UNSUPPORTED");
+    }
 }
 
 static void geometry() {

@@ -18,6 +18,7 @@
 mod compile;
 mod program;
 mod run;
+mod translate;
 mod uniforms;
 
 use std::any::Any;
@@ -39,6 +40,12 @@ pub use run::{
     VertexError, Vertices, picajit_geometry_state_create, picajit_geometry_state_free,
     picajit_geometry_state_reset, picajit_run_batch, picajit_run_geometry, picajit_run_vertex,
     picajit_run_vertices,
+};
+pub use translate::{
+    LANGUAGE_GLSL_ES300, LANGUAGE_GLSL_ES320, LANGUAGE_GLSL330, LANGUAGE_GLSL450, OUTPUTS_GLOBALS,
+    OUTPUTS_VARYINGS, TranslateOptions, TranslationHandle, TranslationInfo, picajit_translate,
+    picajit_translate_shbin, picajit_translation_free, picajit_translation_get_info,
+    picajit_translation_source, picajit_uniforms_block,
 };
 pub use uniforms::{
     UniformsHandle, picajit_uniforms_apply_constants, picajit_uniforms_create,
@@ -73,6 +80,9 @@ pub const ERROR_BAD_PROGRAM: i32 = -3;
 pub const ERROR_BAD_SHBIN: i32 = -4;
 /// `PICAJIT_ERROR_COMPILE`: the engine could not prepare the program.
 pub const ERROR_COMPILE: i32 = -5;
+/// `PICAJIT_ERROR_UNSUPPORTED`: the library cannot do this for this program yet (a geometry
+/// shader translated for host GPUs).
+pub const ERROR_UNSUPPORTED: i32 = -7;
 /// `PICAJIT_ERROR_PANIC`: the library panicked (a bug); the panic was caught at the boundary.
 pub const ERROR_PANIC: i32 = -6;
 /// `PICAJIT_ERROR_BREAK_OUTSIDE_LOOP`: an invocation failed with `break-outside-loop`.
@@ -181,6 +191,8 @@ pub enum CapiError {
     Batch(BatchError),
     /// An invocation failed.
     Exec(ExecError),
+    /// The program was not translated for host GPUs.
+    Translate(crate::translate::TranslateError),
 }
 
 impl CapiError {
@@ -205,6 +217,7 @@ impl CapiError {
             CapiError::Program(_) => ERROR_BAD_PROGRAM,
             CapiError::Engine(_) => ERROR_COMPILE,
             CapiError::Exec(error) => exec_status(error).0,
+            CapiError::Translate(_) => ERROR_UNSUPPORTED,
         }
     }
 }
@@ -222,6 +235,7 @@ impl fmt::Display for CapiError {
             CapiError::Engine(error) => write!(f, "{error}"),
             CapiError::Batch(error) => write!(f, "batch: {error}"),
             CapiError::Exec(error) => write!(f, "{}: {error}", error.kind()),
+            CapiError::Translate(error) => write!(f, "{error}"),
         }
     }
 }
@@ -498,6 +512,7 @@ pub extern "C" fn picajit_status_name(status: i32) -> *const c_char {
         ERROR_BAD_PROGRAM => c"PICAJIT_ERROR_BAD_PROGRAM",
         ERROR_BAD_SHBIN => c"PICAJIT_ERROR_BAD_SHBIN",
         ERROR_COMPILE => c"PICAJIT_ERROR_COMPILE",
+        ERROR_UNSUPPORTED => c"PICAJIT_ERROR_UNSUPPORTED",
         ERROR_PANIC => c"PICAJIT_ERROR_PANIC",
         ERROR_BREAK_OUTSIDE_LOOP => c"PICAJIT_ERROR_BREAK_OUTSIDE_LOOP",
         ERROR_INSTRUCTION_BUDGET => c"PICAJIT_ERROR_INSTRUCTION_BUDGET",

@@ -375,21 +375,37 @@ pub unsafe extern "C" fn picajit_engine_create(
 ) -> i32 {
     guard("picajit_engine_create", || {
         // SAFETY: null or valid (this function's contract).
-        let program = unsafe { ptr_ref(program, "program") }?;
-        // SAFETY: valid for `code_len` words when not null (this function's contract).
-        let code = unsafe { slice_of(program.code, program.code_len, "program->code") }?;
-        // SAFETY: valid for `opdesc_len` words when not null (this function's contract).
-        let opdescs = unsafe { slice_of(program.opdescs, program.opdesc_len, "program->opdescs") }?;
-        let kind = stage(program.stage).ok_or_else(|| {
-            CapiError::argument(
-                "program->stage",
-                format!("{} is not a PICAJIT_STAGE_* value", program.stage),
-            )
-        })?;
-        let program = ShaderProgram::new(code, opdescs, program.entry, kind, program.output_mask)?;
+        let program = unsafe { shader_program(program) }?;
         // SAFETY: forwarded from this function's contract.
         unsafe { create_engine(program, config, cache, out) }
     })
+}
+
+/// The program a `picajit_program` uploads.
+///
+/// # Safety
+///
+/// `program` is null or valid, its code and descriptors valid for their lengths when not null.
+pub(super) unsafe fn shader_program(program: *const Program) -> Result<ShaderProgram, CapiError> {
+    // SAFETY: null or valid (this function's contract).
+    let program = unsafe { ptr_ref(program, "program") }?;
+    // SAFETY: valid for `code_len` words when not null (this function's contract).
+    let code = unsafe { slice_of(program.code, program.code_len, "program->code") }?;
+    // SAFETY: valid for `opdesc_len` words when not null (this function's contract).
+    let opdescs = unsafe { slice_of(program.opdescs, program.opdesc_len, "program->opdescs") }?;
+    let kind = stage(program.stage).ok_or_else(|| {
+        CapiError::argument(
+            "program->stage",
+            format!("{} is not a PICAJIT_STAGE_* value", program.stage),
+        )
+    })?;
+    Ok(ShaderProgram::new(
+        code,
+        opdescs,
+        program.entry,
+        kind,
+        program.output_mask,
+    )?)
 }
 
 /// Prepares DVLE `dvle` of a parsed SHBIN blob (its code, descriptors, entry point, stage and
