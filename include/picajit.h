@@ -98,7 +98,8 @@ extern "C" {
 #define PICAJIT_OUTPUTS_GLOBALS 1u  /* vec4 oN; and an entry function the caller's main calls */
 
 /* The form a translation's control flow took. */
-#define PICAJIT_FORM_DISPATCH 0u /* the dispatch loop over runs (docs/gpu-shaders.md) */
+#define PICAJIT_FORM_DISPATCH 0u   /* the dispatch loop over runs (docs/gpu-shaders.md) */
+#define PICAJIT_FORM_STRUCTURED 1u /* if/else and loops */
 
 /* The bytes of a translation's uniform block (std140): c0-c95, i0-i3, b, zero. */
 #define PICAJIT_UNIFORM_BLOCK_BYTES 1616u

@@ -928,3 +928,38 @@ fn programs_an_engine_does_not_run_are_counted_apart_not_as_mismatches() {
     // The other engine still checked them: their invocations are counted.
     assert!(total.invocations > 60, "{report}");
 }
+
+#[test]
+fn a_run_with_the_gpu_translation_counts_the_programs_in_each_form() {
+    use picajit::program::ShaderKind;
+    let options = RunOptions {
+        programs: 60,
+        seed: 1,
+        out_dir: temp_dir("forms"),
+        threads: 2,
+        count_forms: true,
+        ..RunOptions::default()
+    };
+    let summary = run(&options, &[&jit], &|_| {}).unwrap();
+    let mode = &summary.modes[0].1;
+    let vertex = (0..60)
+        .filter(|&i| case_for(1, i, options.max_len).program.stage == ShaderKind::Vertex)
+        .count() as u64;
+    assert_eq!(
+        mode.translated, vertex,
+        "every vertex program is translated"
+    );
+    // The generator makes structured programs and tangled ones: both forms occur.
+    assert!(
+        mode.general_form > 0 && mode.general_form < mode.translated,
+        "{} of {}",
+        mode.general_form,
+        mode.translated
+    );
+    assert!(summary.report().contains(&format!(
+        "{} of {vertex} vertex programs took the general form",
+        mode.general_form
+    )));
+    let json = summary.json(&options, &["jit"]);
+    assert!(json.contains(&format!("\"translated\":{vertex}")), "{json}");
+}

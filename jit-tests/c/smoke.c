@@ -830,7 +830,7 @@ static void translations(const char *path) {
               contains(source, "uniform pica_uniforms") && contains(source, "out vec4 o0;") &&
               !contains(source, "// 000:"),
           "translate: GLSL 3.30 with its own main, varyings, no statement comments");
-    check(info.source_bytes == strlen(source) && info.form == PICAJIT_FORM_DISPATCH &&
+    check(info.source_bytes == strlen(source) && info.form == PICAJIT_FORM_STRUCTURED &&
               info.block_bytes == PICAJIT_UNIFORM_BLOCK_BYTES && info.float_offset == 0 &&
               info.int_offset == 1536 && info.bool_offset == 1600 && info.zero_offset == 1604,
           "translate: the block is c0-c95, i0-i3, b, zero in 1616 bytes");

@@ -37,6 +37,8 @@ pub const OUTPUTS_GLOBALS: u32 = 1;
 /// `PICAJIT_FORM_DISPATCH`: the dispatch loop over runs (docs/gpu-shaders.md, "The general
 /// form").
 pub const FORM_DISPATCH: u32 = 0;
+/// `PICAJIT_FORM_STRUCTURED`: if/else and loops (docs/gpu-shaders.md, "The structured form").
+pub const FORM_STRUCTURED: u32 = 1;
 
 /// The longest name `entry` and `block_name` may have.
 const NAME_LIMIT: usize = 64;
@@ -221,6 +223,7 @@ unsafe fn translate_into(
         precision,
         instruction_budget: budget,
         end_state: false,
+        structure: true,
     };
     let no_names = Names::none();
     let names = if given.is_some_and(|o| o.comments != 0) {
@@ -249,6 +252,7 @@ unsafe fn translate_into(
         source_bytes: source.len() as u64,
         form: match translation.form {
             Form::Dispatch => FORM_DISPATCH,
+            Form::Structured => FORM_STRUCTURED,
         },
         block_bytes: BLOCK_BYTES as u32,
         float_offset: 0,

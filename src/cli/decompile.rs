@@ -40,6 +40,15 @@ impl Lang {
     }
 }
 
+/// Which form the control flow may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormArg {
+    /// The structured form where the program allows it, else the general one.
+    Best,
+    /// The general form (the dispatch loop) always.
+    Dispatch,
+}
+
 /// `picajit decompile`'s arguments.
 #[derive(clap::Args, Debug)]
 pub struct DecompileArgs {
@@ -57,6 +66,9 @@ pub struct DecompileArgs {
     /// The instruction budget of one invocation; a vertex that exceeds it stops there.
     #[arg(long, default_value_t = DEFAULT_INSTRUCTION_BUDGET)]
     budget: u64,
+    /// `dispatch`: the general form even where the program allows the structured one.
+    #[arg(long, value_enum, default_value_t = FormArg::Best)]
+    form: FormArg,
     /// Write the source here instead of the standard output.
     #[arg(short, long)]
     output: Option<PathBuf>,
@@ -70,6 +82,7 @@ pub fn command(args: &DecompileArgs) -> Result<ExitCode, CliError> {
         precision: args.precision,
         instruction_budget: args.budget,
         end_state: false,
+        structure: args.form == FormArg::Best,
     };
     let names = Names::of_dvle(dvle);
     let translation = translate_named(&program, &options, "main", &names).map_err(|error| {
@@ -80,7 +93,7 @@ pub fn command(args: &DecompileArgs) -> Result<ExitCode, CliError> {
         }
     })?;
     let interface = Interface {
-        banner: banner(args, &names, translation.form.name()),
+        banner: banner(args, &names, &form_text(&translation)),
         ..Interface::default()
     };
     let source = glsl(&translation, args.lang.dialect(), &interface);
@@ -89,6 +102,14 @@ pub fn command(args: &DecompileArgs) -> Result<ExitCode, CliError> {
         None => print(&source)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The form the translation took, and why not the structured one when not.
+fn form_text(translation: &crate::translate::Translation) -> String {
+    match translation.unstructured {
+        Some(why) => format!("{} form ({})", translation.form.name(), why.describe()),
+        None => format!("{} form", translation.form.name()),
+    }
 }
 
 /// The comment lines at the top: what was translated, how, and the DVLE's names.
@@ -100,7 +121,7 @@ fn banner(args: &DecompileArgs, names: &Names, form: &str) -> String {
         .unwrap_or_default();
     let mut text = format!(
         "// {} DVLE {}, translated by picajit {} (docs/gpu-shaders.md)\n\
-         // precision {}, control flow in the {form} form, budget {} instructions\n\
+         // precision {}, control flow in the {form}, budget {} instructions\n\
          // inputs v0-v15 at locations 0-15; uniforms c0-c95, i0-i3, b0-b15 in the block below\n\
          // (each register's IEEE bits); outputs o0-o15 (the output map stays the caller's)\n",
         escape(&file),

@@ -195,6 +195,7 @@ fn merge_difftest(lines: &[Line], merged: &mut Value) -> Result<bool, CliError> 
     for precision in &precisions {
         let mut totals = [0u64; 3];
         let mut not_run = 0u64;
+        let mut forms = [0u64; 2];
         let mut mismatched = Vec::new();
         for line in lines {
             let mode = line
@@ -210,6 +211,9 @@ fn merge_difftest(lines: &[Line], merged: &mut Value) -> Result<bool, CliError> 
             }
             // Absent from lines of runs before engines could decline a program: none.
             not_run += mode.get("not_run").and_then(Value::as_u64).unwrap_or(0);
+            for (total, key) in forms.iter_mut().zip(["translated", "general_form"]) {
+                *total += mode.get(key).and_then(Value::as_u64).unwrap_or(0);
+            }
             let indices = mode
                 .get("mismatched")
                 .and_then(Value::as_array)
@@ -224,6 +228,8 @@ fn merge_difftest(lines: &[Line], merged: &mut Value) -> Result<bool, CliError> 
             "invocations": totals[1],
             "mismatches": totals[2],
             "not_run": not_run,
+            "translated": forms[0],
+            "general_form": forms[1],
             "mismatched": mismatched,
         }));
     }

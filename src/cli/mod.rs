@@ -14,7 +14,8 @@
 //!   [--out DIR] [--threads T] [--budget N] [--no-shrink] [--json] [--shard K/N]`: the
 //!   differential tester; exit status 1 on any mismatch.
 //! * `picajit decompile PROGRAM.shbin [--dvle N] [--lang glsl|glsl-es|glsl450|glsl-es320]
-//!   [--precision f24|f24-rne|f32] [--budget N] [-o FILE]`: the DVLE translated for host GPUs.
+//!   [--precision f24|f24-rne|f32] [--budget N] [--form best|dispatch] [-o FILE]`: the DVLE
+//!   translated for host GPUs.
 //! * `picajit render SCENE.ctf -o OUT.png [...]`: replay a CiTrace scene on the software GPU.
 //! * `picajit extract TRACE.ctf -o DIR [--states N] [--vertices N]`: each distinct program of
 //!   a trace as a SHBIN file with `run` inputs (its uniforms, a sample of its vertices).
@@ -466,6 +467,7 @@ fn difftest_command(args: &DifftestArgs) -> Result<ExitCode, CliError> {
             .map_or_else(|| RunOptions::default().threads, usize::from),
         shrink: !args.no_shrink,
         shard: args.shard,
+        count_forms: args.engine.contains(&EngineKind::Gpu),
     };
     let started = std::time::Instant::now();
     let progress = |p: Progress| {

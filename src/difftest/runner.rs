@@ -47,6 +47,9 @@ pub struct RunOptions {
     /// The part of the run's programs checked here: program `i` when the shard contains `i`
     /// ([`Shard`]; the whole run by default).
     pub shard: Shard,
+    /// Count the vertex programs whose translation for host GPUs takes the general form
+    /// ([`ModeSummary::general_form`]): set when the `gpu` engine is a candidate.
+    pub count_forms: bool,
 }
 
 impl Default for RunOptions {
@@ -61,6 +64,7 @@ impl Default for RunOptions {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             shrink: true,
             shard: Shard::WHOLE,
+            count_forms: false,
         }
     }
 }
@@ -122,6 +126,11 @@ pub struct ModeSummary {
     /// Programs some engine does not run (geometry shaders on the `gpu` engine), checked on
     /// the others only.
     pub not_run: u64,
+    /// Vertex programs translated for host GPUs (with [`RunOptions::count_forms`]).
+    pub translated: u64,
+    /// Of those, the programs whose translation took the general form (the dispatch loop)
+    /// rather than the structured one.
+    pub general_form: u64,
 }
 
 impl ModeSummary {
@@ -153,6 +162,8 @@ impl RunSummary {
                 invocations: total.invocations + mode.invocations,
                 mismatches: total.mismatches + mode.mismatches,
                 not_run: total.not_run + mode.not_run,
+                translated: total.translated + mode.translated,
+                general_form: total.general_form + mode.general_form,
             })
     }
 
@@ -178,7 +189,15 @@ impl RunSummary {
                  does not translate them yet), checked on the others\n"
             );
         }
-        text += &self.total().line();
+        let total = self.total();
+        if total.translated > 0 {
+            text += &format!(
+                "{} of {} vertex programs took the general form on the gpu engine, the others \
+                 the structured form\n",
+                total.general_form, total.translated
+            );
+        }
+        text += &total.line();
         text.push('\n');
         text
     }
@@ -208,6 +227,8 @@ impl RunSummary {
                     "invocations": mode.invocations,
                     "mismatches": mode.mismatches,
                     "not_run": mode.not_run,
+                    "translated": mode.translated,
+                    "general_form": mode.general_form,
                     "mismatched": mismatched,
                 })
             })
@@ -307,6 +328,8 @@ fn run_mode(
     let invocations = AtomicU64::new(0);
     let mismatches = AtomicUsize::new(0);
     let not_run = AtomicU64::new(0);
+    let translated = AtomicU64::new(0);
+    let general_form = AtomicU64::new(0);
     let findings = Mutex::new(Vec::new());
     // Report about 20 times per mode (and never for tiny runs).
     let step = (programs / 20).max(50);
@@ -324,6 +347,12 @@ fn run_mode(
                     }
                     let index = shard.item(position);
                     let case = case_for(options.seed, index, options.max_len);
+                    if options.count_forms
+                        && let Some(general) = takes_general_form(&case, config)
+                    {
+                        translated.fetch_add(1, Ordering::Relaxed);
+                        general_form.fetch_add(u64::from(general), Ordering::Relaxed);
+                    }
                     let mut finding = None;
                     let mut counted = 0;
                     let mut skipped = false;
@@ -373,8 +402,19 @@ fn run_mode(
         invocations: invocations.load(Ordering::Relaxed),
         mismatches: findings.len() as u64,
         not_run: not_run.load(Ordering::Relaxed),
+        translated: translated.load(Ordering::Relaxed),
+        general_form: general_form.load(Ordering::Relaxed),
     };
     (mode, findings)
+}
+
+/// Whether the translation for host GPUs of `case` takes the general form (`None`: it is not
+/// translated, as a geometry shader is not).
+fn takes_general_form(case: &TestCase, config: ExecConfig) -> Option<bool> {
+    let program = case.program.to_program().ok()?;
+    let options = crate::translate::Options::of(config, true);
+    let translation = crate::translate::translate(&program, &options, "main").ok()?;
+    Some(translation.form == crate::translate::Form::Dispatch)
 }
 
 /// Checks one program; returns the invocations it ran and, on a mismatch, the finding, or

@@ -188,7 +188,7 @@ impl<'a, 'm> Stepping<'_, 'a, 'm> {
 
 /// Writes the end state (when the translation reports it) and returns: `status`, and `pc` for
 /// an error.
-fn finish(emitter: &mut Emitter, end_state: bool, status: Status, pc: ExprId) {
+pub(crate) fn finish(emitter: &mut Emitter, end_state: bool, status: Status, pc: ExprId) {
     if end_state {
         let b = &mut *emitter.b;
         let regs = emitter.registers;
@@ -451,7 +451,7 @@ impl StackOps for Stepping<'_, '_, '_> {
 }
 
 /// `operation`'s statements by the model's operation visitor, with its operand descriptor.
-fn visit(emitter: &mut Emitter, program: &ShaderProgram, operation: &Operation) {
+pub(crate) fn visit(emitter: &mut Emitter, program: &ShaderProgram, operation: &Operation) {
     let desc = OperandDescriptor(program.opdescs[operation.desc() as usize]);
     shader::exec::operate::operate(emitter, operation, desc);
 }
@@ -743,7 +743,16 @@ pub fn translate(
         let default = b.close();
         b.push_stmt(Stmt::Switch(selector, cases, default));
     });
-    // Every output written starts at +0.
+    prologue(&mut b, options);
+    let function = b.finish();
+    module.add(function);
+    Ok(())
+}
+
+/// The statements before an entry function's body: every output written starts at +0, and
+/// the end state (when reported) starts as "stopped by the host", what is left when a driver
+/// kills the invocation.
+pub(crate) fn prologue(b: &mut FnBuilder, options: &Options) {
     let mut start = Vec::new();
     let outputs = b.module.outputs;
     for n in 0..16u8 {
@@ -753,8 +762,6 @@ pub fn translate(
         }
     }
     if options.end_state {
-        // Until an end overwrites it: what is left when a driver kills the invocation or
-        // leaves the dispatch loop, which never ends by itself.
         let parts: Vec<ExprId> = [0, 0, 0, (Status::HostStopped as i32) << 2]
             .iter()
             .map(|&v| b.int(v))
@@ -763,7 +770,4 @@ pub fn translate(
         start.push(Stmt::Store(Place::Global(Global::EndState), None, state));
     }
     b.prepend(start);
-    let function = b.finish();
-    module.add(function);
-    Ok(())
 }

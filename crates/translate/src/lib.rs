@@ -17,6 +17,7 @@ pub mod lanes;
 pub mod names;
 pub mod primitives;
 pub mod program;
+pub mod structured;
 
 use std::fmt;
 
@@ -39,6 +40,9 @@ pub struct Options {
     /// Whether the shader also writes its end state (a0, aL, cmp, how it stopped) to
     /// `pica_end_state`: what the checking engine reads back.
     pub end_state: bool,
+    /// Whether the structured form is taken where the program allows ([`structured`]); off,
+    /// every program takes the general form.
+    pub structure: bool,
 }
 
 impl Default for Options {
@@ -47,6 +51,7 @@ impl Default for Options {
             precision: Precision::default(),
             instruction_budget: DEFAULT_INSTRUCTION_BUDGET,
             end_state: false,
+            structure: true,
         }
     }
 }
@@ -58,6 +63,7 @@ impl Options {
             precision: config.precision,
             instruction_budget: config.instruction_budget,
             end_state,
+            structure: std::env::var_os("TMP_DISPATCH").is_none(),
         }
     }
 }
@@ -84,6 +90,8 @@ impl std::error::Error for TranslateError {}
 /// The form a program's control flow took.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Form {
+    /// If/else and loops from the model's exploration of the flow ([`structured`]).
+    Structured,
     /// The dispatch loop over runs, with the stacks in arrays ([`dispatch`]).
     Dispatch,
 }
@@ -92,6 +100,7 @@ impl Form {
     /// The name reports use.
     pub const fn name(self) -> &'static str {
         match self {
+            Form::Structured => "structured",
             Form::Dispatch => "dispatch",
         }
     }
@@ -104,6 +113,9 @@ pub struct Translation {
     pub module: Module,
     /// The form its control flow took.
     pub form: Form,
+    /// Why it is not structured (`None` when it is, or when the structured form was not
+    /// asked for).
+    pub unstructured: Option<structured::Unstructured>,
     /// What it was made for.
     pub options: Options,
 }
@@ -128,10 +140,25 @@ pub fn translate_named(
         return Err(TranslateError::GeometryShader);
     }
     let mut module = ModuleBuilder::new();
-    dispatch::translate(&mut module, program, options, entry, names)?;
+    let plan = if options.structure {
+        structured::plan(program, options).map_err(Some)
+    } else {
+        Err(None)
+    };
+    let (form, unstructured) = match plan {
+        Ok(plan) => {
+            structured::translate(&mut module, program, &plan, options, entry, names)?;
+            (Form::Structured, None)
+        }
+        Err(why) => {
+            dispatch::translate(&mut module, program, options, entry, names)?;
+            (Form::Dispatch, why)
+        }
+    };
     Ok(Translation {
         module: module.finish(),
-        form: Form::Dispatch,
+        form,
+        unstructured,
         options: *options,
     })
 }
