@@ -41,6 +41,11 @@ pub const PIECE_LIMIT: usize = 4096;
 /// "Compile cost").
 pub const MOST_COSTLY_COPIES: usize = 3;
 
+/// The deepest nesting of branches the structure may have: the planner, the printer and the
+/// drivers all recurse on it (a branch that ends the invocation nests the rest of the program
+/// in its other side).
+pub const MOST_NESTING: usize = 64;
+
 /// The most passes a LOOP runs (i.x + 1, x a byte).
 const MOST_PASSES: u64 = 256;
 
@@ -56,7 +61,8 @@ pub enum Unstructured {
     /// A loop body entered other than at its start, left to several states, or run again
     /// from outside.
     TangledLoop,
-    /// The structure would hold more than [`PIECE_LIMIT`] instruction copies.
+    /// The structure would hold more than [`PIECE_LIMIT`] instruction copies, or nest branches
+    /// deeper than [`MOST_NESTING`].
     TooLarge,
     /// The longest execution could exceed the instruction budget (the general form counts).
     Budget,
@@ -144,6 +150,8 @@ struct Planner {
     /// The immediate post-dominator of each node in the DAG (`None`: the exit).
     ipdom: Vec<Option<u32>>,
     pieces: usize,
+    /// Branches open where the planner is.
+    nesting: usize,
     /// Why structuring stopped, when it did.
     failure: Unstructured,
 }
@@ -297,10 +305,16 @@ impl Planner {
                 After::Done => Some(()),
             },
             Tree::Test(yes, no) | Tree::Again(yes, no) => {
+                self.nesting += 1;
+                if self.nesting > MOST_NESTING {
+                    self.failure = Unstructured::TooLarge;
+                    return None;
+                }
                 let mut yes_pieces = Vec::new();
                 self.tree(node, yes, stop, inside, &mut yes_pieces)?;
                 let mut no_pieces = Vec::new();
                 self.tree(node, no, stop, inside, &mut no_pieces)?;
+                self.nesting -= 1;
                 out.push(Piece::Branch {
                     node,
                     counter: matches!(tree, Tree::Again(..)),
@@ -515,6 +529,7 @@ pub fn plan(program: &ShaderProgram, options: &Options) -> Result<Plan, Unstruct
         bodies,
         ipdom,
         pieces: 0,
+        nesting: 0,
         failure: Unstructured::TangledLoop,
     };
     let mut pieces = Vec::new();
@@ -867,5 +882,13 @@ mod tests {
         assert_eq!(planned(four, "").err(), Some(Unstructured::CostlyCopies));
         let three = "rsq r0, v0\nrsq r1, r0\nrsq r2, r1\nmov outpos, r2\nend";
         assert!(planned(three, "").is_ok(), "three copies are inlined");
+        // Each IF whose then-block ends the invocation nests the rest in its else side.
+        let exits =
+            |n: usize| "ifu flag\nend\n.end\nadd r0, r0, v0\n".repeat(n) + "mov outpos, r0\nend";
+        assert!(planned(&exits(MOST_NESTING), "").is_ok());
+        assert_eq!(
+            planned(&exits(MOST_NESTING + 1), "").err(),
+            Some(Unstructured::TooLarge)
+        );
     }
 }
