@@ -18,10 +18,8 @@ mod common;
 #[path = "../jit-tests/shapes/mod.rs"]
 mod shapes;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use picajit::asm::{AsmOptions, SourceFile, assemble};
 use picajit::engine::{EngineKind, prepare};
 use picajit::exec::ExecConfig;
 use picajit::float24::Precision;
@@ -95,40 +93,6 @@ fn compile(label: &str, program: ShaderProgram) {
     }
 }
 
-fn corpus() -> Vec<(String, ShaderProgram)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/programs");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .expect("the corpus exists")
-        .map(|e| e.expect("readable").path())
-        .collect();
-    dirs.sort();
-    let mut programs = Vec::new();
-    for dir in dirs {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .expect("readable")
-            .map(|e| e.expect("readable").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "pica"))
-            .collect();
-        files.sort();
-        let sources: Vec<SourceFile> = files
-            .iter()
-            .map(|path| SourceFile {
-                name: path.display().to_string(),
-                text: std::fs::read_to_string(path).expect("readable"),
-            })
-            .collect();
-        let shbin = assemble(&sources, AsmOptions::default())
-            .expect("corpus programs assemble")
-            .shbin;
-        for dvle in 0..shbin.dvles.len() {
-            let name = dir.file_name().unwrap().to_string_lossy();
-            let program = ShaderProgram::from_shbin(&shbin, dvle).expect("loads");
-            programs.push((format!("{name}/{dvle}"), program));
-        }
-    }
-    programs
-}
-
 fn main() {
     // `cargo bench` passes `--bench` (and criterion's options); the rest are filters.
     let args: Vec<String> = std::env::args()
@@ -150,7 +114,7 @@ fn main() {
             }
         }
     }
-    for (name, program) in corpus() {
+    for (name, program) in common::corpus_programs() {
         let label = format!("compile_cost/corpus/{name}");
         if wanted(&label) {
             compile(&label, program);

@@ -92,6 +92,7 @@ extern "C" {
 #define PICAJIT_LANGUAGE_GLSL_ES300 1u /* GLSL ES 3.00 (OpenGL ES 3.0, Android) */
 #define PICAJIT_LANGUAGE_GLSL450 2u    /* GLSL 4.50 core, precise on every result */
 #define PICAJIT_LANGUAGE_GLSL_ES320 3u /* GLSL ES 3.20, precise on every result */
+#define PICAJIT_LANGUAGE_SPIRV 4u      /* SPIR-V 1.0 for Vulkan: words, not text */
 
 /* How a translation's outputs appear. */
 #define PICAJIT_OUTPUTS_VARYINGS 0u /* out vec4 oN; and the translation's own main */
@@ -168,7 +169,7 @@ typedef struct picajit_translate_options {
 
 /* What a translation presents to the code around it (offsets in bytes into the block). */
 typedef struct picajit_translation_info {
-    uint64_t source_bytes; /* the source's length, without its NUL */
+    uint64_t source_bytes; /* the source's length (GLSL: without its NUL) */
     uint32_t form;         /* PICAJIT_FORM_* */
     uint32_t block_bytes;  /* PICAJIT_UNIFORM_BLOCK_BYTES */
     uint32_t float_offset; /* c0-c95: x, y, z, w as f32 bits, 16 bytes each */
@@ -439,7 +440,8 @@ PICAJIT_API int32_t picajit_translate_shbin(const picajit_shbin *shbin, uint32_t
                                             const picajit_translate_options *options,
                                             picajit_translation **out);
 PICAJIT_API void picajit_translation_free(picajit_translation *translation);
-/* The source, NUL-terminated, alive until the translation is freed; "" for NULL. */
+/* The source, alive until the translation is freed; "" for NULL: GLSL text with a NUL after
+ * it, or a SPIR-V module's source_bytes bytes (4-byte aligned, for vkCreateShaderModule). */
 PICAJIT_API const char *picajit_translation_source(const picajit_translation *translation);
 PICAJIT_API int32_t picajit_translation_get_info(const picajit_translation *translation,
                                                  picajit_translation_info *out);

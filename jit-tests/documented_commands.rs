@@ -237,14 +237,24 @@ fn check(call: &Call, scratch: &Path) -> Result<(), String> {
             )
         }
         Some("decompile") => {
-            let text = match call.value(&["-o", "--output"]) {
-                Some(path) => std::fs::read_to_string(scratch.join(path)).unwrap_or_default(),
-                None => stdout.to_string(),
+            let bytes = match call.value(&["-o", "--output"]) {
+                Some(path) => std::fs::read(scratch.join(path)).unwrap_or_default(),
+                None => stdout.as_bytes().to_vec(),
             };
-            need(
-                text.starts_with("#version ") && text.contains("void main()"),
-                "no shader with a #version line and a main",
-            )
+            if call.value(&["--lang"]) == Some("spirv") {
+                // A module: the magic word, then the listing as its source text.
+                need(
+                    bytes.starts_with(&0x0723_0203u32.to_le_bytes())
+                        && String::from_utf8_lossy(&bytes).contains(": end"),
+                    "no SPIR-V module with the listing",
+                )
+            } else {
+                let text = String::from_utf8_lossy(&bytes);
+                need(
+                    text.starts_with("#version ") && text.contains("void main()"),
+                    "no shader with a #version line and a main",
+                )
+            }
         }
         Some("extract") => {
             let folder = scratch.join(call.value(&["-o", "--output"]).ok_or("no -o")?);

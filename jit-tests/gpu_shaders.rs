@@ -1,7 +1,8 @@
-//! The translation for host GPUs (docs/gpu-shaders.md), run by a real OpenGL implementation
-//! (Mesa's llvmpipe in CI): every vertex program of the corpus gives its golden outputs, bit
-//! for bit, in every precision mode, through the `gpu` engine; and the GLSL of every dialect
-//! compiles there. Without a GPU API the tests skip, except where `PICAJIT_REQUIRE_GPU` is set
+//! The translation for host GPUs (docs/gpu-shaders.md), run by real OpenGL and Vulkan
+//! implementations (Mesa's llvmpipe and lavapipe in CI): every vertex program of the corpus
+//! gives its golden outputs, bit for bit, in every precision mode, through the `gpu` and
+//! `vulkan` engines; the GLSL of every dialect passes the reference compiler and the SPIR-V
+//! the reference validator. Without a GPU API the tests skip, except where `PICAJIT_REQUIRE_GPU` is set
 //! (`.ci/run` sets it).
 
 mod common;
@@ -15,11 +16,11 @@ use picajit::document::{input::parse_input, output::OutputOptions, run_document}
 use picajit::exec::{BatchIo, BatchLayout, ExecConfig, ShaderEngine, SoaBuffer};
 use picajit::float24::Precision;
 use picajit::program::{InputRegisters, ShaderKind, ShaderProgram, Uniforms};
-use picajit::translate::host::engine::{GpuShader, renderer};
+use picajit::translate::host::engine::{Backend, HostShader, OpenGl, Vulkan, renderer};
 
-/// Whether a GPU API is here; panics where one is required.
-fn gpu_available() -> bool {
-    match renderer() {
+/// Whether the GPU API `B` is here; panics where one is required.
+fn available<B: Backend>() -> bool {
+    match renderer::<B>() {
         Ok(_) => true,
         Err(e) if std::env::var_os("PICAJIT_REQUIRE_GPU").is_some() => {
             panic!("PICAJIT_REQUIRE_GPU is set and there is no GPU API: {e}")
@@ -65,8 +66,17 @@ fn assemble_folder(dir: &Path) -> picajit::asm::Assembly {
 }
 
 #[test]
-fn every_corpus_vertex_program_gives_its_goldens_on_the_gpu() {
-    if !gpu_available() {
+fn every_corpus_vertex_program_gives_its_goldens_on_opengl() {
+    corpus_goldens::<OpenGl>();
+}
+
+#[test]
+fn every_corpus_vertex_program_gives_its_goldens_on_vulkan() {
+    corpus_goldens::<Vulkan>();
+}
+
+fn corpus_goldens<B: Backend>() {
+    if !available::<B>() {
         return;
     }
     let mut checked = 0;
@@ -91,8 +101,8 @@ fn every_corpus_vertex_program_gives_its_goldens_on_the_gpu() {
                     precision,
                     ..ExecConfig::default()
                 };
-                let gpu = GpuShader::compile(program, config)
-                    .unwrap_or_else(|e| panic!("{}/{file}: {e}", dir.display()));
+                let gpu = HostShader::<B>::compile(program, config)
+                    .unwrap_or_else(|e| panic!("{} {}/{file}: {e}", B::ENGINE, dir.display()));
                 let options = OutputOptions {
                     bits: true,
                     state: true,
@@ -103,8 +113,9 @@ fn every_corpus_vertex_program_gives_its_goldens_on_the_gpu() {
                 assert_eq!(
                     document,
                     expected,
-                    "{} in {precision}: the GPU differs from the golden outputs",
-                    dir.display()
+                    "{} in {precision}: {} differs from the golden outputs",
+                    dir.display(),
+                    B::ENGINE
                 );
                 checked += 1;
             }
@@ -113,35 +124,71 @@ fn every_corpus_vertex_program_gives_its_goldens_on_the_gpu() {
     assert!(checked >= 60, "{checked} fixtures");
 }
 
-/// Whether `glslangValidator` (Debian `glslang-tools`) runs here; panics where the GPU tools
-/// are required.
-fn glslang_available() -> bool {
-    let found = std::process::Command::new("glslangValidator")
+/// Whether the reference tool `tool` runs here; panics where the GPU tools are required.
+fn tool_available(tool: &str) -> bool {
+    let found = std::process::Command::new(tool)
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
     if !found && std::env::var_os("PICAJIT_REQUIRE_GPU").is_some() {
-        panic!("PICAJIT_REQUIRE_GPU is set and glslangValidator does not run");
+        panic!("PICAJIT_REQUIRE_GPU is set and {tool} does not run");
     }
     if !found {
-        eprintln!("skipped: no glslangValidator");
+        eprintln!("skipped: no {tool}");
     }
     found
 }
 
-/// Checks that the reference compiler accepts the vertex shader in `file`.
-fn assert_glslang_accepts(file: &Path) {
-    let checked_by = std::process::Command::new("glslangValidator")
-        .args(["-S", "vert"])
+/// Whether `glslangValidator` (Debian `glslang-tools`) runs here.
+fn glslang_available() -> bool {
+    tool_available("glslangValidator")
+}
+
+/// Whether `spirv-val` (Debian `spirv-tools`) runs here.
+fn spirv_val_available() -> bool {
+    tool_available("spirv-val")
+}
+
+/// Checks that `tool` with `args` accepts `file` (its report is on stdout or stderr).
+fn assert_tool_accepts(tool: &str, args: &[&str], file: &Path) {
+    let checked_by = std::process::Command::new(tool)
+        .args(args)
         .arg(file)
         .output()
         .unwrap();
     assert!(
         checked_by.status.success(),
-        "{}: glslangValidator refused it: {}",
+        "{}: {tool} refused it: {}{}",
         file.display(),
-        String::from_utf8_lossy(&checked_by.stdout)
+        String::from_utf8_lossy(&checked_by.stdout),
+        String::from_utf8_lossy(&checked_by.stderr)
     );
+}
+
+/// Checks that the reference compiler accepts the vertex shader in `file`.
+fn assert_glslang_accepts(file: &Path) {
+    assert_tool_accepts("glslangValidator", &["-S", "vert"], file);
+}
+
+/// Checks that the reference validator accepts the module in `file` for Vulkan 1.3.
+fn assert_spirv_val_accepts(file: &Path) {
+    assert_tool_accepts("spirv-val", &["--target-env", "vulkan1.3"], file);
+}
+
+/// Writes each corpus program as a SHBIN file into `out` and calls `each` with its name, the
+/// index of each of its vertex DVLEs, the file and the SHBIN model.
+fn each_vertex_dvle(out: &Path, mut each: impl FnMut(&str, usize, &Path, &picajit::shbin::Shbin)) {
+    for dir in programs() {
+        let assembly = assemble_folder(&dir);
+        let name = dir.file_name().unwrap().to_str().unwrap().to_string();
+        let shbin = out.join(format!("{name}.shbin"));
+        std::fs::write(&shbin, picajit::shbin::write(&assembly.shbin)).unwrap();
+        for (index, dvle) in assembly.shbin.dvles.iter().enumerate() {
+            if dvle.kind == ShaderKind::Vertex {
+                each(&name, index, &shbin, &assembly.shbin);
+            }
+        }
+    }
 }
 
 #[test]
@@ -152,46 +199,92 @@ fn decompile_writes_glsl_the_reference_compiler_accepts_in_every_language() {
     let out = std::env::temp_dir().join(format!("picajit-decompile-{}", std::process::id()));
     std::fs::create_dir_all(&out).unwrap();
     let mut checked = 0;
-    for dir in programs() {
-        let assembly = assemble_folder(&dir);
-        let name = dir.file_name().unwrap().to_str().unwrap().to_string();
-        let shbin = out.join(format!("{name}.shbin"));
-        std::fs::write(&shbin, picajit::shbin::write(&assembly.shbin)).unwrap();
-        for (index, dvle) in assembly.shbin.dvles.iter().enumerate() {
-            if dvle.kind != ShaderKind::Vertex {
-                continue;
-            }
-            for (lang, precision) in [
-                ("glsl", "f24"),
-                ("glsl-es", "f32"),
-                ("glsl450", "f24-rne"),
-                ("glsl-es320", "f24"),
-            ] {
-                let file = out.join(format!("{name}.{index}.{lang}.vert"));
-                let status = std::process::Command::new(env!("CARGO_BIN_EXE_picajit"))
-                    .arg("decompile")
-                    .arg(&shbin)
-                    .args(["--dvle", &index.to_string(), "--lang", lang])
-                    .args(["--precision", precision, "-o"])
-                    .arg(&file)
-                    .status()
-                    .unwrap();
-                assert!(
-                    status.success(),
-                    "decompile {name} DVLE {index} --lang {lang}"
-                );
-                let text = std::fs::read_to_string(&file).unwrap();
-                // Each instruction's address and listing, with the DVLE's output names.
-                assert!(text.contains(&format!("DVLE {index}")), "{name}: no banner");
-                assert!(text.contains("// names: "), "{name}: no register names");
-                assert!(text.contains(" position"), "{name}: no output names");
-                assert_glslang_accepts(&file);
-                checked += 1;
-            }
+    each_vertex_dvle(&out, |name, index, shbin, _| {
+        for (lang, precision) in [
+            ("glsl", "f24"),
+            ("glsl-es", "f32"),
+            ("glsl450", "f24-rne"),
+            ("glsl-es320", "f24"),
+        ] {
+            let file = out.join(format!("{name}.{index}.{lang}.vert"));
+            let status = std::process::Command::new(env!("CARGO_BIN_EXE_picajit"))
+                .arg("decompile")
+                .arg(shbin)
+                .args(["--dvle", &index.to_string(), "--lang", lang])
+                .args(["--precision", precision, "-o"])
+                .arg(&file)
+                .status()
+                .unwrap();
+            assert!(
+                status.success(),
+                "decompile {name} DVLE {index} --lang {lang}"
+            );
+            let text = std::fs::read_to_string(&file).unwrap();
+            // Each instruction's address and listing, with the DVLE's output names.
+            assert!(text.contains(&format!("DVLE {index}")), "{name}: no banner");
+            assert!(text.contains("// names: "), "{name}: no register names");
+            assert!(text.contains(" position"), "{name}: no output names");
+            assert_glslang_accepts(&file);
+            checked += 1;
         }
-    }
+    });
     std::fs::remove_dir_all(&out).unwrap();
     assert!(checked >= 4 * 20, "{checked} translations");
+}
+
+#[test]
+fn decompile_writes_spirv_the_reference_validator_accepts_in_both_forms() {
+    use picajit::translate::spv::{SpirvOptions, captured, print, to_bytes};
+    use picajit::translate::{Options, interface::Interface, translate};
+    if !spirv_val_available() {
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("picajit-spirv-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let mut checked = 0;
+    each_vertex_dvle(&out, |name, index, shbin, model| {
+        for (form, precision) in [("best", "f24"), ("dispatch", "f32"), ("best", "f24-rne")] {
+            let file = out.join(format!("{name}.{index}.{form}.{precision}.spv"));
+            let status = std::process::Command::new(env!("CARGO_BIN_EXE_picajit"))
+                .arg("decompile")
+                .arg(shbin)
+                .args(["--dvle", &index.to_string(), "--lang", "spirv"])
+                .args(["--precision", precision, "--form", form, "-o"])
+                .arg(&file)
+                .status()
+                .unwrap();
+            assert!(
+                status.success(),
+                "decompile {name} DVLE {index} --form {form}"
+            );
+            let bytes = std::fs::read(&file).unwrap();
+            assert_eq!(&bytes[..4], &0x0723_0203u32.to_le_bytes(), "{name}: magic");
+            // The listing is the module's source text, with the DVLE's names.
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(text.contains("// names: "), "{name}: no register names");
+            assert!(text.contains(": end"), "{name}: no listing");
+            assert_spirv_val_accepts(&file);
+            checked += 1;
+        }
+        // The checking engine's build: the end state and transform feedback decorations.
+        let program = ShaderProgram::from_shbin(model, index).unwrap();
+        let options = Options {
+            end_state: true,
+            ..Options::default()
+        };
+        let translation = translate(&program, &options, "main").unwrap();
+        let capture = SpirvOptions {
+            capture: captured(&translation.module),
+            listing: true,
+        };
+        let words = print(&translation.module, &Interface::default(), &capture);
+        let file = out.join(format!("{name}.{index}.capture.spv"));
+        std::fs::write(&file, to_bytes(&words)).unwrap();
+        assert_spirv_val_accepts(&file);
+        checked += 1;
+    });
+    std::fs::remove_dir_all(&out).unwrap();
+    assert!(checked >= 4 * 20, "{checked} modules");
 }
 
 /// f32 bit patterns where exact arithmetic is hard: zeros, subnormals of every size, the
@@ -245,9 +338,6 @@ fn edge_bits() -> Vec<u32> {
 
 #[test]
 fn f32_and_float24_add_and_multiply_are_exact_on_edge_values_on_the_gpu() {
-    if !gpu_available() {
-        return;
-    }
     let mut builder = Builder::new();
     builder.ops(
         "add o0, v0, v1; mul o1, v0, v1; mad o2, v0, v1, v2; dp4 o3, v0, v1; \
@@ -284,9 +374,6 @@ fn f32_and_float24_add_and_multiply_are_exact_on_edge_values_on_the_gpu() {
 
 #[test]
 fn the_costly_functions_and_floor_are_exact_on_edge_values_on_the_gpu() {
-    if !gpu_available() {
-        return;
-    }
     // Two of each costly function, so that the shared evaluation runs too (docs/gpu-shaders.md,
     // "Compile cost").
     let mut builder = Builder::new();
@@ -318,9 +405,18 @@ fn the_costly_functions_and_floor_are_exact_on_edge_values_on_the_gpu() {
     assert_gpu_agrees(&program, &vertices);
 }
 
-/// `program` gives the interpreter's bits on the GPU for every output lane of `vertices`, in
-/// every precision mode (zero uniforms).
+/// `program` gives the interpreter's bits on each GPU API here for every output lane of
+/// `vertices`, in every precision mode (zero uniforms).
 fn assert_gpu_agrees(program: &ShaderProgram, vertices: &[InputRegisters]) {
+    if available::<OpenGl>() {
+        assert_agrees_on::<OpenGl>(program, vertices);
+    }
+    if available::<Vulkan>() {
+        assert_agrees_on::<Vulkan>(program, vertices);
+    }
+}
+
+fn assert_agrees_on<B: Backend>(program: &ShaderProgram, vertices: &[InputRegisters]) {
     let uniforms = Uniforms::default();
     for precision in Precision::ALL {
         let config = ExecConfig {
@@ -333,7 +429,7 @@ fn assert_gpu_agrees(program: &ShaderProgram, vertices: &[InputRegisters]) {
             config,
         )
         .unwrap();
-        let gpu = GpuShader::compile(program.clone(), config).unwrap();
+        let gpu = HostShader::<B>::compile(program.clone(), config).unwrap();
         let expected = outputs(&*reference, &uniforms, vertices);
         let got = outputs(&gpu, &uniforms, vertices);
         let mut wrong = 0;
@@ -346,7 +442,8 @@ fn assert_gpu_agrees(program: &ShaderProgram, vertices: &[InputRegisters]) {
                     let lane = plane % 4;
                     let v = &vertices[vertex];
                     eprintln!(
-                        "{precision}: plane {plane} of vertex {vertex}: interp {e:#010x}, gpu {g:#010x} (v0-v2 lane {lane}: {:#010x} {:#010x} {:#010x})",
+                        "{precision}: plane {plane} of vertex {vertex}: interp {e:#010x}, {} {g:#010x} (v0-v2 lane {lane}: {:#010x} {:#010x} {:#010x})",
+                        B::ENGINE,
                         v[0][lane].to_bits(),
                         v[1][lane].to_bits(),
                         v[2][lane].to_bits()
@@ -355,7 +452,12 @@ fn assert_gpu_agrees(program: &ShaderProgram, vertices: &[InputRegisters]) {
                 wrong += 1;
             }
         }
-        assert_eq!(wrong, 0, "{precision}: {wrong} lanes differ");
+        assert_eq!(
+            wrong,
+            0,
+            "{} in {precision}: {wrong} lanes differ",
+            B::ENGINE
+        );
     }
 }
 
@@ -385,11 +487,17 @@ fn outputs(
 
 #[test]
 fn every_vertex_program_extracted_from_the_corpus_scenes_runs_exactly_on_the_gpu() {
+    if available::<OpenGl>() {
+        extracted_programs::<OpenGl>();
+    }
+    if available::<Vulkan>() {
+        extracted_programs::<Vulkan>();
+    }
+}
+
+fn extracted_programs<B: Backend>() {
     use picajit::engine::EngineKind;
     use picajit::extract::{ExtractLimits, extract};
-    if !gpu_available() {
-        return;
-    }
     let scenes = files_with(
         &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/scenes"),
         ".ctf",
@@ -417,8 +525,8 @@ fn every_vertex_program_extracted_from_the_corpus_scenes_runs_exactly_on_the_gpu
                 let reference =
                     picajit::engine::prepare(EngineKind::Interpreter, shader.clone(), config)
                         .unwrap();
-                let gpu = GpuShader::compile(shader, config)
-                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let gpu = HostShader::<B>::compile(shader, config)
+                    .unwrap_or_else(|e| panic!("{} {}: {e}", B::ENGINE, path.display()));
                 let options = OutputOptions {
                     bits: true,
                     state: true,
@@ -426,8 +534,9 @@ fn every_vertex_program_extracted_from_the_corpus_scenes_runs_exactly_on_the_gpu
                 assert_eq!(
                     run_document(&gpu, dvle, &run_input, options),
                     run_document(&*reference, dvle, &run_input, options),
-                    "{} in {precision}: the GPU differs from the interpreter",
-                    path.display()
+                    "{} in {precision}: {} differs from the interpreter",
+                    path.display(),
+                    B::ENGINE
                 );
                 checked += 1;
             }

@@ -852,6 +852,29 @@ static void translations(const char *path) {
               contains(source, "// 000: dp4 o0.x, c0, v0  (o0 position"),
           "translate: ES 3.00, an entry function, globals, comments with the DVLE's names");
 
+    picajit_translate_options vulkan = {0};
+    vulkan.language = PICAJIT_LANGUAGE_SPIRV;
+    vulkan.comments = 1;
+    picajit_translation *module = NULL;
+    CHECK_OK(picajit_translate_shbin(shbin, 0, &vulkan, &module), "translate to SPIR-V");
+    picajit_translation_info module_info;
+    CHECK_OK(picajit_translation_get_info(module, &module_info), "the module's interface");
+    const char *words = picajit_translation_source(module);
+    uint32_t magic = 0;
+    memcpy(&magic, words, 4);
+    check(magic == 0x07230203u && ((uintptr_t)words % 4) == 0 &&
+              module_info.source_bytes % 4 == 0 && module_info.source_bytes > 1000 &&
+              module_info.input_mask == info.input_mask &&
+              module_info.output_mask == info.output_mask,
+          "translate: SPIR-V words, aligned, with the GLSL's interface");
+    picajit_translation_free(module);
+    vulkan.outputs = PICAJIT_OUTPUTS_GLOBALS;
+    vulkan.entry = "run";
+    module = NULL;
+    check(picajit_translate_shbin(shbin, 0, &vulkan, &module) == PICAJIT_ERROR_BAD_ARGUMENT &&
+              module == NULL && contains(picajit_last_error_message(), "options->outputs"),
+          "translate: SPIR-V with PICAJIT_OUTPUTS_GLOBALS is refused, naming options->outputs");
+
     options.entry = "main";
     picajit_translation *refused = NULL;
     check(picajit_translate_shbin(shbin, 0, &options, &refused) == PICAJIT_ERROR_BAD_ARGUMENT &&

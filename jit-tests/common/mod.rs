@@ -803,3 +803,40 @@ pub fn files_under(dir: &std::path::Path, extension: &str) -> Vec<std::path::Pat
     files.sort();
     files
 }
+
+/// Every DVLE of the corpus's programs (`corpus/programs/NAME/*.pica`, assembled in name order),
+/// labelled `NAME/DVLE`, in folder order.
+pub fn corpus_programs() -> Vec<(String, ShaderProgram)> {
+    use picajit::asm::{AsmOptions, SourceFile, assemble};
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/programs");
+    let mut dirs: Vec<std::path::PathBuf> = std::fs::read_dir(&root)
+        .expect("the corpus exists")
+        .map(|e| e.expect("readable").path())
+        .collect();
+    dirs.sort();
+    let mut programs = Vec::new();
+    for dir in dirs {
+        let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+            .expect("readable")
+            .map(|e| e.expect("readable").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "pica"))
+            .collect();
+        files.sort();
+        let sources: Vec<SourceFile> = files
+            .iter()
+            .map(|path| SourceFile {
+                name: path.display().to_string(),
+                text: std::fs::read_to_string(path).expect("readable"),
+            })
+            .collect();
+        let shbin = assemble(&sources, AsmOptions::default())
+            .expect("corpus programs assemble")
+            .shbin;
+        for dvle in 0..shbin.dvles.len() {
+            let name = dir.file_name().unwrap().to_string_lossy();
+            let program = ShaderProgram::from_shbin(&shbin, dvle).expect("loads");
+            programs.push((format!("{name}/{dvle}"), program));
+        }
+    }
+    programs
+}

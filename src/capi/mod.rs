@@ -42,10 +42,10 @@ pub use run::{
     picajit_run_vertices,
 };
 pub use translate::{
-    LANGUAGE_GLSL_ES300, LANGUAGE_GLSL_ES320, LANGUAGE_GLSL330, LANGUAGE_GLSL450, OUTPUTS_GLOBALS,
-    OUTPUTS_VARYINGS, TranslateOptions, TranslationHandle, TranslationInfo, picajit_translate,
-    picajit_translate_shbin, picajit_translation_free, picajit_translation_get_info,
-    picajit_translation_source, picajit_uniforms_block,
+    LANGUAGE_GLSL_ES300, LANGUAGE_GLSL_ES320, LANGUAGE_GLSL330, LANGUAGE_GLSL450, LANGUAGE_SPIRV,
+    OUTPUTS_GLOBALS, OUTPUTS_VARYINGS, TranslateOptions, TranslationHandle, TranslationInfo,
+    picajit_translate, picajit_translate_shbin, picajit_translation_free,
+    picajit_translation_get_info, picajit_translation_source, picajit_uniforms_block,
 };
 pub use uniforms::{
     UniformsHandle, picajit_uniforms_apply_constants, picajit_uniforms_create,

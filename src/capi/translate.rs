@@ -3,7 +3,7 @@
 //! and output registers, the uniform block's layout and size), and the uniform block's bytes
 //! for a `picajit_uniforms`.
 
-use std::ffi::{CStr, CString, c_char};
+use std::ffi::{CStr, c_char};
 
 use super::program::{Program, shader_program};
 use super::uniforms::UniformsHandle;
@@ -17,7 +17,8 @@ use crate::translate::glsl::Dialect;
 use crate::translate::host::{BLOCK_BYTES, block_bytes};
 use crate::translate::interface::{Interface, OutputStyle};
 use crate::translate::names::Names;
-use crate::translate::{Form, Options, glsl, translate_named};
+use crate::translate::spv::SpirvOptions;
+use crate::translate::{Form, Options, glsl, spirv, translate_named};
 
 /// `PICAJIT_LANGUAGE_GLSL330`: GLSL 3.30 core (desktop OpenGL 3.3).
 pub const LANGUAGE_GLSL330: u32 = 0;
@@ -27,6 +28,9 @@ pub const LANGUAGE_GLSL_ES300: u32 = 1;
 pub const LANGUAGE_GLSL450: u32 = 2;
 /// `PICAJIT_LANGUAGE_GLSL_ES320`: GLSL ES 3.20, `precise` on every arithmetic result.
 pub const LANGUAGE_GLSL_ES320: u32 = 3;
+/// `PICAJIT_LANGUAGE_SPIRV`: a SPIR-V 1.0 module for Vulkan, `NoContraction` on every
+/// arithmetic result: the source is its words, not text.
+pub const LANGUAGE_SPIRV: u32 = 4;
 
 /// `PICAJIT_OUTPUTS_VARYINGS`: `out vec4 oN;` and a `main` of the translation's own.
 pub const OUTPUTS_VARYINGS: u32 = 0;
@@ -68,7 +72,7 @@ pub struct TranslateOptions {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TranslationInfo {
-    /// The source's length in bytes, without its NUL.
+    /// The source's length in bytes (GLSL: without its NUL).
     pub source_bytes: u64,
     /// `PICAJIT_FORM_*`: the form the control flow took.
     pub form: u32,
@@ -91,16 +95,20 @@ pub struct TranslationInfo {
 /// `picajit_translation`: a program's translation.
 #[derive(Debug)]
 pub struct TranslationHandle {
-    source: CString,
+    /// The GLSL text and a NUL, or the SPIR-V words: in words, so that a module's start is
+    /// aligned as `vkCreateShaderModule` wants.
+    source: Vec<u32>,
     info: TranslationInfo,
 }
 
-fn dialect(language: u32) -> Result<Dialect, CapiError> {
+/// The GLSL dialect of `language`, `None` for SPIR-V.
+fn dialect(language: u32) -> Result<Option<Dialect>, CapiError> {
     Ok(match language {
-        LANGUAGE_GLSL330 => Dialect::Glsl330,
-        LANGUAGE_GLSL_ES300 => Dialect::Es300,
-        LANGUAGE_GLSL450 => Dialect::Glsl450,
-        LANGUAGE_GLSL_ES320 => Dialect::Es320,
+        LANGUAGE_GLSL330 => Some(Dialect::Glsl330),
+        LANGUAGE_GLSL_ES300 => Some(Dialect::Es300),
+        LANGUAGE_GLSL450 => Some(Dialect::Glsl450),
+        LANGUAGE_GLSL_ES320 => Some(Dialect::Es320),
+        LANGUAGE_SPIRV => None,
         other => {
             return Err(CapiError::argument(
                 "options->language",
@@ -204,6 +212,13 @@ unsafe fn translate_into(
             "options->entry",
         )
     }?;
+    if outputs == OutputStyle::Globals && dialect.is_none() {
+        return Err(CapiError::argument(
+            "options->outputs",
+            "a SPIR-V module is complete (its outputs are Output variables at locations 0-15): \
+             PICAJIT_OUTPUTS_GLOBALS is for GLSL",
+        ));
+    }
     if outputs == OutputStyle::Globals && entry == "main" {
         return Err(CapiError::argument(
             "options->entry",
@@ -244,12 +259,41 @@ unsafe fn translate_into(
         ),
         entry,
     };
-    let mut source = glsl(&translation, dialect, &interface);
-    if given.is_none_or(|o| o.comments == 0) {
-        source = without_comment_lines(&source);
-    }
+    let comments = given.is_some_and(|o| o.comments != 0);
+    let (source, source_bytes) = match dialect {
+        Some(dialect) => {
+            let mut text = glsl(&translation, dialect, &interface);
+            if !comments {
+                text = without_comment_lines(&text);
+            }
+            if text.contains('\0') {
+                return Err(CapiError::argument(
+                    "program",
+                    "the translation holds a NUL byte (a bug)",
+                ));
+            }
+            let len = text.len();
+            let mut bytes = text.into_bytes();
+            // At least one NUL after the text, then whole words.
+            bytes.resize((len + 1).next_multiple_of(4), 0);
+            let words = bytes
+                .chunks(4)
+                .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            (words, len)
+        }
+        None => {
+            let options = SpirvOptions {
+                capture: Vec::new(),
+                listing: comments,
+            };
+            let words = spirv(&translation, &interface, &options);
+            let len = 4 * words.len();
+            (words, len)
+        }
+    };
     let info = TranslationInfo {
-        source_bytes: source.len() as u64,
+        source_bytes: source_bytes as u64,
         form: match translation.form {
             Form::Dispatch => FORM_DISPATCH,
             Form::Structured => FORM_STRUCTURED,
@@ -262,8 +306,6 @@ unsafe fn translate_into(
         input_mask: u32::from(translation.module.inputs),
         output_mask: u32::from(translation.module.outputs),
     };
-    let source = CString::new(source)
-        .map_err(|_| CapiError::argument("program", "the translation holds a NUL byte (a bug)"))?;
     // SAFETY: forwarded from this function's contract.
     unsafe { store_handle(out, "out", TranslationHandle { source, info }) }
 }
@@ -334,8 +376,8 @@ pub unsafe extern "C" fn picajit_translation_free(translation: *mut TranslationH
     })
 }
 
-/// The translation's source, NUL-terminated, alive until the translation is freed; `""` for
-/// NULL.
+/// The translation's source, alive until the translation is freed; `""` for NULL: GLSL text
+/// with a NUL after it, or a SPIR-V module's `source_bytes` bytes (4-byte aligned).
 ///
 /// # Safety
 ///
@@ -347,7 +389,7 @@ pub unsafe extern "C" fn picajit_translation_source(
     guard_infallible("picajit_translation_source", c"".as_ptr(), || {
         // SAFETY: null or live (this function's contract).
         match unsafe { ptr_ref(translation, "translation") } {
-            Ok(translation) => translation.source.as_ptr(),
+            Ok(translation) => translation.source.as_ptr().cast::<c_char>(),
             Err(_) => c"".as_ptr(),
         }
     })

@@ -1,20 +1,22 @@
 //! `picajit decompile`: a DVLE translated for host GPUs (docs/gpu-shaders.md), written as
 //! readable shader source with each statement's address and instruction in a comment and the
-//! DVLE's register names beside them.
+//! DVLE's register names beside them, or as a SPIR-V module whose source text is that listing.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::ValueEnum;
 
-use super::{CliError, load_dvle, load_shbin, precision, print, write_file};
+use super::{CliError, load_dvle, load_shbin, precision, print_bytes, write_file};
 use crate::asm::text::escape;
 use crate::exec::DEFAULT_INSTRUCTION_BUDGET;
 use crate::float24::Precision;
 use crate::translate::glsl::Dialect;
 use crate::translate::interface::Interface;
 use crate::translate::names::Names;
-use crate::translate::{Options, glsl, translate_named};
+use crate::translate::spv::{self, SpirvOptions};
+use crate::translate::{Options, glsl, spirv, translate_named};
 
 /// The language written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -27,15 +29,20 @@ pub enum Lang {
     Glsl450,
     /// GLSL ES 3.20, with `precise` on every arithmetic result.
     GlslEs320,
+    /// A SPIR-V 1.0 module for Vulkan (binary; `spirv-dis` shows it as text), with
+    /// `NoContraction` on every arithmetic result.
+    Spirv,
 }
 
 impl Lang {
-    fn dialect(self) -> Dialect {
+    /// The GLSL dialect, or `None` for SPIR-V.
+    fn dialect(self) -> Option<Dialect> {
         match self {
-            Lang::Glsl => Dialect::Glsl330,
-            Lang::GlslEs => Dialect::Es300,
-            Lang::Glsl450 => Dialect::Glsl450,
-            Lang::GlslEs320 => Dialect::Es320,
+            Lang::Glsl => Some(Dialect::Glsl330),
+            Lang::GlslEs => Some(Dialect::Es300),
+            Lang::Glsl450 => Some(Dialect::Glsl450),
+            Lang::GlslEs320 => Some(Dialect::Es320),
+            Lang::Spirv => None,
         }
     }
 }
@@ -96,10 +103,28 @@ pub fn command(args: &DecompileArgs) -> Result<ExitCode, CliError> {
         banner: banner(args, &names, &form_text(&translation)),
         ..Interface::default()
     };
-    let source = glsl(&translation, args.lang.dialect(), &interface);
+    let bytes = match args.lang.dialect() {
+        Some(dialect) => glsl(&translation, dialect, &interface).into_bytes(),
+        None => spv::to_bytes(&spirv(
+            &translation,
+            &interface,
+            &SpirvOptions {
+                listing: true,
+                ..SpirvOptions::default()
+            },
+        )),
+    };
     match &args.output {
-        Some(path) => write_file(path, source.as_bytes())?,
-        None => print(&source)?,
+        Some(path) => write_file(path, &bytes)?,
+        None if args.lang == Lang::Spirv && std::io::stdout().is_terminal() => {
+            return Err(CliError::InvalidOption {
+                option: "--lang",
+                value: "spirv".to_string(),
+                why: "is binary: write it with -o FILE.spv (spirv-dis shows it as text)"
+                    .to_string(),
+            });
+        }
+        None => print_bytes(&bytes)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,7 +4,7 @@
 //! * `picajit disasm FILE.shbin [--source [-o FOLDER]]`: each DVLE's declarations and a listing
 //!   of the program, or picasso source that assembles back to the identical file.
 //! * `picajit validate FILE.shbin [--dvle N]`: the validation findings of each DVLE (or one).
-//! * `picajit run PROGRAM.shbin --input IN.json [--dvle N] [--engine interp|jit]
+//! * `picajit run PROGRAM.shbin --input IN.json [--dvle N] [--engine interp|jit|...|vulkan]
 //!   [--precision f24|f24-rne|f32] [--bits] [--state] [--output OUT.json] [--budget N]`.
 //! * `picajit bench [FILES|DIRS ...] [--input IN.json] [--dvle N] [--precision MODE|all]
 //!   [--engine E ...] [--vertices N] [--threads T] [--repeat N] [--json] [--shard K/N]`: compile time,
@@ -13,7 +13,7 @@
 //! * `picajit difftest [--programs N] [--seed S] [--precision MODE|all] [--max-len L]
 //!   [--out DIR] [--threads T] [--budget N] [--no-shrink] [--json] [--shard K/N]`: the
 //!   differential tester; exit status 1 on any mismatch.
-//! * `picajit decompile PROGRAM.shbin [--dvle N] [--lang glsl|glsl-es|glsl450|glsl-es320]
+//! * `picajit decompile PROGRAM.shbin [--dvle N] [--lang glsl|glsl-es|glsl450|glsl-es320|spirv]
 //!   [--precision f24|f24-rne|f32] [--budget N] [--form best|dispatch] [-o FILE]`: the DVLE
 //!   translated for host GPUs.
 //! * `picajit render SCENE.ctf -o OUT.png [...]`: replay a CiTrace scene on the software GPU.
@@ -411,9 +411,13 @@ fn warn(line: &str) {
 
 /// Writes `text` to stdout.
 pub(super) fn print(text: &str) -> Result<(), CliError> {
+    print_bytes(text.as_bytes())
+}
+
+pub(super) fn print_bytes(bytes: &[u8]) -> Result<(), CliError> {
     let mut stdout = std::io::stdout().lock();
     stdout
-        .write_all(text.as_bytes())
+        .write_all(bytes)
         .and_then(|()| stdout.flush())
         .map_err(CliError::Stdout)
 }
@@ -467,7 +471,10 @@ fn difftest_command(args: &DifftestArgs) -> Result<ExitCode, CliError> {
             .map_or_else(|| RunOptions::default().threads, usize::from),
         shrink: !args.no_shrink,
         shard: args.shard,
-        count_forms: args.engine.contains(&EngineKind::Gpu),
+        count_forms: args
+            .engine
+            .iter()
+            .any(|e| matches!(e, EngineKind::Gpu | EngineKind::Vulkan)),
     };
     let started = std::time::Instant::now();
     let progress = |p: Progress| {

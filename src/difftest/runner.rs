@@ -185,14 +185,14 @@ impl RunSummary {
         let not_run = self.total().not_run;
         if not_run > 0 {
             text += &format!(
-                "{not_run} programs not run by every engine (geometry shaders: the gpu engine \
-                 does not translate them yet), checked on the others\n"
+                "{not_run} programs not run by every engine (geometry shaders: the host GPU \
+                 engines do not translate them yet), checked on the others\n"
             );
         }
         let total = self.total();
         if total.translated > 0 {
             text += &format!(
-                "{} of {} vertex programs took the general form on the gpu engine, the others \
+                "{} of {} vertex programs took the general form on the host GPU, the others \
                  the structured form\n",
                 total.general_form, total.translated
             );

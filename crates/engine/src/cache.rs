@@ -137,6 +137,7 @@ const fn engine_tag(kind: EngineKind) -> u8 {
         EngineKind::VectorInterpreter => 3,
         EngineKind::Auto => 4,
         EngineKind::Gpu => 5,
+        EngineKind::Vulkan => 6,
     }
 }
 

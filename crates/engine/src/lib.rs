@@ -23,7 +23,7 @@ use shader::interp::Interpreter;
 use shader::program::{ShaderKind, ShaderProgram};
 use specialized::{CompileMode, Specializing, VariantKey};
 use tiered::KernelEngine;
-use translate::host::engine::{GpuError, GpuShader};
+use translate::host::engine::{GpuError, GpuShader, VulkanShader};
 use vinterp::VectorInterpreter;
 
 /// The engines there are (docs/batches.md).
@@ -47,6 +47,9 @@ pub enum EngineKind {
     /// The program translated to GLSL and run by the host's OpenGL driver (docs/gpu-shaders.md):
     /// vertex shaders only.
     Gpu,
+    /// The program translated to SPIR-V and run by the host's Vulkan driver
+    /// (docs/gpu-shaders.md): vertex shaders only.
+    Vulkan,
 }
 
 impl EngineKind {
@@ -61,13 +64,14 @@ impl EngineKind {
     ];
 
     /// Every engine, by the names the command line takes: the CPU's, then the host GPU's.
-    pub const NAMED: [EngineKind; 6] = [
+    pub const NAMED: [EngineKind; 7] = [
         EngineKind::Interpreter,
         EngineKind::Jit,
         EngineKind::SoaJit,
         EngineKind::VectorInterpreter,
         EngineKind::Auto,
         EngineKind::Gpu,
+        EngineKind::Vulkan,
     ];
 
     /// The command-line name.
@@ -79,6 +83,7 @@ impl EngineKind {
             EngineKind::VectorInterpreter => "vinterp",
             EngineKind::Auto => "auto",
             EngineKind::Gpu => "gpu",
+            EngineKind::Vulkan => "vulkan",
         }
     }
 
@@ -99,6 +104,9 @@ impl EngineKind {
             EngineKind::Gpu => {
                 "the program translated to GLSL and run by the host's OpenGL driver (vertex shaders)"
             }
+            EngineKind::Vulkan => {
+                "the program translated to SPIR-V and run by the host's Vulkan driver (vertex shaders)"
+            }
         }
     }
 }
@@ -114,8 +122,10 @@ impl fmt::Display for EngineKind {
 pub enum EngineError {
     /// The JIT could not compile it (an environment problem, never the program's).
     Jit(JitError),
-    /// The host GPU could not translate or run it.
+    /// The host GPU could not translate or run it through OpenGL.
     Gpu(GpuError),
+    /// The host GPU could not translate or run it through Vulkan.
+    Vulkan(GpuError),
     /// The engine panicked while preparing it (a bug; the cache reports it to every request
     /// that waited for that preparation).
     Panicked {
@@ -125,13 +135,15 @@ pub enum EngineError {
 }
 
 impl EngineError {
-    /// Whether the engine does not run this kind of program at all (the `gpu` engine and
+    /// Whether the engine does not run this kind of program at all (the host GPU engines and
     /// geometry shaders), as opposed to failing on it: the differential tester counts such a
     /// program as not run by that engine, not as a mismatch.
     pub fn is_unsupported(&self) -> bool {
         matches!(
             self,
-            EngineError::Gpu(translate::host::engine::GpuError::Translate(
+            EngineError::Gpu(GpuError::Translate(
+                translate::TranslateError::GeometryShader
+            )) | EngineError::Vulkan(GpuError::Translate(
                 translate::TranslateError::GeometryShader
             ))
         )
@@ -142,6 +154,7 @@ impl EngineError {
         match self {
             EngineError::Jit(_) => EngineKind::Jit,
             EngineError::Gpu(_) => EngineKind::Gpu,
+            EngineError::Vulkan(_) => EngineKind::Vulkan,
             EngineError::Panicked { engine } => *engine,
         }
     }
@@ -156,7 +169,7 @@ impl fmt::Display for EngineError {
         )?;
         match self {
             EngineError::Jit(error) => write!(f, "{error}"),
-            EngineError::Gpu(error) => write!(f, "{error}"),
+            EngineError::Gpu(error) | EngineError::Vulkan(error) => write!(f, "{error}"),
             EngineError::Panicked { .. } => f.write_str("it panicked while preparing it"),
         }
     }
@@ -166,7 +179,7 @@ impl std::error::Error for EngineError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             EngineError::Jit(error) => Some(error),
-            EngineError::Gpu(error) => Some(error),
+            EngineError::Gpu(error) | EngineError::Vulkan(error) => Some(error),
             EngineError::Panicked { .. } => None,
         }
     }
@@ -208,6 +221,9 @@ pub fn prepare(
         EngineKind::VectorInterpreter => Ok(Box::new(vector_interpreter(program, config))),
         EngineKind::Gpu => Ok(Box::new(
             GpuShader::compile(program, config).map_err(EngineError::Gpu)?,
+        )),
+        EngineKind::Vulkan => Ok(Box::new(
+            VulkanShader::compile(program, config).map_err(EngineError::Vulkan)?,
         )),
         EngineKind::Auto => {
             let interp: Arc<dyn ShaderEngine> = Arc::new(Interpreter::new(program.clone(), config));

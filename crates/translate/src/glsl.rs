@@ -6,7 +6,9 @@
 //! contracts or reorders the arithmetic behind it; the IR's float primitives also route every
 //! operand and product through the uniform block's opaque zero, which versions without it need.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt::Write;
 
 use crate::interface::{Interface, OutputStyle};
@@ -173,7 +175,22 @@ impl PartialOrd for Type {
     }
 }
 
-impl FunctionPrinter<'_> {
+/// An expression's operands: up to three inline, or a constructor's or call's list.
+enum Children<'f> {
+    Few([ExprId; 3], usize),
+    Many(&'f [ExprId]),
+}
+
+impl Children<'_> {
+    fn as_slice(&self) -> &[ExprId] {
+        match self {
+            Children::Few(ids, n) => &ids[..*n],
+            Children::Many(ids) => ids,
+        }
+    }
+}
+
+impl<'a> FunctionPrinter<'a> {
     fn function(&mut self) {
         let f = self.function;
         let result = f.result.map(type_name).unwrap_or_else(|| "void".into());
@@ -218,14 +235,18 @@ impl FunctionPrinter<'_> {
     }
 
     /// Prints the statement's expression roots, hoisting shared nodes into temporaries first.
-    fn roots(&mut self, roots: &[ExprId], depth: usize) -> (Vec<String>, HashMap<ExprId, String>) {
-        let mut uses: HashMap<ExprId, u32> = HashMap::new();
+    fn roots(
+        &mut self,
+        roots: &[ExprId],
+        depth: usize,
+    ) -> (Vec<String>, FxHashMap<ExprId, String>) {
+        let mut uses: FxHashMap<ExprId, u32> = FxHashMap::default();
         for &root in roots {
             self.count(root, &mut uses);
         }
-        let mut names = HashMap::new();
+        let mut names = FxHashMap::default();
         let mut order = Vec::new();
-        let mut seen = BTreeSet::new();
+        let mut seen = FxHashSet::default();
         for &root in roots {
             self.post_order(root, &mut seen, &mut order);
         }
@@ -256,38 +277,44 @@ impl FunctionPrinter<'_> {
         )
     }
 
-    fn children(&self, e: ExprId) -> Vec<ExprId> {
-        match self.function.expr(e) {
-            Expr::Constant(_) | Expr::Argument(_) | Expr::Bound(_) => vec![],
+    fn children(&self, e: ExprId) -> Children<'a> {
+        let few = |list: &[ExprId]| {
+            let mut ids = [ExprId(0); 3];
+            ids[..list.len()].copy_from_slice(list);
+            Children::Few(ids, list.len())
+        };
+        let function: &'a Function = self.function;
+        match function.expr(e) {
+            Expr::Constant(_) | Expr::Argument(_) | Expr::Bound(_) => few(&[]),
             Expr::Load(place) => match *place {
-                Place::Element(_, i) | Place::GlobalElement(_, i) => vec![i],
-                _ => vec![],
+                Place::Element(_, i) | Place::GlobalElement(_, i) => few(&[i]),
+                _ => few(&[]),
             },
             Expr::Unary(_, a) | Expr::Swizzle(a, _) | Expr::Convert(a) | Expr::Bitcast(a) => {
-                vec![*a]
+                few(&[*a])
             }
-            Expr::Binary(_, a, b) => vec![*a, *b],
-            Expr::Select(c, a, b) => vec![*c, *a, *b],
-            Expr::Construct(parts) | Expr::Call(_, parts) => parts.clone(),
+            Expr::Binary(_, a, b) => few(&[*a, *b]),
+            Expr::Select(c, a, b) => few(&[*c, *a, *b]),
+            Expr::Construct(parts) | Expr::Call(_, parts) => Children::Many(parts),
         }
     }
 
-    fn count(&self, e: ExprId, uses: &mut HashMap<ExprId, u32>) {
+    fn count(&self, e: ExprId, uses: &mut FxHashMap<ExprId, u32>) {
         let n = uses.entry(e).or_insert(0);
         *n += 1;
         if *n > 1 {
             return;
         }
-        for child in self.children(e) {
+        for &child in self.children(e).as_slice() {
             self.count(child, uses);
         }
     }
 
-    fn post_order(&self, e: ExprId, seen: &mut BTreeSet<ExprId>, order: &mut Vec<ExprId>) {
+    fn post_order(&self, e: ExprId, seen: &mut FxHashSet<ExprId>, order: &mut Vec<ExprId>) {
         if !seen.insert(e) {
             return;
         }
-        for child in self.children(e) {
+        for &child in self.children(e).as_slice() {
             self.post_order(child, seen, order);
         }
         order.push(e);
@@ -418,7 +445,7 @@ impl FunctionPrinter<'_> {
         }
     }
 
-    fn place_text(&mut self, place: Place, names: &HashMap<ExprId, String>) -> String {
+    fn place_text(&mut self, place: Place, names: &FxHashMap<ExprId, String>) -> String {
         match place {
             Place::Local(l) => self.function.locals[l.0 as usize].name.clone(),
             Place::Element(l, i) => format!(
@@ -433,7 +460,7 @@ impl FunctionPrinter<'_> {
         }
     }
 
-    fn text(&mut self, e: ExprId, names: &HashMap<ExprId, String>) -> String {
+    fn text(&mut self, e: ExprId, names: &FxHashMap<ExprId, String>) -> String {
         if let Some(name) = names.get(&e) {
             return name.clone();
         }

@@ -3,8 +3,9 @@
 //! A program becomes a module of the shader IR ([`ir`]): its operations are the model's visitor
 //! run on IR ([`program`]), its arithmetic the model's float24 rules run on IR ([`lanes`]) over
 //! IEEE operations that are exact on the host ([`primitives`], [`double`]), its control flow
-//! the model's step ([`dispatch`]). Printers turn the module into GLSL ([`mod@glsl`]); [`host`]
-//! runs a translation on a real GPU API to check it against the interpreter.
+//! the model's step ([`dispatch`]). Printers turn the module into GLSL ([`mod@glsl`]) and
+//! SPIR-V ([`spv`]); [`host`] runs a translation on a real GPU API to check it against the
+//! interpreter.
 #![warn(missing_docs)]
 
 pub mod dispatch;
@@ -17,6 +18,7 @@ pub mod lanes;
 pub mod names;
 pub mod primitives;
 pub mod program;
+pub mod spv;
 pub mod structured;
 
 use std::fmt;
@@ -63,7 +65,7 @@ impl Options {
             precision: config.precision,
             instruction_budget: config.instruction_budget,
             end_state,
-            structure: std::env::var_os("TMP_DISPATCH").is_none(),
+            structure: true,
         }
     }
 }
@@ -166,4 +168,13 @@ pub fn translate_named(
 /// `translation` as GLSL of `dialect`.
 pub fn glsl(translation: &Translation, dialect: glsl::Dialect, interface: &Interface) -> String {
     glsl::print(&translation.module, interface, dialect)
+}
+
+/// `translation` as SPIR-V words (a Vulkan vertex shader module).
+pub fn spirv(
+    translation: &Translation,
+    interface: &Interface,
+    options: &spv::SpirvOptions,
+) -> Vec<u32> {
+    spv::print(&translation.module, interface, options)
 }

@@ -13,7 +13,7 @@
 //! qualify, or whose structure would repeat more than [`PIECE_LIMIT`] instructions, takes the
 //! general form ([`crate::dispatch`]) instead.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use shader::flow::explore::explore;
 use shader::flow::rules;
@@ -144,9 +144,9 @@ pub struct Plan {
 struct Planner {
     nodes: Vec<Node>,
     /// Loop headers: the body's first state, its level, and the states the loop leaves to.
-    headers: HashMap<u32, (usize, Vec<u32>)>,
+    headers: FxHashMap<u32, (usize, Vec<u32>)>,
     /// Each loop's body, by header: the states reached from it that still hold the loop.
-    bodies: HashMap<u32, Vec<bool>>,
+    bodies: FxHashMap<u32, Vec<bool>>,
     /// The immediate post-dominator of each node in the DAG (`None`: the exit).
     ipdom: Vec<Option<u32>>,
     pieces: usize,
@@ -156,7 +156,7 @@ struct Planner {
     failure: Unstructured,
 }
 
-fn leaf_of(step: Step, index: &HashMap<FlowState, u32>) -> Option<Leaf> {
+fn leaf_of(step: Step, index: &FxHashMap<FlowState, u32>) -> Option<Leaf> {
     Some(match step {
         Step::End => Leaf::End,
         Step::BreakOutsideLoop => Leaf::BreakOutsideLoop,
@@ -169,7 +169,11 @@ fn leaf_of(step: Step, index: &HashMap<FlowState, u32>) -> Option<Leaf> {
     })
 }
 
-fn tree_of(state: &FlowState, inst: &Instruction, index: &HashMap<FlowState, u32>) -> Option<Tree> {
+fn tree_of(
+    state: &FlowState,
+    inst: &Instruction,
+    index: &FxHashMap<FlowState, u32>,
+) -> Option<Tree> {
     let leaf = |condition, loop_again| {
         leaf_of(
             step(
@@ -376,7 +380,7 @@ pub fn plan(program: &ShaderProgram, options: &Options) -> Result<Plan, Unstruct
     if !graph.complete || graph.nodes.is_empty() {
         return Err(Unstructured::TooManyStates);
     }
-    let index: HashMap<FlowState, u32> = graph
+    let index: FxHashMap<FlowState, u32> = graph
         .nodes
         .iter()
         .enumerate()
@@ -405,7 +409,7 @@ pub fn plan(program: &ShaderProgram, options: &Options) -> Result<Plan, Unstruct
     let count = nodes.len();
     // The DAG: every edge but a loop's run-again; the exit is node `count`.
     let mut successors: Vec<Vec<u32>> = vec![Vec::new(); count];
-    let mut headers: HashMap<u32, (usize, Vec<u32>)> = HashMap::new();
+    let mut headers: FxHashMap<u32, (usize, Vec<u32>)> = FxHashMap::default();
     for (n, node) in nodes.iter().enumerate() {
         let mut found = Vec::new();
         leaves(&node.tree, &mut found);
@@ -459,8 +463,9 @@ pub fn plan(program: &ShaderProgram, options: &Options) -> Result<Plan, Unstruct
     }
     // Each loop: its body (what the header reaches while the loop is on the stack) is entered
     // at its header only.
-    let header_list: Vec<u32> = headers.keys().copied().collect();
-    let mut bodies: HashMap<u32, Vec<bool>> = HashMap::new();
+    let mut header_list: Vec<u32> = headers.keys().copied().collect();
+    header_list.sort_unstable();
+    let mut bodies: FxHashMap<u32, Vec<bool>> = FxHashMap::default();
     for header in header_list {
         let (level, _) = headers[&header];
         let header_state = nodes[header as usize].state;

@@ -1,11 +1,15 @@
-//! The `gpu` engine: a program translated to GLSL, compiled by the host's OpenGL driver and run
-//! there, its outputs and end state read back by transform feedback. It implements the
-//! execution contract like every other engine, so the differential tester checks the
-//! translation bit for bit against the interpreter (docs/gpu-shaders.md).
+//! The `gpu` and `vulkan` engines: a program translated to GLSL (or SPIR-V), compiled by the
+//! host's OpenGL (or Vulkan) driver and run there, its outputs and end state read back by
+//! transform feedback. They implement the execution contract like every other engine, so the
+//! differential tester checks the translation bit for bit against the interpreter
+//! (docs/gpu-shaders.md).
 //!
-//! A GL context is current on one thread only: one worker thread owns the device and runs
-//! every engine's work in turn, the engines sending it jobs.
+//! A GL context is current on one thread only, and a Vulkan queue is used by one thread at a
+//! time: per API, worker threads (one per core, up to four) each own a device and run the
+//! work of the programs compiled on it in turn, the engines sending them jobs.
 
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Mutex, OnceLock};
 
@@ -15,67 +19,274 @@ use shader::exec::{
 use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms};
 
 use super::gl::{Api, GlDevice, GlProgram};
-use super::{HostError, block_bytes};
+use super::vulkan::{VkDevice, VkProgram};
+use super::{BLOCK_BYTES, HostError, block_bytes};
 use crate::glsl::Dialect;
 use crate::interface::Interface;
 use crate::program::Status;
+use crate::spv::{SpirvOptions, captured};
 use crate::{Options, TranslateError, Translation};
 
-type Job = Box<dyn FnOnce(&mut Worker) + Send>;
-
-/// The worker thread's state: the device and the programs compiled on it.
-struct Worker {
-    device: GlDevice,
-    programs: Vec<Option<Vec<GlProgram>>>,
+/// A GPU API the engines run translations on: one device, owned by one worker thread.
+pub trait Backend: Sized + 'static {
+    /// A translation compiled for the device, capturing one group of outputs.
+    type Program: 'static;
+    /// The engine's name (`gpu`, `vulkan`).
+    const ENGINE: &'static str;
+    /// Opens the device (on the worker thread).
+    fn open() -> Result<Self, HostError>;
+    /// The device's name and API version.
+    fn renderer(&self) -> String;
+    /// How many 16-byte vectors one program can capture per vertex.
+    fn capture_vectors(&self) -> usize;
+    /// Compiles `translation` capturing `record` (`Some(n)`: oN, `None`: the end state).
+    fn compile(
+        &mut self,
+        translation: &Translation,
+        record: &[Option<u8>],
+    ) -> Result<Self::Program, HostError>;
+    /// Runs `program` on each vertex of `inputs` (256 bytes each) with the uniform `block`;
+    /// returns the records captured, in vertex order.
+    fn run(
+        &mut self,
+        program: &Self::Program,
+        block: &[u8],
+        inputs: &[u8],
+    ) -> Result<Vec<u8>, HostError>;
+    /// Frees `program`.
+    fn delete(&mut self, program: Self::Program);
+    /// The queues of this API's worker threads (made on first use, one device each).
+    fn queues() -> &'static Queues<Self>;
 }
 
-/// The worker's queue, or why there is none.
-fn worker() -> Result<&'static Mutex<Sender<Job>>, HostError> {
-    static WORKER: OnceLock<Result<Mutex<Sender<Job>>, HostError>> = OnceLock::new();
-    WORKER
-        .get_or_init(|| {
-            let (open_tx, open_rx) = channel();
-            let (tx, rx) = channel::<Job>();
-            std::thread::Builder::new()
-                .name("picajit-gpu".into())
-                .spawn(move || {
-                    let device = match GlDevice::open(Api::Gl) {
-                        Ok(device) => {
-                            let _ = open_tx.send(Ok(device.renderer().to_string()));
-                            device
-                        }
-                        Err(e) => {
-                            let _ = open_tx.send(Err(e));
-                            return;
-                        }
-                    };
-                    let mut state = Worker {
-                        device,
-                        programs: Vec::new(),
-                    };
-                    while let Ok(job) = rx.recv() {
-                        job(&mut state);
-                    }
-                })
-                .map_err(|e| HostError::Unavailable(format!("no worker thread: {e}")))?;
-            match open_rx.recv() {
-                Ok(Ok(_renderer)) => Ok(Mutex::new(tx)),
-                Ok(Err(e)) => Err(e),
-                Err(_) => Err(HostError::Unavailable("the GPU worker stopped".into())),
+/// OpenGL 3.3 through EGL (llvmpipe where there is no GPU): the translation as GLSL 3.30.
+pub struct OpenGl {
+    device: GlDevice,
+    block_name: String,
+}
+
+/// A program linked for one capture group.
+pub struct OpenGlProgram {
+    program: GlProgram,
+    inputs: u16,
+}
+
+impl Backend for OpenGl {
+    type Program = OpenGlProgram;
+    const ENGINE: &'static str = "gpu";
+
+    fn open() -> Result<OpenGl, HostError> {
+        Ok(OpenGl {
+            device: GlDevice::open(Api::Gl)?,
+            block_name: Interface::default().block_name,
+        })
+    }
+
+    fn renderer(&self) -> String {
+        self.device.renderer().to_string()
+    }
+
+    fn capture_vectors(&self) -> usize {
+        (self.device.capture_limit() / 4).max(1)
+    }
+
+    fn compile(
+        &mut self,
+        translation: &Translation,
+        record: &[Option<u8>],
+    ) -> Result<OpenGlProgram, HostError> {
+        let source = crate::glsl(translation, Dialect::Glsl330, &Interface::default());
+        let names: Vec<String> = record
+            .iter()
+            .map(|slot| match slot {
+                Some(n) => format!("o{n}"),
+                None => "pica_end_state".to_string(),
+            })
+            .collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        Ok(OpenGlProgram {
+            program: self.device.compile(&source, &refs)?,
+            inputs: translation.module.inputs,
+        })
+    }
+
+    fn run(
+        &mut self,
+        program: &OpenGlProgram,
+        block: &[u8],
+        inputs: &[u8],
+    ) -> Result<Vec<u8>, HostError> {
+        self.device.run(
+            &program.program,
+            &self.block_name,
+            block,
+            inputs,
+            program.inputs,
+        )
+    }
+
+    fn delete(&mut self, program: OpenGlProgram) {
+        self.device.delete(program.program);
+    }
+
+    fn queues() -> &'static Queues<Self> {
+        static QUEUES: Queues<OpenGl> = OnceLock::new();
+        &QUEUES
+    }
+}
+
+/// Vulkan 1.3 (lavapipe where there is no GPU): the translation as SPIR-V.
+pub struct Vulkan {
+    device: VkDevice,
+}
+
+impl Backend for Vulkan {
+    type Program = VkProgram;
+    const ENGINE: &'static str = "vulkan";
+
+    fn open() -> Result<Vulkan, HostError> {
+        Ok(Vulkan {
+            device: VkDevice::open()?,
+        })
+    }
+
+    fn renderer(&self) -> String {
+        self.device.renderer().to_string()
+    }
+
+    fn capture_vectors(&self) -> usize {
+        (self.device.capture_limit() / 16).max(1)
+    }
+
+    fn compile(
+        &mut self,
+        translation: &Translation,
+        record: &[Option<u8>],
+    ) -> Result<VkProgram, HostError> {
+        let options = SpirvOptions {
+            capture: record.to_vec(),
+            listing: false,
+        };
+        let words = crate::spirv(translation, &Interface::default(), &options);
+        let stride = 16 * record.len() as u32;
+        self.device
+            .compile(&words, translation.module.inputs, stride)
+    }
+
+    fn run(
+        &mut self,
+        program: &VkProgram,
+        block: &[u8],
+        inputs: &[u8],
+    ) -> Result<Vec<u8>, HostError> {
+        self.device.run(program, block, inputs)
+    }
+
+    fn delete(&mut self, program: VkProgram) {
+        self.device.delete(program);
+    }
+
+    fn queues() -> &'static Queues<Self> {
+        static QUEUES: Queues<Vulkan> = OnceLock::new();
+        &QUEUES
+    }
+}
+
+/// Work for a worker thread.
+pub type Job<B> = Box<dyn FnOnce(&mut Worker<B>) + Send>;
+
+/// An API's worker queues, or why there are none.
+pub type Queues<B> = OnceLock<Result<Vec<Mutex<Sender<Job<B>>>>, HostError>>;
+
+/// A worker thread's state: the device and the programs compiled on it.
+pub struct Worker<B: Backend> {
+    device: B,
+    programs: Vec<Option<Vec<B::Program>>>,
+}
+
+/// The most worker threads (devices) an API gets: one per core up to this many. A driver
+/// compiles on the thread that asks, so more devices compile more programs at once.
+const MOST_WORKERS: usize = 4;
+
+/// Starts one worker thread with its own device.
+fn start_worker<B: Backend>(index: usize) -> Result<Mutex<Sender<Job<B>>>, HostError> {
+    let (open_tx, open_rx) = channel();
+    let (tx, rx) = channel::<Job<B>>();
+    std::thread::Builder::new()
+        .name(format!("picajit-{}-{index}", B::ENGINE))
+        .spawn(move || {
+            let device = match B::open() {
+                Ok(device) => {
+                    let _ = open_tx.send(Ok(()));
+                    device
+                }
+                Err(e) => {
+                    let _ = open_tx.send(Err(e));
+                    return;
+                }
+            };
+            let mut state = Worker {
+                device,
+                programs: Vec::new(),
+            };
+            while let Ok(job) = rx.recv() {
+                job(&mut state);
             }
         })
-        .as_ref()
+        .map_err(|e| HostError::Unavailable(format!("no worker thread: {e}")))?;
+    match open_rx.recv() {
+        Ok(Ok(())) => Ok(Mutex::new(tx)),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(HostError::Unavailable("the GPU worker stopped".into())),
+    }
+}
+
+/// `B`'s worker queues: the first device opened decides whether the API is here; the others
+/// are as many as the cores, where they open.
+fn workers<B: Backend>() -> Result<&'static [Mutex<Sender<Job<B>>>], HostError> {
+    B::queues()
+        .get_or_init(|| {
+            let mut queues = vec![start_worker::<B>(0)?];
+            let cores = std::thread::available_parallelism().map_or(1, usize::from);
+            for index in 1..cores.min(MOST_WORKERS) {
+                match start_worker::<B>(index) {
+                    Ok(queue) => queues.push(queue),
+                    Err(_) => break,
+                }
+            }
+            Ok(queues)
+        })
+        .as_deref()
         .map_err(Clone::clone)
 }
 
-/// Runs `job` on the worker and waits for its result.
-fn on_worker<T: Send + 'static>(
-    job: impl FnOnce(&mut Worker) -> T + Send + 'static,
+/// The jobs queued or running on each worker (index: the worker's).
+fn busy() -> &'static [AtomicUsize; MOST_WORKERS] {
+    static BUSY: [AtomicUsize; MOST_WORKERS] = [const { AtomicUsize::new(0) }; MOST_WORKERS];
+    &BUSY
+}
+
+/// The worker the next program is compiled on: the least busy one (a compile takes from
+/// milliseconds to seconds, so taking turns would queue programs behind a long one).
+fn next_worker<B: Backend>() -> Result<usize, HostError> {
+    let count = workers::<B>()?.len();
+    Ok((0..count)
+        .min_by_key(|&k| busy()[k].load(Ordering::Relaxed))
+        .unwrap_or(0))
+}
+
+/// Runs `job` on `B`'s worker `index` and waits for its result.
+fn on_worker<B: Backend, T: Send + 'static>(
+    index: usize,
+    job: impl FnOnce(&mut Worker<B>) -> T + Send + 'static,
 ) -> Result<T, HostError> {
-    let queue = worker()?;
+    let queue = &workers::<B>()?[index];
     let (tx, rx) = channel();
-    let boxed: Job = Box::new(move |w| {
-        let _ = tx.send(job(w));
+    busy()[index].fetch_add(1, Ordering::Relaxed);
+    let boxed: Job<B> = Box::new(move |w| {
+        let result = job(w);
+        busy()[index].fetch_sub(1, Ordering::Relaxed);
+        let _ = tx.send(result);
     });
     queue
         .lock()
@@ -86,9 +297,9 @@ fn on_worker<T: Send + 'static>(
         .map_err(|_| HostError::Unavailable("the GPU worker stopped".into()))
 }
 
-/// The host GPU's renderer and version, or why there is none.
-pub fn renderer() -> Result<String, HostError> {
-    on_worker(|w| w.device.renderer().to_string())
+/// `B`'s device name and API version, or why there is none.
+pub fn renderer<B: Backend>() -> Result<String, HostError> {
+    on_worker::<B, _>(0, |w| w.device.renderer())
 }
 
 /// Why the `gpu` engine could not prepare a program.
@@ -111,75 +322,81 @@ impl std::fmt::Display for GpuError {
 
 impl std::error::Error for GpuError {}
 
-/// One capture group: the outputs (by register) a linked program captures, the end state last.
-#[derive(Clone, Debug)]
-struct Group {
-    outputs: Vec<u8>,
-    end_state: bool,
-}
-
-/// A program translated and compiled on the host GPU.
-pub struct GpuShader {
+/// A program translated and compiled on the host GPU through API `B`, run by capture groups:
+/// transform feedback captures a limited number of vectors at once, so each group's program
+/// captures some of the written outputs (the last one the end state too).
+pub struct HostShader<B: Backend> {
     program: ShaderProgram,
     config: ExecConfig,
     translation: Translation,
+    worker: usize,
     slot: usize,
-    groups: Vec<Group>,
-    block_name: String,
+    groups: Vec<Vec<Option<u8>>>,
+    api: PhantomData<fn() -> B>,
 }
 
-impl GpuShader {
+/// The `gpu` engine: GLSL on OpenGL.
+pub type GpuShader = HostShader<OpenGl>;
+
+/// The `vulkan` engine: SPIR-V on Vulkan.
+pub type VulkanShader = HostShader<Vulkan>;
+
+impl<B: Backend> HostShader<B> {
     /// Translates `program` and compiles it on the host GPU.
-    pub fn compile(program: ShaderProgram, config: ExecConfig) -> Result<GpuShader, GpuError> {
+    pub fn compile(program: ShaderProgram, config: ExecConfig) -> Result<Self, GpuError> {
         let options = Options::of(config, true);
         let translation =
             crate::translate(&program, &options, "main").map_err(GpuError::Translate)?;
-        let interface = Interface::default();
-        let source = crate::glsl(&translation, Dialect::Glsl330, &interface);
-        let written: Vec<u8> = (0..16u8)
-            .filter(|n| translation.module.outputs & (1 << n) != 0)
-            .collect();
-        let source_for_worker = source.clone();
-        let (slot, groups) = on_worker(move |w| -> Result<(usize, Vec<Group>), HostError> {
-            // Transform feedback captures a limited number of components at once: as many
-            // programs as it takes, each capturing some of the outputs.
-            let per_program = (w.device.capture_limit() / 4).max(1);
-            let mut names: Vec<(Option<u8>, String)> = written
-                .iter()
-                .map(|&n| (Some(n), format!("o{n}")))
-                .collect();
-            names.push((None, "pica_end_state".into()));
+        let record = captured(&translation.module);
+        let for_worker = translation.clone();
+        let worker = next_worker::<B>().map_err(GpuError::Host)?;
+        let (slot, groups) = on_worker::<B, _>(worker, move |w| -> Result<_, HostError> {
+            let per_program = w.device.capture_vectors();
+            let groups: Vec<Vec<Option<u8>>> =
+                record.chunks(per_program).map(<[_]>::to_vec).collect();
             let mut programs = Vec::new();
-            let mut groups = Vec::new();
-            for chunk in names.chunks(per_program) {
-                let refs: Vec<&str> = chunk.iter().map(|(_, s)| s.as_str()).collect();
-                let linked = match w.device.compile(&source_for_worker, &refs) {
-                    Ok(p) => p,
+            for group in &groups {
+                // Drivers compile the machine code at the first draw (Mesa's llvmpipe and
+                // lavapipe do): one vertex of zeros here makes that part of the compile.
+                let made = w.device.compile(&for_worker, group).and_then(|p| {
+                    match w.device.run(&p, &[0; BLOCK_BYTES], &[0; 256]) {
+                        Ok(_) => Ok(p),
+                        Err(e) => {
+                            w.device.delete(p);
+                            Err(e)
+                        }
+                    }
+                });
+                match made {
+                    Ok(p) => programs.push(p),
                     Err(e) => {
                         for p in programs {
                             w.device.delete(p);
                         }
                         return Err(e);
                     }
-                };
-                programs.push(linked);
-                groups.push(Group {
-                    outputs: chunk.iter().filter_map(|(n, _)| *n).collect(),
-                    end_state: chunk.iter().any(|(n, _)| n.is_none()),
-                });
+                }
             }
-            w.programs.push(Some(programs));
-            Ok((w.programs.len() - 1, groups))
+            let slot = match w.programs.iter().position(Option::is_none) {
+                Some(free) => free,
+                None => {
+                    w.programs.push(None);
+                    w.programs.len() - 1
+                }
+            };
+            w.programs[slot] = Some(programs);
+            Ok((slot, groups))
         })
         .map_err(GpuError::Host)?
         .map_err(GpuError::Host)?;
-        Ok(GpuShader {
+        Ok(HostShader {
             program,
             config,
             translation,
+            worker,
             slot,
             groups,
-            block_name: interface.block_name,
+            api: PhantomData,
         })
     }
 
@@ -204,17 +421,16 @@ impl GpuShader {
         }
         let block = block_bytes(uniforms);
         let slot = self.slot;
-        let mask = self.translation.module.inputs;
-        let block_name = self.block_name.clone();
-        let group_count = self.groups.len();
-        let captured = on_worker(move |w| -> Result<Vec<Vec<u8>>, HostError> {
-            let programs = w.programs[slot].as_ref().expect("a live program");
-            let mut out = Vec::with_capacity(group_count);
-            for p in programs {
-                out.push(w.device.run(p, &block_name, &block, &inputs, mask)?);
-            }
-            Ok(out)
-        });
+        let captured =
+            on_worker::<B, _>(self.worker, move |w| -> Result<Vec<Vec<u8>>, HostError> {
+                let Worker { device, programs } = w;
+                let programs = programs[slot].as_ref().expect("a live program");
+                let mut out = Vec::with_capacity(programs.len());
+                for p in programs {
+                    out.push(device.run(p, &block, &inputs)?);
+                }
+                Ok(out)
+            });
         let captured = match captured {
             Ok(Ok(c)) => c,
             Ok(Err(e)) | Err(e) => {
@@ -231,19 +447,22 @@ impl GpuShader {
             let mut outputs = [[0.0f32; 4]; 16];
             let mut state = [0i32; 4];
             for (group, bytes) in self.groups.iter().zip(&captured) {
-                let vectors = group.outputs.len() + group.end_state as usize;
+                let vectors = group.len();
                 let record = &bytes[i * vectors * 16..(i + 1) * vectors * 16];
                 let word =
                     |k: usize| u32::from_le_bytes(record[4 * k..4 * k + 4].try_into().unwrap());
-                for (j, &n) in group.outputs.iter().enumerate() {
-                    for (lane, value) in outputs[n as usize].iter_mut().enumerate() {
-                        *value = f32::from_bits(word(4 * j + lane));
-                    }
-                }
-                if group.end_state {
-                    let base = 4 * group.outputs.len();
-                    for (lane, s) in state.iter_mut().enumerate() {
-                        *s = word(base + lane) as i32;
+                for (j, slot) in group.iter().enumerate() {
+                    match slot {
+                        Some(n) => {
+                            for (lane, value) in outputs[*n as usize].iter_mut().enumerate() {
+                                *value = f32::from_bits(word(4 * j + lane));
+                            }
+                        }
+                        None => {
+                            for (lane, s) in state.iter_mut().enumerate() {
+                                *s = word(4 * j + lane) as i32;
+                            }
+                        }
                     }
                 }
             }
@@ -275,10 +494,10 @@ impl GpuShader {
     }
 }
 
-impl Drop for GpuShader {
+impl<B: Backend> Drop for HostShader<B> {
     fn drop(&mut self) {
         let slot = self.slot;
-        let _ = on_worker(move |w| {
+        let _ = on_worker::<B, _>(self.worker, move |w| {
             if let Some(programs) = w.programs[slot].take() {
                 for p in programs {
                     w.device.delete(p);
@@ -288,9 +507,9 @@ impl Drop for GpuShader {
     }
 }
 
-impl ShaderEngine for GpuShader {
+impl<B: Backend> ShaderEngine for HostShader<B> {
     fn name(&self) -> &'static str {
-        "gpu"
+        B::ENGINE
     }
 
     fn program(&self) -> &ShaderProgram {

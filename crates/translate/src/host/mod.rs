@@ -3,6 +3,7 @@
 
 pub mod engine;
 pub mod gl;
+pub mod vulkan;
 
 use std::fmt;
 

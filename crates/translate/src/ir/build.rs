@@ -2,7 +2,7 @@
 //! the functions that call it), and a [`FnBuilder`] builds one function's expressions and
 //! statements, nested blocks by closures.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::*;
 
@@ -10,7 +10,7 @@ use super::*;
 #[derive(Debug, Default)]
 pub struct ModuleBuilder {
     functions: Vec<Function>,
-    by_name: HashMap<String, FunctionId>,
+    by_name: FxHashMap<String, FunctionId>,
     /// The input registers read so far.
     pub inputs: u16,
     /// The output registers written so far.
@@ -76,7 +76,7 @@ pub struct FnBuilder<'m> {
     pub module: &'m mut ModuleBuilder,
     function: Function,
     blocks: Vec<Vec<Stmt>>,
-    constants: HashMap<(Type, [u32; 4]), ExprId>,
+    constants: FxHashMap<(Type, [u32; 4]), ExprId>,
 }
 
 impl<'m> FnBuilder<'m> {
@@ -99,7 +99,7 @@ impl<'m> FnBuilder<'m> {
                 body: Vec::new(),
             },
             blocks: vec![Vec::new()],
-            constants: HashMap::new(),
+            constants: FxHashMap::default(),
         }
     }
 

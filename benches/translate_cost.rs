@@ -1,0 +1,146 @@
+//! What translating for host GPUs costs (docs/gpu-shaders.md): per corpus vertex program and
+//! for random difftest programs, the best of [`ROUNDS`] times of each phase (the translation
+//! to IR with its structuring, the GLSL printer, the SPIR-V printer) and the output's size.
+//! Not a criterion benchmark: one line per program, so that the phases compare at a glance.
+//!
+//! ```sh
+//! cargo bench --bench translate_cost                  # the corpus, then 200 random programs
+//! cargo bench --bench translate_cost -- skinning      # a filter on the label
+//! PRECISION=f32 cargo bench --bench translate_cost    # another precision mode
+//! ```
+
+#[path = "../jit-tests/common/mod.rs"]
+mod common;
+
+use std::time::{Duration, Instant};
+
+use picajit::difftest::runner::case_for;
+use picajit::exec::ExecConfig;
+use picajit::float24::Precision;
+use picajit::program::{ShaderKind, ShaderProgram};
+use picajit::translate::glsl::Dialect;
+use picajit::translate::interface::Interface;
+use picajit::translate::spv::{self, SpirvOptions};
+use picajit::translate::{Options, glsl, spirv, translate};
+
+/// Translations per program; the best of each phase is printed.
+const ROUNDS: usize = 20;
+
+/// Random programs after the corpus (difftest seed 1, up to 64 words, vertex shaders only).
+const RANDOM: u64 = 200;
+
+fn options() -> Options {
+    let precision = std::env::var("PRECISION")
+        .ok()
+        .and_then(|name| Precision::from_name(&name))
+        .unwrap_or_default();
+    Options::of(
+        ExecConfig {
+            precision,
+            ..ExecConfig::default()
+        },
+        false,
+    )
+}
+
+/// The phases' best times and the outputs' sizes of one program.
+struct Cost {
+    ir: Duration,
+    glsl: Duration,
+    spirv: Duration,
+    glsl_bytes: usize,
+    spirv_bytes: usize,
+    form: &'static str,
+}
+
+fn measure(program: &ShaderProgram) -> Cost {
+    let options = options();
+    let interface = Interface::default();
+    let listing = SpirvOptions {
+        listing: true,
+        ..SpirvOptions::default()
+    };
+    let mut cost = Cost {
+        ir: Duration::MAX,
+        glsl: Duration::MAX,
+        spirv: Duration::MAX,
+        glsl_bytes: 0,
+        spirv_bytes: 0,
+        form: "",
+    };
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        let translation = translate(program, &options, "main").expect("a vertex program");
+        cost.ir = cost.ir.min(start.elapsed());
+        let start = Instant::now();
+        let text = glsl(&translation, Dialect::Glsl330, &interface);
+        cost.glsl = cost.glsl.min(start.elapsed());
+        let start = Instant::now();
+        let words = spirv(&translation, &interface, &listing);
+        cost.spirv = cost.spirv.min(start.elapsed());
+        cost.glsl_bytes = text.len();
+        cost.spirv_bytes = spv::to_bytes(&words).len();
+        cost.form = translation.form.name();
+    }
+    cost
+}
+
+fn report(label: &str, program: &ShaderProgram) -> Cost {
+    let cost = measure(program);
+    println!(
+        "{label:<34} words {:>3}  {:<10}  ir {:>7.1} µs  glsl {:>6.1} µs  spirv {:>6.1} µs  \
+         glsl {:>6} B  spirv {:>7} B",
+        program.code_len,
+        cost.form,
+        cost.ir.as_secs_f64() * 1e6,
+        cost.glsl.as_secs_f64() * 1e6,
+        cost.spirv.as_secs_f64() * 1e6,
+        cost.glsl_bytes,
+        cost.spirv_bytes,
+    );
+    cost
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; the rest are filters.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let wanted = |label: &str| args.is_empty() || args.iter().any(|f| label.contains(f.as_str()));
+    for (name, program) in common::corpus_programs() {
+        let label = format!("corpus/{name}");
+        if program.stage == ShaderKind::Vertex && wanted(&label) {
+            report(&label, &program);
+        }
+    }
+    if !wanted("random") {
+        return;
+    }
+    let mut totals = (Duration::ZERO, Duration::ZERO, Duration::ZERO, 0usize, 0u64);
+    for index in 0..RANDOM * 2 {
+        let program = case_for(1, index, 64)
+            .program
+            .to_program()
+            .expect("encodes");
+        if program.stage != ShaderKind::Vertex || totals.4 == RANDOM {
+            continue;
+        }
+        let cost = measure(&program);
+        totals.0 += cost.ir;
+        totals.1 += cost.glsl;
+        totals.2 += cost.spirv;
+        totals.3 += program.code_len;
+        totals.4 += 1;
+    }
+    let n = totals.4.max(1) as f64;
+    println!(
+        "random (seed 1, {} programs, {:.0} words on average): ir {:.1} µs  glsl {:.1} µs  \
+         spirv {:.1} µs a program",
+        totals.4,
+        totals.3 as f64 / n,
+        totals.0.as_secs_f64() * 1e6 / n,
+        totals.1.as_secs_f64() * 1e6 / n,
+        totals.2.as_secs_f64() * 1e6 / n,
+    );
+}
