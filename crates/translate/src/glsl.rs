@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use std::fmt::Write;
 
 use crate::interface::{Interface, OutputStyle};
@@ -64,6 +64,7 @@ pub fn print(module: &Module, interface: &Interface, dialect: Dialect) -> String
             out: String::new(),
             temps: 0,
             selects: &mut selects,
+            marks: Marks::new(function.exprs.len()),
         };
         printer.function();
         functions.push_str(&printer.out);
@@ -140,18 +141,20 @@ pub fn print(module: &Module, interface: &Interface, dialect: Dialect) -> String
 const LANE_LETTERS: [char; 4] = ['x', 'y', 'z', 'w'];
 
 /// The GLSL name of `ty`.
-pub fn type_name(ty: Type) -> String {
-    let (scalar, prefix) = match ty.scalar {
-        Scalar::Bool => ("bool", "b"),
-        Scalar::Int => ("int", "i"),
-        Scalar::Uint => ("uint", "u"),
-        Scalar::Float => ("float", ""),
+pub fn type_name(ty: Type) -> &'static str {
+    const NAMES: [[&str; 4]; 4] = [
+        ["bool", "bvec2", "bvec3", "bvec4"],
+        ["int", "ivec2", "ivec3", "ivec4"],
+        ["uint", "uvec2", "uvec3", "uvec4"],
+        ["float", "vec2", "vec3", "vec4"],
+    ];
+    let scalar = match ty.scalar {
+        Scalar::Bool => 0,
+        Scalar::Int => 1,
+        Scalar::Uint => 2,
+        Scalar::Float => 3,
     };
-    if ty.lanes == 1 {
-        scalar.to_string()
-    } else {
-        format!("{prefix}vec{}", ty.lanes)
-    }
+    NAMES[scalar][(ty.lanes as usize).clamp(1, 4) - 1]
 }
 
 struct FunctionPrinter<'a> {
@@ -161,6 +164,38 @@ struct FunctionPrinter<'a> {
     out: String,
     temps: u32,
     selects: &'a mut BTreeSet<Type>,
+    marks: Marks,
+}
+
+/// Per expression, what the walks of the statement being printed found: dense arrays, reset by
+/// moving to the next statement's stamp.
+struct Marks {
+    /// The statement whose uses `uses` counts.
+    counted: Vec<u32>,
+    uses: Vec<u32>,
+    /// The statement whose post-order walk has placed the expression.
+    placed: Vec<u32>,
+    now: u32,
+}
+
+impl Marks {
+    fn new(exprs: usize) -> Marks {
+        Marks {
+            counted: vec![0; exprs],
+            uses: vec![0; exprs],
+            placed: vec![0; exprs],
+            now: 0,
+        }
+    }
+
+    fn uses(&self, e: ExprId) -> u32 {
+        let k = e.0 as usize;
+        if self.counted[k] == self.now {
+            self.uses[k]
+        } else {
+            0
+        }
+    }
 }
 
 impl Ord for Type {
@@ -193,7 +228,7 @@ impl Children<'_> {
 impl<'a> FunctionPrinter<'a> {
     fn function(&mut self) {
         let f = self.function;
-        let result = f.result.map(type_name).unwrap_or_else(|| "void".into());
+        let result = f.result.map_or("void", type_name);
         let params: Vec<String> = f
             .params
             .iter()
@@ -235,23 +270,18 @@ impl<'a> FunctionPrinter<'a> {
     }
 
     /// Prints the statement's expression roots, hoisting shared nodes into temporaries first.
-    fn roots(
-        &mut self,
-        roots: &[ExprId],
-        depth: usize,
-    ) -> (Vec<String>, FxHashMap<ExprId, String>) {
-        let mut uses: FxHashMap<ExprId, u32> = FxHashMap::default();
+    fn roots(&mut self, roots: &[ExprId], depth: usize) -> (Vec<String>, Names) {
+        self.marks.now += 1;
         for &root in roots {
-            self.count(root, &mut uses);
+            self.count(root);
         }
         let mut names = FxHashMap::default();
         let mut order = Vec::new();
-        let mut seen = FxHashSet::default();
         for &root in roots {
-            self.post_order(root, &mut seen, &mut order);
+            self.post_order(root, &mut order);
         }
         for e in order {
-            if uses.get(&e).copied().unwrap_or(0) >= 2 && self.worth_a_temporary(e) {
+            if self.marks.uses(e) >= 2 && self.worth_a_temporary(e) {
                 let text = self.text(e, &names);
                 let name = format!("t{}", self.temps);
                 self.temps += 1;
@@ -299,23 +329,29 @@ impl<'a> FunctionPrinter<'a> {
         }
     }
 
-    fn count(&self, e: ExprId, uses: &mut FxHashMap<ExprId, u32>) {
-        let n = uses.entry(e).or_insert(0);
-        *n += 1;
-        if *n > 1 {
+    fn count(&mut self, e: ExprId) {
+        let (k, now) = (e.0 as usize, self.marks.now);
+        if self.marks.counted[k] != now {
+            self.marks.counted[k] = now;
+            self.marks.uses[k] = 0;
+        }
+        self.marks.uses[k] += 1;
+        if self.marks.uses[k] > 1 {
             return;
         }
         for &child in self.children(e).as_slice() {
-            self.count(child, uses);
+            self.count(child);
         }
     }
 
-    fn post_order(&self, e: ExprId, seen: &mut FxHashSet<ExprId>, order: &mut Vec<ExprId>) {
-        if !seen.insert(e) {
+    fn post_order(&mut self, e: ExprId, order: &mut Vec<ExprId>) {
+        let (k, now) = (e.0 as usize, self.marks.now);
+        if self.marks.placed[k] == now {
             return;
         }
+        self.marks.placed[k] = now;
         for &child in self.children(e).as_slice() {
-            self.post_order(child, seen, order);
+            self.post_order(child, order);
         }
         order.push(e);
     }
@@ -445,125 +481,268 @@ impl<'a> FunctionPrinter<'a> {
         }
     }
 
-    fn place_text(&mut self, place: Place, names: &FxHashMap<ExprId, String>) -> String {
+    fn place_text(&mut self, place: Place, names: &Names) -> String {
+        let mut out = String::new();
+        self.write_place(&mut out, place, names);
+        out
+    }
+
+    fn write_place(&mut self, out: &mut String, place: Place, names: &Names) {
         match place {
-            Place::Local(l) => self.function.locals[l.0 as usize].name.clone(),
-            Place::Element(l, i) => format!(
-                "{}[{}]",
-                self.function.locals[l.0 as usize].name,
-                strip_parens(&self.text(i, names))
-            ),
-            Place::Global(g) => global_text(g),
+            Place::Local(l) => out.push_str(&self.function.locals[l.0 as usize].name),
+            Place::Element(l, i) => {
+                out.push_str(&self.function.locals[l.0 as usize].name);
+                out.push('[');
+                self.write_bare(out, i, names);
+                out.push(']');
+            }
+            Place::Global(g) => out.push_str(&global_text(g)),
             Place::GlobalElement(g, i) => {
-                format!("{}[{}]", global_text(g), strip_parens(&self.text(i, names)))
+                out.push_str(&global_text(g));
+                out.push('[');
+                self.write_bare(out, i, names);
+                out.push(']');
             }
         }
     }
 
-    fn text(&mut self, e: ExprId, names: &FxHashMap<ExprId, String>) -> String {
+    fn text(&mut self, e: ExprId, names: &Names) -> String {
+        let mut out = String::new();
+        self.write(&mut out, e, names);
+        out
+    }
+
+    /// Appends `e`'s text without one pair of enclosing parentheses, where they enclose it all.
+    fn write_bare(&mut self, out: &mut String, e: ExprId, names: &Names) {
+        let start = out.len();
+        self.write(out, e, names);
+        if strip_parens(&out[start..]).len() != out.len() - start {
+            out.pop();
+            out.remove(start);
+        }
+    }
+
+    /// Appends `list`'s texts, bare, separated by commas; returns where each starts and ends.
+    fn write_list(
+        &mut self,
+        out: &mut String,
+        list: &[ExprId],
+        names: &Names,
+    ) -> Vec<(usize, usize)> {
+        let mut spans = Vec::with_capacity(list.len());
+        for (k, &e) in list.iter().enumerate() {
+            if k > 0 {
+                out.push_str(", ");
+            }
+            let start = out.len();
+            self.write_bare(out, e, names);
+            spans.push((start, out.len()));
+        }
+        spans
+    }
+
+    /// Appends `name(a)` with `a` bare.
+    fn write_call1(&mut self, out: &mut String, name: &str, a: ExprId, names: &Names) {
+        out.push_str(name);
+        out.push('(');
+        self.write_bare(out, a, names);
+        out.push(')');
+    }
+
+    /// Appends `e`'s text: written into one buffer, since the expressions nest deeply (every
+    /// level copying its operands' texts made printing quadratic in the depth).
+    fn write(&mut self, out: &mut String, e: ExprId, names: &Names) {
         if let Some(name) = names.get(&e) {
-            return name.clone();
+            out.push_str(name);
+            return;
         }
         let ty = self.function.type_of(e);
-        match self.function.expr(e) {
-            Expr::Constant(bits) => constant_text(ty, *bits),
-            Expr::Argument(n) => self.function.params[*n as usize].0.clone(),
-            Expr::Bound(id) => format!("{}{}", self.function.lets[id.0 as usize].0, id.0),
-            Expr::Load(place) => {
-                let text = self.place_text(*place, names);
-                match place {
-                    Place::Global(Global::Input(_)) => format!("floatBitsToUint({text})"),
-                    _ => text,
-                }
+        let function: &'a Function = self.function;
+        match function.expr(e) {
+            Expr::Constant(bits) => out.push_str(&constant_text(ty, *bits)),
+            Expr::Argument(n) => out.push_str(&function.params[*n as usize].0),
+            Expr::Bound(id) => {
+                let _ = write!(out, "{}{}", function.lets[id.0 as usize].0, id.0);
             }
+            Expr::Load(place) => match place {
+                Place::Global(Global::Input(_)) => {
+                    out.push_str("floatBitsToUint(");
+                    self.write_place(out, *place, names);
+                    out.push(')');
+                }
+                _ => self.write_place(out, *place, names),
+            },
             Expr::Unary(op, a) => {
-                let a_text = self.text(*a, names);
-                let vector = self.function.type_of(*a).lanes > 1;
+                let vector = function.type_of(*a).lanes > 1;
                 match op {
-                    UnaryOp::Not if vector => format!("not({})", strip_parens(&a_text)),
-                    UnaryOp::Not => format!("!{a_text}"),
-                    UnaryOp::BitNot => format!("~{a_text}"),
-                    UnaryOp::Negate => format!("(-{a_text})"),
-                    UnaryOp::Any => format!("any({})", strip_parens(&a_text)),
-                    UnaryOp::All => format!("all({})", strip_parens(&a_text)),
+                    UnaryOp::Not if vector => self.write_call1(out, "not", *a, names),
+                    UnaryOp::Not => {
+                        out.push('!');
+                        self.write(out, *a, names);
+                    }
+                    UnaryOp::BitNot => {
+                        out.push('~');
+                        self.write(out, *a, names);
+                    }
+                    UnaryOp::Negate => {
+                        out.push_str("(-");
+                        self.write(out, *a, names);
+                        out.push(')');
+                    }
+                    UnaryOp::Any => self.write_call1(out, "any", *a, names),
+                    UnaryOp::All => self.write_call1(out, "all", *a, names),
                 }
             }
             Expr::Binary(op, a, b) => {
-                let operand = self.function.type_of(*a);
-                let a = self.text(*a, names);
-                let b = self.text(*b, names);
-                binary_text(*op, operand, &a, &b)
+                let operand = function.type_of(*a);
+                self.write_binary(out, *op, operand, *a, *b, names);
             }
             Expr::Select(c, a, b) => {
-                let vector = self.function.type_of(*c).lanes > 1;
-                let (c, a, b) = (
-                    self.text(*c, names),
-                    self.text(*a, names),
-                    self.text(*b, names),
-                );
+                let vector = function.type_of(*c).lanes > 1;
                 if vector {
                     self.selects.insert(ty);
-                    format!(
-                        "pica_select({}, {}, {})",
-                        strip_parens(&c),
-                        strip_parens(&a),
-                        strip_parens(&b)
-                    )
+                    out.push_str("pica_select(");
+                    self.write_list(out, &[*c, *a, *b], names);
+                    out.push(')');
                 } else {
-                    format!("({c} ? {a} : {b})")
+                    out.push('(');
+                    self.write(out, *c, names);
+                    out.push_str(" ? ");
+                    self.write(out, *a, names);
+                    out.push_str(" : ");
+                    self.write(out, *b, names);
+                    out.push(')');
                 }
             }
             Expr::Swizzle(a, lanes) => {
-                let a = self.text(*a, names);
-                let letters: String = lanes.iter().map(|&l| LANE_LETTERS[l as usize]).collect();
-                if is_simple(&a) {
-                    format!("{a}.{letters}")
-                } else {
-                    format!("({}).{letters}", strip_parens(&a))
+                let start = out.len();
+                self.write(out, *a, names);
+                if !is_simple(&out[start..]) {
+                    if strip_parens(&out[start..]).len() != out.len() - start {
+                        out.pop();
+                        out.remove(start);
+                    }
+                    out.insert(start, '(');
+                    out.push(')');
                 }
+                out.push('.');
+                out.extend(lanes.iter().map(|&l| LANE_LETTERS[l as usize]));
             }
             Expr::Construct(parts) => {
-                let texts: Vec<String> = parts
-                    .iter()
-                    .map(|&p| strip_parens(&self.text(p, names)).to_string())
-                    .collect();
-                if texts.iter().all(|t| *t == texts[0]) && parts.len() == ty.lanes as usize {
-                    format!("{}({})", type_name(ty), texts[0])
-                } else {
-                    format!("{}({})", type_name(ty), texts.join(", "))
+                out.push_str(type_name(ty));
+                out.push('(');
+                let start = out.len();
+                let spans = self.write_list(out, parts, names);
+                let first = &out[spans[0].0..spans[0].1];
+                let same = spans.iter().all(|&(a, b)| &out[a..b] == first);
+                if same && parts.len() == ty.lanes as usize {
+                    out.truncate(start + first.len());
                 }
+                out.push(')');
             }
-            Expr::Convert(a) => {
-                let a = self.text(*a, names);
-                format!("{}({})", type_name(ty), strip_parens(&a))
-            }
+            Expr::Convert(a) => self.write_call1(out, type_name(ty), *a, names),
             Expr::Bitcast(a) => {
-                let from = self.function.type_of(*a).scalar;
-                let a = self.text(*a, names);
-                let a = strip_parens(&a);
+                let from = function.type_of(*a).scalar;
                 let f = match (from, ty.scalar) {
-                    (Scalar::Float, Scalar::Uint) => "floatBitsToUint".to_string(),
-                    (Scalar::Float, Scalar::Int) => "floatBitsToInt".to_string(),
-                    (Scalar::Uint, Scalar::Float) => "uintBitsToFloat".to_string(),
-                    (Scalar::Int, Scalar::Float) => "intBitsToFloat".to_string(),
+                    (Scalar::Float, Scalar::Uint) => "floatBitsToUint",
+                    (Scalar::Float, Scalar::Int) => "floatBitsToInt",
+                    (Scalar::Uint, Scalar::Float) => "uintBitsToFloat",
+                    (Scalar::Int, Scalar::Float) => "intBitsToFloat",
                     _ => type_name(ty),
                 };
-                format!("{f}({a})")
+                self.write_call1(out, f, *a, names);
             }
             Expr::Call(f, args) => {
-                let texts: Vec<String> = args
-                    .iter()
-                    .map(|&p| strip_parens(&self.text(p, names)).to_string())
-                    .collect();
-                format!(
-                    "{}({})",
-                    self.module.functions[f.0 as usize].name,
-                    texts.join(", ")
-                )
+                out.push_str(&self.module.functions[f.0 as usize].name);
+                out.push('(');
+                self.write_list(out, args, names);
+                out.push(')');
             }
         }
     }
+
+    /// Appends a binary operation: vector comparisons and bool-vector logic as GLSL's
+    /// functions, the rest as infix operators in parentheses.
+    fn write_binary(
+        &mut self,
+        out: &mut String,
+        op: BinaryOp,
+        operand: Type,
+        a: ExprId,
+        b: ExprId,
+        names: &Names,
+    ) {
+        let vector = operand.lanes > 1;
+        let boolean = operand.scalar == Scalar::Bool;
+        if op.is_comparison() && vector {
+            let f = match op {
+                BinaryOp::Eq => "equal",
+                BinaryOp::Ne => "notEqual",
+                BinaryOp::Lt => "lessThan",
+                BinaryOp::Le => "lessThanEqual",
+                BinaryOp::Gt => "greaterThan",
+                BinaryOp::Ge => "greaterThanEqual",
+                _ => unreachable!(),
+            };
+            out.push_str(f);
+            out.push('(');
+            self.write_list(out, &[a, b], names);
+            out.push(')');
+            return;
+        }
+        if boolean && vector {
+            let uint = type_name(operand.with_scalar(Scalar::Uint));
+            let symbol = match op {
+                BinaryOp::And => " & ",
+                BinaryOp::Or => " | ",
+                BinaryOp::Xor => {
+                    out.push_str("notEqual(");
+                    self.write_list(out, &[a, b], names);
+                    out.push(')');
+                    return;
+                }
+                _ => unreachable!("{op:?} on bool vectors"),
+            };
+            out.push_str(type_name(operand));
+            out.push('(');
+            self.write_call1(out, uint, a, names);
+            out.push_str(symbol);
+            self.write_call1(out, uint, b, names);
+            out.push(')');
+            return;
+        }
+        let symbol = match op {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::And if boolean => "&&",
+            BinaryOp::Or if boolean => "||",
+            BinaryOp::Xor if boolean => "^^",
+            BinaryOp::And => "&",
+            BinaryOp::Or => "|",
+            BinaryOp::Xor => "^",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+        };
+        out.push('(');
+        self.write(out, a, names);
+        out.push(' ');
+        out.push_str(symbol);
+        out.push(' ');
+        self.write(out, b, names);
+        out.push(')');
+    }
 }
+
+/// The temporaries a statement's shared nodes were hoisted into.
+type Names = FxHashMap<ExprId, String>;
 
 fn global_text(g: Global) -> String {
     match g {
@@ -575,62 +754,6 @@ fn global_text(g: Global) -> String {
         Global::OpaqueZero => format!("{BLOCK_INSTANCE}.zero"),
         Global::EndState => "pica_end_state".to_string(),
     }
-}
-
-fn binary_text(op: BinaryOp, operand: Type, a: &str, b: &str) -> String {
-    let vector = operand.lanes > 1;
-    let boolean = operand.scalar == Scalar::Bool;
-    if op.is_comparison() && vector {
-        let f = match op {
-            BinaryOp::Eq => "equal",
-            BinaryOp::Ne => "notEqual",
-            BinaryOp::Lt => "lessThan",
-            BinaryOp::Le => "lessThanEqual",
-            BinaryOp::Gt => "greaterThan",
-            BinaryOp::Ge => "greaterThanEqual",
-            _ => unreachable!(),
-        };
-        return format!("{f}({}, {})", strip_parens(a), strip_parens(b));
-    }
-    if boolean && vector {
-        let uint = type_name(operand.with_scalar(Scalar::Uint));
-        let bvec = type_name(operand);
-        return match op {
-            BinaryOp::And => format!(
-                "{bvec}({uint}({}) & {uint}({}))",
-                strip_parens(a),
-                strip_parens(b)
-            ),
-            BinaryOp::Or => format!(
-                "{bvec}({uint}({}) | {uint}({}))",
-                strip_parens(a),
-                strip_parens(b)
-            ),
-            BinaryOp::Xor => format!("notEqual({}, {})", strip_parens(a), strip_parens(b)),
-            _ => unreachable!("{op:?} on bool vectors"),
-        };
-    }
-    let symbol = match op {
-        BinaryOp::Add => "+",
-        BinaryOp::Sub => "-",
-        BinaryOp::Mul => "*",
-        BinaryOp::Div => "/",
-        BinaryOp::And if boolean => "&&",
-        BinaryOp::Or if boolean => "||",
-        BinaryOp::Xor if boolean => "^^",
-        BinaryOp::And => "&",
-        BinaryOp::Or => "|",
-        BinaryOp::Xor => "^",
-        BinaryOp::Shl => "<<",
-        BinaryOp::Shr => ">>",
-        BinaryOp::Eq => "==",
-        BinaryOp::Ne => "!=",
-        BinaryOp::Lt => "<",
-        BinaryOp::Le => "<=",
-        BinaryOp::Gt => ">",
-        BinaryOp::Ge => ">=",
-    };
-    format!("({a} {symbol} {b})")
 }
 
 fn is_simple(text: &str) -> bool {

@@ -95,6 +95,8 @@ struct Writer {
     globals: Vec<u32>,
     code: Vec<u32>,
     types: FxHashMap<TypeKey, u32>,
+    /// The ids of the scalar and vector types, by scalar and lane count (0: not made yet).
+    type_ids: [[u32; 5]; 4],
     constants: FxHashMap<(Type, [u32; 4]), u32>,
     source: String,
     source_lines: u32,
@@ -142,6 +144,7 @@ impl Writer {
             globals: Vec::new(),
             code: Vec::new(),
             types: FxHashMap::default(),
+            type_ids: [[0; 5]; 4],
             constants: FxHashMap::default(),
             source: String::new(),
             source_lines: 0,
@@ -216,12 +219,26 @@ impl Writer {
     }
 
     fn ty(&mut self, ty: Type) -> u32 {
+        let slot = (ty.scalar as usize, ty.lanes as usize);
+        if let Some(&id) = self.type_ids.get(slot.0).and_then(|row| row.get(slot.1))
+            && id != 0
+        {
+            return id;
+        }
         let scalar = self.scalar_type(ty.scalar);
-        if ty.lanes == 1 {
+        let id = if ty.lanes == 1 {
             scalar
         } else {
             self.type_id(TypeKey::Vector(scalar, ty.lanes))
+        };
+        if let Some(entry) = self
+            .type_ids
+            .get_mut(slot.0)
+            .and_then(|row| row.get_mut(slot.1))
+        {
+            *entry = id;
         }
+        id
     }
 
     fn pointer(&mut self, class: StorageClass, pointee: u32) -> u32 {
@@ -471,7 +488,10 @@ struct FunctionWriter<'w, 'm> {
     locals: Vec<u32>,
     lets: Vec<u32>,
     /// The values of the statement being written.
-    values: FxHashMap<ExprId, u32>,
+    values: Vec<u32>,
+    /// The statement each entry of `values` belongs to (`values` is valid where it is `now`).
+    valued: Vec<u32>,
+    now: u32,
     /// Whether the block being filled is open (not ended by a branch or return).
     open: bool,
     targets: Vec<Target>,
@@ -494,7 +514,9 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
             params: Vec::new(),
             locals: Vec::new(),
             lets: vec![0; function.lets.len()],
-            values: FxHashMap::default(),
+            values: vec![0; function.exprs.len()],
+            valued: vec![0; function.exprs.len()],
+            now: 0,
             open: false,
             targets: Vec::new(),
             merged: Vec::new(),
@@ -590,7 +612,7 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
                 // Unreachable: after a break, continue or return.
                 return;
             }
-            self.values.clear();
+            self.now += 1;
             self.stmt(stmt);
         }
     }
@@ -877,11 +899,13 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
     }
 
     fn expr(&mut self, e: ExprId) -> u32 {
-        if let Some(&v) = self.values.get(&e) {
-            return v;
+        let k = e.0 as usize;
+        if self.valued[k] == self.now {
+            return self.values[k];
         }
         let v = self.evaluate(e);
-        self.values.insert(e, v);
+        self.values[k] = v;
+        self.valued[k] = self.now;
         v
     }
 
