@@ -54,21 +54,45 @@ pub const BLOCK_INSTANCE: &str = "pica";
 
 /// `module` as a GLSL vertex shader of `dialect` with `interface`.
 pub fn print(module: &Module, interface: &Interface, dialect: Dialect) -> String {
+    print_with(module, interface, dialect, true)
+}
+
+/// [`print`], reusing the helpers printed before or not.
+fn print_with(module: &Module, interface: &Interface, dialect: Dialect, reuse: bool) -> String {
     let mut functions = String::new();
     let mut selects = BTreeSet::new();
-    for function in &module.functions {
+    let entry = module.functions.len().saturating_sub(1);
+    for (index, function) in module.functions.iter().enumerate() {
+        // The helpers are the same for most programs of a mode: printed once (the entry
+        // point, the program itself, never is).
+        let callees = callee_names(module, function);
+        if reuse
+            && index != entry
+            && let Some((text, used)) = printed::find(dialect, function, &callees)
+        {
+            functions.push_str(&text);
+            selects.extend(used);
+            functions.push('\n');
+            continue;
+        }
+        let mut used = BTreeSet::new();
         let mut printer = FunctionPrinter {
             module,
             function,
             dialect,
             out: String::new(),
             temps: 0,
-            selects: &mut selects,
+            selects: &mut used,
             marks: Marks::new(function.exprs.len()),
         };
         printer.function();
-        functions.push_str(&printer.out);
+        let text = printer.out;
+        functions.push_str(&text);
         functions.push('\n');
+        if reuse && index != entry {
+            printed::keep(dialect, function, callees, &text, &used);
+        }
+        selects.extend(used);
     }
     let mut out = String::new();
     let _ = writeln!(out, "#version {}", dialect.version());
@@ -139,6 +163,98 @@ pub fn print(module: &Module, interface: &Interface, dialect: Dialect) -> String
 }
 
 const LANE_LETTERS: [char; 4] = ['x', 'y', 'z', 'w'];
+
+/// The names of the functions `function` calls, in the order of its expressions: with the
+/// function itself, what its text depends on.
+fn callee_names(module: &Module, function: &Function) -> Vec<String> {
+    function
+        .exprs
+        .iter()
+        .filter_map(|(e, _)| match e {
+            Expr::Call(f, _) => Some(module.functions[f.0 as usize].name.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Helper functions printed before, by dialect and name: a translation's `pica_*` helpers are
+/// 70-90 % of its text and the same for every program of a precision mode. A function is
+/// reused only when it and its callees' names are equal to the one printed, so the text is
+/// exactly what printing it again would give. Bounded: past [`printed::LIMIT`] bytes nothing
+/// more is kept.
+mod printed {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+
+    use rustc_hash::FxHashMap;
+
+    use super::Dialect;
+    use crate::ir::{Function, Type};
+
+    /// The most kept, in bytes: the texts and the functions' expressions.
+    pub const LIMIT: usize = 32 << 20;
+
+    struct Printed {
+        function: Function,
+        callees: Vec<String>,
+        text: String,
+        selects: Vec<Type>,
+    }
+
+    #[derive(Default)]
+    struct Cache {
+        by_name: FxHashMap<(Dialect, String), Vec<Printed>>,
+        bytes: usize,
+    }
+
+    static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
+
+    /// The text and the select types of `function` printed in `dialect` before, if it was.
+    pub fn find(
+        dialect: Dialect,
+        function: &Function,
+        callees: &[String],
+    ) -> Option<(String, Vec<Type>)> {
+        let cache = CACHE.lock().ok()?;
+        let printed = cache
+            .as_ref()?
+            .by_name
+            .get(&(dialect, function.name.clone()))?
+            .iter()
+            .find(|p| p.callees == callees && p.function == *function)?;
+        Some((printed.text.clone(), printed.selects.clone()))
+    }
+
+    /// Keeps `function`'s text and the select types it used.
+    pub fn keep(
+        dialect: Dialect,
+        function: &Function,
+        callees: Vec<String>,
+        text: &str,
+        selects: &BTreeSet<Type>,
+    ) {
+        let Ok(mut guard) = CACHE.lock() else {
+            return;
+        };
+        let cache = guard.get_or_insert_with(Cache::default);
+        // The text and, about, the function kept to compare with.
+        let bytes = text.len() + function.exprs.len() * size_of::<(crate::ir::Expr, Type)>();
+        if cache.bytes + bytes > LIMIT {
+            return;
+        }
+        cache.bytes += bytes;
+        cache
+            .by_name
+            .entry((dialect, function.name.clone()))
+            .or_default()
+            .push(Printed {
+                function: function.clone(),
+                callees,
+                text: text.to_string(),
+                selects: selects.iter().copied().collect(),
+            });
+    }
+}
 
 /// The GLSL name of `ty`.
 pub fn type_name(ty: Type) -> &'static str {
@@ -824,4 +940,69 @@ fn comment_safe(line: &str) -> String {
             _ => '?',
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Options, translate};
+    use shader::asm::{AsmOptions, SourceFile, assemble};
+    use shader::float24::Precision;
+    use shader::program::ShaderProgram;
+
+    fn program(body: &str) -> ShaderProgram {
+        let files = [SourceFile {
+            name: "t.v.pica".into(),
+            text: format!(
+                ".fvec ma, mb\n.out outpos position\n.out outc color\n.proc main\n{body}\n.end\n"
+            ),
+        }];
+        let shbin = assemble(&files, AsmOptions::default())
+            .expect("the test program assembles")
+            .shbin;
+        ShaderProgram::from_shbin(&shbin, 0).unwrap()
+    }
+
+    #[test]
+    fn reused_helpers_print_exactly_what_printing_them_again_gives() {
+        // Programs sharing some helpers (dp4, mul, the exact division of rcp) and not others,
+        // printed in turn so that each finds helpers the others left.
+        let bodies = [
+            "dp4 outpos.x, ma, v0\nmul outc, mb, v1\nend",
+            "rcp outpos, v0.x\ndp4 outc.y, ma, v1\nend",
+            "ex2 outpos, v0.y\nrcp outc, v1.z\nmov r0, v0\nmul outc.x, r0, v0\nend",
+        ];
+        let mut reused = 0;
+        for precision in [Precision::F24Truncate, Precision::F32] {
+            let options = Options {
+                precision,
+                ..Options::default()
+            };
+            for dialect in [Dialect::Glsl330, Dialect::Es320] {
+                for _ in 0..2 {
+                    for body in bodies {
+                        let translation = translate(&program(body), &options, "main").unwrap();
+                        let interface = Interface::default();
+                        let fresh = print_with(&translation.module, &interface, dialect, false);
+                        let helpers =
+                            &translation.module.functions[..translation.module.functions.len() - 1];
+                        reused += helpers
+                            .iter()
+                            .filter(|f| {
+                                printed::find(dialect, f, &callee_names(&translation.module, f))
+                                    .is_some()
+                            })
+                            .count();
+                        assert_eq!(
+                            print_with(&translation.module, &interface, dialect, true),
+                            fresh,
+                            "{body} in {precision}, {dialect:?}"
+                        );
+                    }
+                }
+            }
+        }
+        // The second pass of each mode and dialect finds every helper of every program.
+        assert!(reused > 20, "{reused} helpers reused");
+    }
 }
