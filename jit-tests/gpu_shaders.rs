@@ -373,6 +373,28 @@ fn f32_and_float24_add_and_multiply_are_exact_on_edge_values_on_the_gpu() {
 }
 
 #[test]
+fn floor_of_lanes_a_partial_write_left_is_exact_on_the_gpu() {
+    // Difftest seed 1, programs 853 and 1810 (f32): with OpSelect in FLR's bit selects,
+    // lavapipe gave -0 for the +0 lanes a partial write had left (docs/gpu-shaders.md, "SPIR-V").
+    let mut builder = Builder::new();
+    builder.ops(
+        "mov r0.yzw, v0; flr o0, r0; mov r1.xzw, v0; flr o1, r1; \
+         mov r2.w, v1; flr o2.x, r2; end",
+    );
+    let program = builder.program(ShaderKind::Vertex);
+    let vertices: Vec<InputRegisters> = edge_bits()
+        .into_iter()
+        .map(|x| {
+            let mut v = [[0.0f32; 4]; 16];
+            v[0] = [f32::from_bits(x); 4];
+            v[1] = [f32::from_bits(x ^ 0x8000_0000); 4];
+            v
+        })
+        .collect();
+    assert_gpu_agrees(&program, &vertices);
+}
+
+#[test]
 fn the_costly_functions_and_floor_are_exact_on_edge_values_on_the_gpu() {
     // Two of each costly function, so that the shared evaluation runs too (docs/gpu-shaders.md,
     // "Compile cost").

@@ -951,7 +951,18 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
                 let (c, a, b) = (self.expr(c), self.expr(a), self.expr(b));
                 // SPIR-V 1.0 selects lane by lane only: a scalar condition is spread.
                 let c = self.splat(c, tc, ty.lanes);
-                self.value(Op::Select, type_id, &[c, a, b])
+                if matches!(ty.scalar, Scalar::Uint | Scalar::Int) {
+                    // Bits, as the GLSL printer selects them: lavapipe (Mesa 22.3.6) gave
+                    // 0x80000000 for floor(+0) when FLR's selects were `OpSelect`s.
+                    let ones = self.w.constant(ty, [u32::MAX; 4]);
+                    let zero = self.w.constant(ty, [0; 4]);
+                    let mask = self.value(Op::Select, type_id, &[c, ones, zero]);
+                    let diff = self.value(Op::BitwiseXor, type_id, &[a, b]);
+                    let picked = self.value(Op::BitwiseAnd, type_id, &[diff, mask]);
+                    self.value(Op::BitwiseXor, type_id, &[b, picked])
+                } else {
+                    self.value(Op::Select, type_id, &[c, a, b])
+                }
             }
             Expr::Swizzle(a, ref lanes) => {
                 let ta = self.function.type_of(a);

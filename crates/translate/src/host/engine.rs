@@ -260,7 +260,8 @@ fn workers<B: Backend>() -> Result<&'static [Mutex<Sender<Job<B>>>], HostError> 
         .map_err(Clone::clone)
 }
 
-/// The jobs queued or running on each worker (index: the worker's).
+/// The jobs queued or running on each worker (index: the worker's; the two APIs' workers of
+/// one index share a count, which only guides the choice of a worker).
 fn busy() -> &'static [AtomicUsize; MOST_WORKERS] {
     static BUSY: [AtomicUsize; MOST_WORKERS] = [const { AtomicUsize::new(0) }; MOST_WORKERS];
     &BUSY
