@@ -16,7 +16,7 @@ use crate::translate::glsl::Dialect;
 use crate::translate::interface::Interface;
 use crate::translate::names::Names;
 use crate::translate::spv::{self, SpirvOptions};
-use crate::translate::{Options, glsl, spirv, translate_named};
+use crate::translate::{Language, Options, glsl, printable, spirv, translate_named};
 
 /// The language written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -99,8 +99,22 @@ pub fn command(args: &DecompileArgs) -> Result<ExitCode, CliError> {
             error,
         }
     })?;
+    let language = match args.lang.dialect() {
+        Some(dialect) => Language::Glsl(dialect),
+        None => Language::Spirv,
+    };
+    printable(&translation, language).map_err(|error| CliError::Translate {
+        path: args.program.clone(),
+        dvle: args.dvle,
+        error,
+    })?;
     let interface = Interface {
-        banner: banner(args, &names, &form_text(&translation)),
+        banner: banner(
+            args,
+            &names,
+            &form_text(&translation),
+            translation.module.geometry.is_some(),
+        ),
         ..Interface::default()
     };
     let bytes = match args.lang.dialect() {
@@ -138,7 +152,7 @@ fn form_text(translation: &crate::translate::Translation) -> String {
 }
 
 /// The comment lines at the top: what was translated, how, and the DVLE's names.
-fn banner(args: &DecompileArgs, names: &Names, form: &str) -> String {
+fn banner(args: &DecompileArgs, names: &Names, form: &str, geometry: bool) -> String {
     let file = args
         .program
         .file_name()
@@ -155,6 +169,10 @@ fn banner(args: &DecompileArgs, names: &Names, form: &str) -> String {
         args.precision.name(),
         args.budget,
     );
+    if geometry {
+        text += "// a geometry shader: one invocation per input point, whose v0-v15 it reads; the\n\
+                 // state an invocation starts from in pica_geometry_state; each PICA triangle a strip\n";
+    }
     let named: Vec<String> = names.all().map(|(r, n)| format!("{r} {n}")).collect();
     for line in named.chunks(6) {
         text += &format!("// names: {}\n", escape(&line.join(", ")));

@@ -19,6 +19,7 @@ use shader::isa::{
 };
 use shader::program::ShaderProgram;
 
+use crate::geometry::{GeometryForm, StopRoute};
 use crate::ir::build::{FnBuilder, ModuleBuilder};
 use crate::ir::{ExprId, Global, LocalId, Place, Stmt, Type};
 use crate::program::{Costly, Deferral, Emitter, Registers, Service, Status};
@@ -189,6 +190,10 @@ impl<'a, 'm> Stepping<'_, 'a, 'm> {
 /// Writes the end state (when the translation reports it) and returns: `status`, and `pc` for
 /// an error.
 pub(crate) fn finish(emitter: &mut Emitter, end_state: bool, status: Status, pc: ExprId) {
+    if emitter.registers.geometry.is_some() {
+        crate::geometry::stop(emitter, status, pc);
+        return;
+    }
     if end_state {
         let b = &mut *emitter.b;
         let regs = emitter.registers;
@@ -589,7 +594,7 @@ pub fn translate(
     let (_, ends, found) = runs(&decoded, program.entry);
     let budget = options.instruction_budget.clamp(1, GREATEST_BUDGET) as u32;
     let mut b = FnBuilder::new(module, name, &[], None);
-    let registers = Registers::declare(&mut b);
+    let mut registers = Registers::declare(&mut b);
     let stacks = Stacks::declare(&mut b);
     let dispatch = Dispatch {
         pc: b.local("pc", Type::INT, [program.entry as u32; 4]),
@@ -597,6 +602,18 @@ pub fn translate(
         routed: b.local("routed", Type::INT, [0; 4]),
         matched: b.local("matched", Type::BOOL, [0; 4]),
     };
+    let mut stop_route = None;
+    if let Some(g) = registers.geometry.as_mut()
+        && g.layout.form == GeometryForm::Records
+    {
+        let route = StopRoute {
+            status: b.local("stop_status", Type::UINT, [0; 4]),
+            pc: b.local("stop_pc", Type::INT, [0; 4]),
+            selector: dispatch.pc,
+        };
+        g.stop = Some(route);
+        stop_route = Some(route);
+    }
     let listing = |pc: u16| {
         names.annotate(&disasm::format_instruction(
             &decoded[pc as usize],
@@ -631,9 +648,12 @@ pub fn translate(
             let steps = emitter.b.bind("steps", steps);
             let after = emitter.b.add_k(steps, len as u32);
             let after = emitter.b.bind("after", after);
-            let over = emitter.b.gt_k(after, budget);
-            emitter.b.open();
-            {
+            // A geometry invocation's state after a failure persists, so it counts each
+            // instruction instead (below).
+            let per_run = emitter.registers.geometry.is_none();
+            if per_run {
+                let over = emitter.b.gt_k(after, budget);
+                emitter.b.open();
                 // The first instruction not executed: the one that exceeds the budget.
                 let budget_k = emitter.b.uint(budget);
                 let left = emitter.b.sub(budget_k, steps);
@@ -641,9 +661,9 @@ pub fn translate(
                 let at = emitter.b.add_k(left, leader as u32);
                 let at = emitter.b.and_k(at, PROGRAM_WORDS as u32 - 1);
                 finish(&mut emitter, options.end_state, Status::Budget, at);
+                let fail = emitter.b.close();
+                emitter.b.push_stmt(Stmt::If(over, fail, Vec::new()));
             }
-            let fail = emitter.b.close();
-            emitter.b.push_stmt(Stmt::If(over, fail, Vec::new()));
             emitter.b.set(dispatch.steps, after);
             let mut k = 0;
             while k < len {
@@ -655,11 +675,31 @@ pub fn translate(
                     .as_ref()
                     .and_then(Costly::of)
                     .filter(|c| shared.contains(c));
-                let same = if last || deferred.is_some() {
+                // A geometry invocation stops at EMIT (vertex id 3) through its stop case,
+                // which a `continue` inside a repeat's loop would not reach.
+                let emits = matches!(
+                    inst,
+                    Instruction::Simple {
+                        op: SimpleOp::Emit,
+                        ..
+                    }
+                );
+                let same = if last || deferred.is_some() || (emits && !per_run) {
                     1
                 } else {
                     repeated(&decoded, leader, k, len)
                 };
+                if !per_run {
+                    // Instruction k of the run runs only when fewer than `budget` ran before:
+                    // `steps` holds the count after the whole run.
+                    let steps = emitter.b.get(dispatch.steps);
+                    let over = emitter.b.ge_k(steps, budget + (len - k) as u32);
+                    emitter.b.open();
+                    let at = emitter.b.int(pc as i32);
+                    finish(&mut emitter, options.end_state, Status::Budget, at);
+                    let fail = emitter.b.close();
+                    emitter.b.push_stmt(Stmt::If(over, fail, Vec::new()));
+                }
                 if same >= REPEAT_AT_LEAST {
                     // Identical words (the zeros past the uploaded code): one loop, not a copy
                     // each (docs/gpu-shaders.md, "Compile cost").
@@ -670,18 +710,42 @@ pub fn translate(
                     ));
                     let zero = emitter.b.int(0);
                     emitter.b.set(repeat, zero);
+                    // A geometry invocation runs the passes the budget leaves (at least one:
+                    // the check above), then stops at the first one it does not run.
+                    let allowed = if per_run {
+                        emitter.b.int(same as i32)
+                    } else {
+                        let steps = emitter.b.get(dispatch.steps);
+                        let limit = emitter.b.uint(budget + (len - k) as u32);
+                        let room = emitter.b.sub(limit, steps);
+                        let all = emitter.b.uint(same as u32);
+                        let short = emitter.b.lt(room, all);
+                        let passes = emitter.b.select(short, room, all);
+                        let passes = emitter.b.convert(passes, crate::ir::Scalar::Int);
+                        emitter.b.bind("passes", passes)
+                    };
                     emitter.b.open();
                     let done = emitter.b.get(repeat);
-                    let done = emitter.b.ge_k(done, same as u32);
+                    let done = emitter.b.ge(done, allowed);
                     emitter.b.when(done, |b| b.brk());
                     if let Some(operation) = &operation {
                         visit(&mut emitter, program, operation);
                     }
+                    crate::geometry::effect(&mut emitter, &inst, pc, options.end_state);
                     let count = emitter.b.get(repeat);
                     let count = emitter.b.add_k(count, 1);
                     emitter.b.set(repeat, count);
                     let body = emitter.b.close();
                     emitter.b.push_stmt(Stmt::Loop(body));
+                    if !per_run {
+                        let short = emitter.b.lt_k(allowed, same as u32);
+                        emitter.b.open();
+                        let at = emitter.b.add_k(allowed, pc as u32);
+                        let at = emitter.b.and_k(at, PROGRAM_WORDS as u32 - 1);
+                        finish(&mut emitter, options.end_state, Status::Budget, at);
+                        let fail = emitter.b.close();
+                        emitter.b.push_stmt(Stmt::If(short, fail, Vec::new()));
+                    }
                     k += same;
                     continue;
                 }
@@ -707,6 +771,7 @@ pub fn translate(
                     visit(&mut emitter, program, operation);
                     emitter.deferral = Deferral::Inline;
                 }
+                crate::geometry::effect(&mut emitter, &inst, pc, options.end_state);
                 if last {
                     let test = match rules::test(&mut emitter, &inst) {
                         Some(bit) => {
@@ -741,9 +806,21 @@ pub fn translate(
         };
         finish(&mut emitter, options.end_state, Status::Internal, pc);
         let default = b.close();
+        if let Some(route) = stop_route {
+            b.open();
+            let mut emitter = Emitter {
+                b: &mut *b,
+                precision: options.precision,
+                registers,
+                deferral: Deferral::Inline,
+            };
+            crate::geometry::stop_case(&mut emitter, route);
+            let body = b.close();
+            cases.push((vec![StopRoute::CASE], body));
+        }
         b.push_stmt(Stmt::Switch(selector, cases, default));
     });
-    prologue(&mut b, options);
+    prologue(&mut b, options, &registers);
     let function = b.finish();
     module.add(function);
     Ok(())
@@ -752,8 +829,8 @@ pub fn translate(
 /// The statements before an entry function's body: every output written starts at +0, and
 /// the end state (when reported) starts as "stopped by the host", what is left when a driver
 /// kills the invocation.
-pub(crate) fn prologue(b: &mut FnBuilder, options: &Options) {
-    let mut start = Vec::new();
+pub(crate) fn prologue(b: &mut FnBuilder, options: &Options, registers: &Registers) {
+    let mut start = crate::geometry::prologue(b, registers);
     let outputs = b.module.outputs;
     for n in 0..16u8 {
         if outputs & (1 << n) != 0 {
@@ -761,7 +838,7 @@ pub(crate) fn prologue(b: &mut FnBuilder, options: &Options) {
             start.push(Stmt::Store(Place::Global(Global::Output(n)), None, zero));
         }
     }
-    if options.end_state {
+    if options.end_state && registers.geometry.is_none() {
         let parts: Vec<ExprId> = [0, 0, 0, (Status::HostStopped as i32) << 2]
             .iter()
             .map(|&v| b.int(v))

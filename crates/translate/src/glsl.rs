@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use rustc_hash::FxHashMap;
 use std::fmt::Write;
 
+use crate::geometry::GeometryForm;
 use crate::interface::{Interface, OutputStyle};
 use crate::ir::*;
 
@@ -51,6 +52,12 @@ impl Dialect {
 
 /// The name of the uniform block's instance in GLSL.
 pub const BLOCK_INSTANCE: &str = "pica";
+
+/// The name of a geometry shader's state block in GLSL.
+pub const GEOMETRY_BLOCK: &str = "pica_geometry_state";
+
+/// The name of the state block's instance in GLSL.
+pub const GEOMETRY_INSTANCE: &str = "pica_gs";
 
 /// `module` as a GLSL vertex shader of `dialect` with `interface`.
 pub fn print(module: &Module, interface: &Interface, dialect: Dialect) -> String {
@@ -103,9 +110,24 @@ fn print_with(module: &Module, interface: &Interface, dialect: Dialect, reuse: b
         let _ = writeln!(out, "{}", comment_safe(line));
     }
     out.push('\n');
+    if let Some(g) = module.geometry {
+        let output = match g.form {
+            GeometryForm::Triangles => "triangle_strip",
+            GeometryForm::Records => "points",
+        };
+        let _ = writeln!(
+            out,
+            "layout(points) in;\nlayout({output}, max_vertices = {}) out;",
+            g.max_vertices()
+        );
+    }
     for n in 0..16 {
         if module.inputs & (1 << n) != 0 {
-            let _ = writeln!(out, "layout(location = {n}) in vec4 v{n};");
+            if module.geometry.is_some() {
+                let _ = writeln!(out, "in vec4 v{n}[];");
+            } else {
+                let _ = writeln!(out, "layout(location = {n}) in vec4 v{n};");
+            }
         }
     }
     let _ = writeln!(
@@ -114,6 +136,8 @@ fn print_with(module: &Module, interface: &Interface, dialect: Dialect, reuse: b
         interface.block_name
     );
     let storage = match interface.outputs {
+        // A geometry shader's outputs are what EmitVertex sends: varyings always.
+        _ if module.geometry.is_some() => "out ",
         OutputStyle::Varyings => "out ",
         OutputStyle::Globals => "",
     };
@@ -124,6 +148,18 @@ fn print_with(module: &Module, interface: &Interface, dialect: Dialect, reuse: b
     }
     if module.end_state {
         let _ = writeln!(out, "flat out ivec4 pica_end_state;");
+    }
+    if let Some(g) = module.geometry {
+        let _ = writeln!(
+            out,
+            "layout(std140) uniform {GEOMETRY_BLOCK} {{\n    uvec4 s[{}]; // r0-r15, bank 0 o0-o15, bank 1, slots 0-2, (a0.x, a0.y, aL, flags), window\n}} {GEOMETRY_INSTANCE};",
+            crate::geometry::state::VECTORS
+        );
+        if g.form == GeometryForm::Records {
+            for n in 0..crate::geometry::PACKET_VECTORS {
+                let _ = writeln!(out, "flat out uvec4 pica_p{n};");
+            }
+        }
     }
     out.push('\n');
     for ty in &selects {
@@ -594,6 +630,14 @@ impl<'a> FunctionPrinter<'a> {
                     let _ = writeln!(self.out, "// {}", comment_safe(line));
                 }
             }
+            Stmt::EmitVertex => {
+                self.indent(depth);
+                self.out.push_str("EmitVertex();\n");
+            }
+            Stmt::EndPrimitive => {
+                self.indent(depth);
+                self.out.push_str("EndPrimitive();\n");
+            }
         }
     }
 
@@ -611,6 +655,10 @@ impl<'a> FunctionPrinter<'a> {
                 out.push('[');
                 self.write_bare(out, i, names);
                 out.push(']');
+            }
+            Place::Global(Global::Input(n)) if self.module.geometry.is_some() => {
+                // A geometry shader's inputs are arrays of the one vertex of a point.
+                let _ = write!(out, "v{n}[0]");
             }
             Place::Global(g) => out.push_str(&global_text(g)),
             Place::GlobalElement(g, i) => {
@@ -869,6 +917,8 @@ fn global_text(g: Global) -> String {
         Global::BoolUniforms => format!("{BLOCK_INSTANCE}.b"),
         Global::OpaqueZero => format!("{BLOCK_INSTANCE}.zero"),
         Global::EndState => "pica_end_state".to_string(),
+        Global::GeometryState => format!("{GEOMETRY_INSTANCE}.s"),
+        Global::Packet(n) => format!("pica_p{n}"),
     }
 }
 

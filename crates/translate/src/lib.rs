@@ -10,6 +10,7 @@
 
 pub mod dispatch;
 pub mod double;
+pub mod geometry;
 pub mod glsl;
 pub mod host;
 pub mod interface;
@@ -27,6 +28,7 @@ use shader::exec::{DEFAULT_INSTRUCTION_BUDGET, ExecConfig};
 use shader::float24::Precision;
 use shader::program::{ShaderKind, ShaderProgram};
 
+use crate::geometry::{Geometry, GeometryForm};
 use crate::interface::Interface;
 use crate::ir::Module;
 use crate::ir::build::ModuleBuilder;
@@ -73,16 +75,17 @@ impl Options {
 /// Why a program was not translated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TranslateError {
-    /// A geometry shader: not translated yet (they run on the CPU engines).
+    /// A geometry shader for a target without them here: GLSL ES 3.00 has no geometry stage,
+    /// and the SPIR-V printer does not print one yet.
     GeometryShader,
 }
 
 impl fmt::Display for TranslateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TranslateError::GeometryShader => {
-                f.write_str("geometry shaders are not translated for the host GPU yet")
-            }
+            TranslateError::GeometryShader => f.write_str(
+                "this target has no geometry shaders here (GLSL 3.30, 4.50 and ES 3.20 do)",
+            ),
         }
     }
 }
@@ -138,10 +141,15 @@ pub fn translate_named(
     entry: &str,
     names: &Names,
 ) -> Result<Translation, TranslateError> {
-    if program.stage == ShaderKind::Geometry {
-        return Err(TranslateError::GeometryShader);
-    }
     let mut module = ModuleBuilder::new();
+    if program.stage == ShaderKind::Geometry {
+        let form = if options.end_state {
+            GeometryForm::Records
+        } else {
+            GeometryForm::Triangles
+        };
+        module.geometry = Some(Geometry::of(program, form));
+    }
     let plan = if options.structure {
         structured::plan(program, options).map_err(Some)
     } else {
@@ -163,6 +171,27 @@ pub fn translate_named(
         unstructured,
         options: *options,
     })
+}
+
+/// A language a translation is printed in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Language {
+    /// GLSL of a dialect.
+    Glsl(glsl::Dialect),
+    /// SPIR-V for Vulkan.
+    Spirv,
+}
+
+/// Whether `translation` can be printed in `language`: a geometry shader needs a dialect with
+/// a geometry stage (not GLSL ES 3.00), and the SPIR-V printer prints vertex shaders only yet.
+pub fn printable(translation: &Translation, language: Language) -> Result<(), TranslateError> {
+    let geometry = translation.module.geometry.is_some();
+    match language {
+        Language::Glsl(glsl::Dialect::Es300) | Language::Spirv if geometry => {
+            Err(TranslateError::GeometryShader)
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `translation` as GLSL of `dialect`.

@@ -12,6 +12,7 @@ use shader::flow::rules::FlowOps;
 use shader::isa::{DestMask, DstReg, RegisterFile, RelIndex};
 use shader::program::{IndexOps, relative_uniform_slot};
 
+use crate::geometry::GeometryRegisters;
 use crate::ir::build::FnBuilder;
 use crate::ir::{ExprId, Global, LocalId, Place, Scalar, Type};
 use crate::lanes::HostLanes;
@@ -46,13 +47,21 @@ pub struct Registers {
     pub loop_counter: LocalId,
     /// cmp.x, cmp.y (`bool`).
     pub cmp: [LocalId; 2],
+    /// A geometry shader's banks and emit state.
+    pub geometry: Option<GeometryRegisters>,
 }
 
 impl Registers {
-    /// Declares the registers, each at its start value (docs/execution-model.md §6).
+    /// Declares the registers, each at its start value (docs/execution-model.md §6; a geometry
+    /// shader's are set from its state by [`crate::geometry::prologue`]).
     pub fn declare(b: &mut FnBuilder) -> Registers {
         let temporaries = std::array::from_fn(|n| b.local(&format!("r{n}"), Type::UVEC4, [0; 4]));
+        let geometry = b
+            .module
+            .geometry
+            .map(|layout| GeometryRegisters::declare(b, layout));
         Registers {
+            geometry,
             temporaries,
             address: [
                 b.local("a0_x", Type::INT, [0; 4]),
@@ -498,7 +507,12 @@ impl OperationBackend for Emitter<'_, '_> {
         let lanes: Vec<u8> = (0..4).filter(|&l| mask.lane(l)).map(|l| l as u8).collect();
         let value = self.b.swizzle(value, &lanes);
         let place = match dst.file_index() {
-            (RegisterFile::Output, n) => Place::Global(Global::Output(n)),
+            (RegisterFile::Output, n) => match self.registers.geometry {
+                // A geometry shader writes the bank written now (every written register has
+                // a local there).
+                Some(g) => Place::Local(g.current[n as usize].expect("a written output")),
+                None => Place::Global(Global::Output(n)),
+            },
             (_, n) => Place::Local(self.registers.temporaries[n as usize]),
         };
         self.b.store_lanes(place, &lanes, value);

@@ -58,7 +58,8 @@ pub fn captured(module: &Module) -> Vec<Option<u8>> {
 
 /// `module` as SPIR-V words with `interface` (its block name names the uniform block's type;
 /// outputs are always `Output` variables at locations 0-15, whatever the interface's output
-/// style: SPIR-V modules are not linked with the caller's code).
+/// style: SPIR-V modules are not linked with the caller's code). A vertex shader's module
+/// only: [`crate::printable`] refuses the others first.
 pub fn print(module: &Module, interface: &Interface, options: &SpirvOptions) -> Vec<u32> {
     let mut w = Writer::new();
     w.module(module, interface, options);
@@ -635,6 +636,9 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
                 self.w.name(v, &name);
             }
             Stmt::Store(place, lanes, value) => self.store(*place, lanes.as_deref(), *value),
+            Stmt::EmitVertex | Stmt::EndPrimitive => {
+                unreachable!("a geometry module (see `print`)")
+            }
             Stmt::If(c, then, otherwise) => {
                 let c = self.expr(*c);
                 let then_label = self.w.id();
@@ -805,9 +809,10 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
                 }
                 Global::BoolUniforms => self.block_member(2, None),
                 Global::OpaqueZero => self.block_member(3, None),
-                Global::FloatUniforms | Global::IntUniforms => {
+                Global::FloatUniforms | Global::IntUniforms | Global::GeometryState => {
                     unreachable!("an indexed global used whole")
                 }
+                Global::Packet(_) => unreachable!("a geometry module (see `print`)"),
             },
             Place::GlobalElement(g, i) => {
                 let member = match g {

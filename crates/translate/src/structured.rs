@@ -672,6 +672,7 @@ impl Lowering<'_> {
                 if let Some(operation) = inst.operation() {
                     visit(e, self.program, &operation);
                 }
+                crate::geometry::effect(e, &inst, pc, self.end_state);
                 if let (Some(level), Instruction::Loop { int_id, .. }) = (node.loop_start, inst) {
                     let start = rules::loop_start(&mut *e, int_id);
                     let al = e.registers.loop_counter;
@@ -796,7 +797,7 @@ pub fn translate(
         deferral: Deferral::Inline,
     };
     lowering.pieces(&mut emitter, &plan.pieces);
-    prologue(&mut b, options);
+    prologue(&mut b, options, &registers);
     let function = b.finish();
     module.add(function);
     Ok(())

@@ -14,14 +14,15 @@ use std::sync::mpsc::{Sender, channel};
 use std::sync::{Mutex, OnceLock};
 
 use shader::exec::{
-    BatchIo, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
+    BatchIo, EmitConfig, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
 };
-use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms};
+use shader::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms};
 
 use super::gl::{Api, GlDevice, GlProgram};
 use super::vulkan::{VkDevice, VkProgram};
 use super::{BLOCK_BYTES, HostError, block_bytes};
-use crate::glsl::Dialect;
+use crate::geometry::{self, PACKET_VECTORS, WINDOW_PACKETS, flags};
+use crate::glsl::{Dialect, GEOMETRY_BLOCK};
 use crate::interface::Interface;
 use crate::program::Status;
 use crate::spv::{SpirvOptions, captured};
@@ -51,6 +52,19 @@ pub trait Backend: Sized + 'static {
         &mut self,
         program: &Self::Program,
         block: &[u8],
+        inputs: &[u8],
+    ) -> Result<Vec<u8>, HostError>;
+    /// Whether the backend runs geometry shaders.
+    const GEOMETRY: bool;
+    /// Compiles a geometry `translation` (the record form) capturing its packets.
+    fn compile_geometry(&mut self, translation: &Translation) -> Result<Self::Program, HostError>;
+    /// Runs a geometry `program` on one point (`inputs`: 256 bytes) with the uniform `block` and
+    /// the state `state`; returns the packets captured (256 bytes each).
+    fn run_geometry(
+        &mut self,
+        program: &Self::Program,
+        block: &[u8],
+        state: &[u8],
         inputs: &[u8],
     ) -> Result<Vec<u8>, HostError>;
     /// Frees `program`.
@@ -125,6 +139,35 @@ impl Backend for OpenGl {
         )
     }
 
+    const GEOMETRY: bool = true;
+
+    fn compile_geometry(&mut self, translation: &Translation) -> Result<OpenGlProgram, HostError> {
+        let source = crate::glsl(translation, Dialect::Glsl330, &Interface::default());
+        let names: Vec<String> = (0..PACKET_VECTORS).map(|n| format!("pica_p{n}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let inputs = translation.module.inputs;
+        Ok(OpenGlProgram {
+            program: self.device.compile_geometry(&source, inputs, &refs)?,
+            inputs,
+        })
+    }
+
+    fn run_geometry(
+        &mut self,
+        program: &OpenGlProgram,
+        block: &[u8],
+        state: &[u8],
+        inputs: &[u8],
+    ) -> Result<Vec<u8>, HostError> {
+        self.device.run_geometry(
+            &program.program,
+            &[(&self.block_name, block), (GEOMETRY_BLOCK, state)],
+            inputs,
+            program.inputs,
+            WINDOW_PACKETS as usize,
+        )
+    }
+
     fn delete(&mut self, program: OpenGlProgram) {
         self.device.delete(program.program);
     }
@@ -180,6 +223,26 @@ impl Backend for Vulkan {
         inputs: &[u8],
     ) -> Result<Vec<u8>, HostError> {
         self.device.run(program, block, inputs)
+    }
+
+    const GEOMETRY: bool = false;
+
+    fn compile_geometry(&mut self, _translation: &Translation) -> Result<VkProgram, HostError> {
+        Err(HostError::Unavailable(
+            "the SPIR-V printer prints vertex shaders only".into(),
+        ))
+    }
+
+    fn run_geometry(
+        &mut self,
+        _program: &VkProgram,
+        _block: &[u8],
+        _state: &[u8],
+        _inputs: &[u8],
+    ) -> Result<Vec<u8>, HostError> {
+        Err(HostError::Unavailable(
+            "the SPIR-V printer prints vertex shaders only".into(),
+        ))
     }
 
     fn delete(&mut self, program: VkProgram) {
@@ -346,8 +409,14 @@ impl<B: Backend> HostShader<B> {
     /// Translates `program` and compiles it on the host GPU.
     pub fn compile(program: ShaderProgram, config: ExecConfig) -> Result<Self, GpuError> {
         let options = Options::of(config, true);
+        if program.stage == ShaderKind::Geometry && !B::GEOMETRY {
+            return Err(GpuError::Translate(TranslateError::GeometryShader));
+        }
         let translation =
             crate::translate(&program, &options, "main").map_err(GpuError::Translate)?;
+        if translation.module.geometry.is_some() {
+            return Self::compile_geometry(program, config, translation);
+        }
         let record = captured(&translation.module);
         let for_worker = translation.clone();
         let worker = next_worker::<B>().map_err(GpuError::Host)?;
@@ -399,6 +468,93 @@ impl<B: Backend> HostShader<B> {
             groups,
             api: PhantomData,
         })
+    }
+
+    /// [`HostShader::compile`] of a geometry shader: one program, the record form.
+    fn compile_geometry(
+        program: ShaderProgram,
+        config: ExecConfig,
+        translation: Translation,
+    ) -> Result<Self, GpuError> {
+        let for_worker = translation.clone();
+        let worker = next_worker::<B>().map_err(GpuError::Host)?;
+        let slot = on_worker::<B, _>(worker, move |w| -> Result<usize, HostError> {
+            let p = w.device.compile_geometry(&for_worker)?;
+            // The first draw compiles the machine code (as for vertex shaders).
+            let state = state_bytes(&GeometryState::default(), 0);
+            if let Err(e) = w
+                .device
+                .run_geometry(&p, &[0; BLOCK_BYTES], &state, &[0; 256])
+            {
+                w.device.delete(p);
+                return Err(e);
+            }
+            let slot = match w.programs.iter().position(Option::is_none) {
+                Some(free) => free,
+                None => {
+                    w.programs.push(None);
+                    w.programs.len() - 1
+                }
+            };
+            w.programs[slot] = Some(vec![p]);
+            Ok(slot)
+        })
+        .map_err(GpuError::Host)?
+        .map_err(GpuError::Host)?;
+        Ok(HostShader {
+            program,
+            config,
+            translation,
+            worker,
+            slot,
+            groups: Vec::new(),
+            api: PhantomData,
+        })
+    }
+
+    /// One geometry invocation on the device: the packets of every window until the stream
+    /// ends (each window's draw runs the whole invocation again and keeps its own packets).
+    fn geometry_packets(
+        &self,
+        state: &GeometryState,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+    ) -> Result<Vec<[u32; 4 * PACKET_VECTORS]>, HostError> {
+        let mut block = block_bytes(uniforms);
+        let bools = state.invocation_bools(uniforms.bools);
+        block[BOOLS_OFFSET..BOOLS_OFFSET + 4].copy_from_slice(&u32::from(bools).to_le_bytes());
+        let mut point = Vec::with_capacity(256);
+        for register in inputs {
+            for lane in register {
+                point.extend_from_slice(&lane.to_bits().to_le_bytes());
+            }
+        }
+        let mut packets = Vec::new();
+        let mut window = 0u32;
+        loop {
+            let state = state_bytes(state, window);
+            let (block, point) = (block.clone(), point.clone());
+            let slot = self.slot;
+            let bytes = on_worker::<B, _>(self.worker, move |w| {
+                let Worker { device, programs } = w;
+                let program = &programs[slot].as_ref().expect("a live program")[0];
+                device.run_geometry(program, &block, &state, &point)
+            })??;
+            let count = bytes.len() / (16 * PACKET_VECTORS);
+            for chunk in bytes.chunks_exact(16 * PACKET_VECTORS) {
+                let mut packet = [0u32; 4 * PACKET_VECTORS];
+                for (word, b) in packet.iter_mut().zip(chunk.chunks_exact(4)) {
+                    *word = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+                }
+                packets.push(packet);
+            }
+            if count < WINDOW_PACKETS as usize {
+                return Ok(packets);
+            }
+            window = window.checked_add(WINDOW_PACKETS).ok_or_else(|| {
+                HostError::Driver("more packets than a window count reaches".into())
+            })?;
+        }
     }
 
     /// The translation it runs.
@@ -470,28 +626,83 @@ impl<B: Backend> HostShader<B> {
             let flags = state[3] as u32;
             let pc = (flags >> 8) as u16 & 0xFFF;
             let status = (flags >> 2) & 0x3F;
-            let outcome = match status {
-                s if s == Status::Ended as u32 => Ok(VertexResult {
-                    outputs,
-                    flow: FlowRegisters {
-                        a0: [state[0], state[1]],
-                        al: state[2],
-                        cmp: [flags & 1 != 0, flags & 2 != 0],
-                    },
-                }),
-                s if s == Status::BreakOutsideLoop as u32 => {
-                    Err(ExecError::BreakOutsideLoop { pc })
-                }
-                s if s == Status::Budget as u32 => Err(ExecError::InstructionBudget {
-                    budget: self.config.instruction_budget,
-                    pc,
-                }),
-                s if s == Status::InvalidEmit as u32 => Err(ExecError::InvalidEmitVertex { pc }),
-                code => Err(ExecError::Internal { pc, code }),
-            };
+            let outcome = self.outcome(status, pc).map(|()| VertexResult {
+                outputs,
+                flow: FlowRegisters {
+                    a0: [state[0], state[1]],
+                    al: state[2],
+                    cmp: [flags & 1 != 0, flags & 2 != 0],
+                },
+            });
             results.push(outcome);
         }
         results
+    }
+}
+
+impl<B: Backend> HostShader<B> {
+    /// How an invocation that stopped with `status` at `pc` ends.
+    fn outcome(&self, status: u32, pc: u16) -> Result<(), ExecError> {
+        match status {
+            s if s == Status::Ended as u32 => Ok(()),
+            s if s == Status::BreakOutsideLoop as u32 => Err(ExecError::BreakOutsideLoop { pc }),
+            s if s == Status::Budget as u32 => Err(ExecError::InstructionBudget {
+                budget: self.config.instruction_budget,
+                pc,
+            }),
+            s if s == Status::InvalidEmit as u32 => Err(ExecError::InvalidEmitVertex { pc }),
+            code => Err(ExecError::Internal { pc, code }),
+        }
+    }
+}
+
+/// The offset of the bool uniforms' word in the uniform block.
+const BOOLS_OFFSET: usize = 96 * 16 + 4 * 16;
+
+/// The state block's bytes for `state`, the window starting at packet `window`
+/// ([`crate::geometry::state`]).
+pub fn state_bytes(state: &GeometryState, window: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(geometry::state::VECTORS * 16);
+    let vectors = state
+        .registers
+        .temp
+        .iter()
+        .chain(state.banks.iter().flatten())
+        .chain(state.slots.iter().flatten());
+    for v in vectors {
+        for lane in v {
+            out.extend_from_slice(&lane.to_bits().to_le_bytes());
+        }
+    }
+    let flow = &state.registers.flow;
+    let emit = state.emit;
+    let mut word = u32::from(emit.vertex & 3) << flags::VERTEX_SHIFT;
+    for (on, bit) in [
+        (flow.cmp[0], flags::CMP_X),
+        (flow.cmp[1], flags::CMP_Y),
+        (state.bank == 1, flags::BANK),
+        (emit.primitive, flags::PRIMITIVE),
+        (emit.winding, flags::WINDING),
+    ] {
+        if on {
+            word |= bit;
+        }
+    }
+    for value in [flow.a0[0] as u32, flow.a0[1] as u32, flow.al as u32, word] {
+        out.extend_from_slice(&value.to_le_bytes());
+    }
+    for value in [window, 0, 0, 0] {
+        out.extend_from_slice(&value.to_le_bytes());
+    }
+    out
+}
+
+/// The SETEMIT state in a record header's flags.
+fn emit_config(word: u32) -> EmitConfig {
+    EmitConfig {
+        vertex: ((word >> flags::VERTEX_SHIFT) & 3) as u8,
+        primitive: word & flags::PRIMITIVE != 0,
+        winding: word & flags::WINDING != 0,
     }
 }
 
@@ -545,13 +756,78 @@ impl<B: Backend> ShaderEngine for HostShader<B> {
 
     fn run_geometry(
         &self,
-        _state: &mut GeometryState,
-        _uniforms: &Uniforms,
-        _inputs: &InputRegisters,
-        _sink: &mut dyn EmitSink,
+        state: &mut GeometryState,
+        uniforms: &Uniforms,
+        inputs: &InputRegisters,
+        sink: &mut dyn EmitSink,
     ) -> Result<(), ExecError> {
-        // Only vertex programs are translated ([`crate::translate`] refuses the others), so no
-        // geometry program reaches here.
-        Err(ExecError::Internal { pc: 0, code: 2 })
+        let Some(layout) = self.translation.module.geometry else {
+            // A vertex program run as a geometry shader: not what this engine was made for.
+            return Err(ExecError::Internal { pc: 0, code: 2 });
+        };
+        let packets = match self.geometry_packets(state, uniforms, inputs) {
+            Ok(p) => p,
+            // The driver failed: an engine fault (never a panic).
+            Err(_) => return Err(ExecError::Internal { pc: 0, code: 1 }),
+        };
+        let vector = |packets: &[[u32; 4 * PACKET_VECTORS]], k: usize| -> [u32; 4] {
+            let p = &packets[k / PACKET_VECTORS];
+            let at = 4 * (k % PACKET_VECTORS);
+            [p[at], p[at + 1], p[at + 2], p[at + 3]]
+        };
+        let lanes = |v: [u32; 4]| v.map(f32::from_bits);
+        let written = |mask: u16| (0..16).filter(move |n| mask & (1 << n) != 0);
+        let mut at = 0;
+        while at < packets.len() {
+            let record = &packets[at..];
+            let header = vector(record, 0);
+            if header[0] & flags::END_RECORD == 0 {
+                let span = geometry::packets(layout.emit_vectors());
+                if record.len() < span {
+                    break;
+                }
+                // The registers no instruction writes hold what the state brought.
+                let mut outputs = state.banks[state.bank];
+                for (k, n) in written(layout.outputs).enumerate() {
+                    outputs[n] = lanes(vector(record, 1 + k));
+                }
+                state.emit = emit_config(header[0]);
+                // The model's rule assembles the primitives (the shader checked the vertex id).
+                let _ = state.emit(&outputs, 0, sink);
+                at += span;
+                continue;
+            }
+            let span = geometry::packets(layout.end_vectors());
+            if record.len() < span {
+                break;
+            }
+            let word = header[0];
+            let flow = &mut state.registers.flow;
+            flow.a0 = [header[1] as i32, header[2] as i32];
+            flow.al = header[3] as i32;
+            flow.cmp = [word & flags::CMP_X != 0, word & flags::CMP_Y != 0];
+            state.emit = emit_config(word);
+            let mut k = 1;
+            for n in written(layout.temporaries) {
+                state.registers.temp[n] = lanes(vector(record, k));
+                k += 1;
+            }
+            for bank in [state.bank, state.bank ^ 1] {
+                for n in written(layout.outputs) {
+                    state.banks[bank][n] = lanes(vector(record, k));
+                    k += 1;
+                }
+            }
+            state.invoked = true;
+            let status = (word >> flags::STATUS_SHIFT) & 0x3F;
+            let pc = ((word >> flags::PC_SHIFT) & 0xFFF) as u16;
+            return self.outcome(status, pc);
+        }
+        // No end record: the driver stopped the invocation.
+        state.invoked = true;
+        Err(ExecError::Internal {
+            pc: 0,
+            code: Status::HostStopped as u32,
+        })
     }
 }

@@ -158,6 +158,35 @@ impl GlDevice {
     /// Compiles and links `vertex` (GLSL), capturing the named outputs interleaved, each 16
     /// bytes.
     pub fn compile(&self, vertex: &str, captured: &[&str]) -> Result<GlProgram, HostError> {
+        self.compile_stages(vertex, None, captured)
+    }
+
+    /// Compiles and links a geometry shader (GLSL) behind a vertex shader that passes the
+    /// attributes `inputs` names on as `vN`, capturing the named outputs interleaved.
+    pub fn compile_geometry(
+        &self,
+        geometry: &str,
+        inputs: u16,
+        captured: &[&str],
+    ) -> Result<GlProgram, HostError> {
+        let mut vertex = String::from("#version 330 core\n");
+        let mut body = String::new();
+        for n in 0..16 {
+            if inputs & (1 << n) != 0 {
+                vertex += &format!("layout(location = {n}) in vec4 a{n};\nout vec4 v{n};\n");
+                body += &format!("    v{n} = a{n};\n");
+            }
+        }
+        vertex += &format!("void main() {{\n{body}    gl_Position = vec4(0.0);\n}}\n");
+        self.compile_stages(&vertex, Some(geometry), captured)
+    }
+
+    fn compile_stages(
+        &self,
+        vertex: &str,
+        geometry: Option<&str>,
+        captured: &[&str],
+    ) -> Result<GlProgram, HostError> {
         let gl = &self.gl;
         // SAFETY: a current context; every object made here is deleted on failure.
         unsafe {
@@ -173,6 +202,16 @@ impl GlDevice {
                 Ok(shader)
             };
             let vs = shader(glow::VERTEX_SHADER, vertex)?;
+            let gs = match geometry {
+                Some(source) => match shader(glow::GEOMETRY_SHADER, source) {
+                    Ok(gs) => Some(gs),
+                    Err(e) => {
+                        gl.delete_shader(vs);
+                        return Err(e);
+                    }
+                },
+                None => None,
+            };
             let fragment = match self.api {
                 Api::Gl => None,
                 // OpenGL ES links no program without a fragment shader.
@@ -183,12 +222,18 @@ impl GlDevice {
             };
             let program = gl.create_program().map_err(HostError::Driver)?;
             gl.attach_shader(program, vs);
+            if let Some(gs) = gs {
+                gl.attach_shader(program, gs);
+            }
             if let Some(fs) = fragment {
                 gl.attach_shader(program, fs);
             }
             gl.transform_feedback_varyings(program, captured, glow::INTERLEAVED_ATTRIBS);
             gl.link_program(program);
             gl.delete_shader(vs);
+            if let Some(gs) = gs {
+                gl.delete_shader(gs);
+            }
             if let Some(fs) = fragment {
                 gl.delete_shader(fs);
             }
@@ -215,23 +260,68 @@ impl GlDevice {
         inputs: &[u8],
         input_mask: u16,
     ) -> Result<Vec<u8>, HostError> {
+        let vertices = inputs.len() / 256;
+        let (out, written) = self.draw(
+            program,
+            &[(block_name, block)],
+            inputs,
+            input_mask,
+            vertices,
+        )?;
+        if written as usize != vertices {
+            return Err(HostError::Driver(format!(
+                "the driver captured {written} of {vertices} vertices"
+            )));
+        }
+        Ok(out)
+    }
+
+    /// Runs a geometry `program` on one point (`inputs`: 256 bytes) with the uniform `blocks`
+    /// (name, bytes), capturing at most `most` output vertices: returns their bytes.
+    pub fn run_geometry(
+        &self,
+        program: &GlProgram,
+        blocks: &[(&str, &[u8])],
+        inputs: &[u8],
+        input_mask: u16,
+        most: usize,
+    ) -> Result<Vec<u8>, HostError> {
+        let (mut out, written) = self.draw(program, blocks, inputs, input_mask, most)?;
+        out.truncate(written as usize * program.captured_bytes);
+        Ok(out)
+    }
+
+    /// Draws the points of `inputs` with `blocks` bound in turn, capturing up to `records`
+    /// records: the captured bytes (`records` records' worth) and how many were written.
+    fn draw(
+        &self,
+        program: &GlProgram,
+        blocks: &[(&str, &[u8])],
+        inputs: &[u8],
+        input_mask: u16,
+        records: usize,
+    ) -> Result<(Vec<u8>, u32), HostError> {
         let gl = &self.gl;
         let vertices = inputs.len() / 256;
-        let out_len = vertices * program.captured_bytes;
+        let out_len = records * program.captured_bytes;
         let mut out = vec![0u8; out_len];
-        if vertices == 0 {
-            return Ok(out);
+        if vertices == 0 || out_len == 0 {
+            return Ok((out, 0));
         }
         // SAFETY: a current context; the buffers made here are sized for what is drawn and
         // deleted before returning.
         unsafe {
             gl.use_program(Some(program.program));
-            let ubo = gl.create_buffer().map_err(HostError::Driver)?;
-            gl.bind_buffer(glow::UNIFORM_BUFFER, Some(ubo));
-            gl.buffer_data_u8_slice(glow::UNIFORM_BUFFER, block, glow::STATIC_DRAW);
-            if let Some(index) = gl.get_uniform_block_index(program.program, block_name) {
-                gl.uniform_block_binding(program.program, index, 0);
-                gl.bind_buffer_base(glow::UNIFORM_BUFFER, 0, Some(ubo));
+            let mut ubos = Vec::with_capacity(blocks.len());
+            for (binding, (name, bytes)) in blocks.iter().enumerate() {
+                let ubo = gl.create_buffer().map_err(HostError::Driver)?;
+                gl.bind_buffer(glow::UNIFORM_BUFFER, Some(ubo));
+                gl.buffer_data_u8_slice(glow::UNIFORM_BUFFER, bytes, glow::STATIC_DRAW);
+                if let Some(index) = gl.get_uniform_block_index(program.program, name) {
+                    gl.uniform_block_binding(program.program, index, binding as u32);
+                    gl.bind_buffer_base(glow::UNIFORM_BUFFER, binding as u32, Some(ubo));
+                }
+                ubos.push(ubo);
             }
             let vao = gl.create_vertex_array().map_err(HostError::Driver)?;
             gl.bind_vertex_array(Some(vao));
@@ -280,18 +370,20 @@ impl GlDevice {
             gl.delete_buffer(xfb);
             gl.delete_buffer(vbo);
             gl.delete_vertex_array(vao);
-            gl.delete_buffer(ubo);
+            for ubo in ubos {
+                gl.delete_buffer(ubo);
+            }
             result?;
-            if written as usize != vertices {
+            if written as usize > records {
                 return Err(HostError::Driver(format!(
-                    "the driver captured {written} of {vertices} vertices"
+                    "the driver reports {written} records captured into room for {records}"
                 )));
             }
             if error != glow::NO_ERROR {
                 return Err(HostError::Driver(format!("GL error {error:#x} in the run")));
             }
+            Ok((out, written))
         }
-        Ok(out)
     }
 
     /// Deletes `program`.

@@ -19,6 +19,8 @@ pub struct ModuleBuilder {
     pub end_state: bool,
     /// Whether the opaque zero is read.
     pub opaque_zero: bool,
+    /// The geometry stage, for a geometry shader.
+    pub geometry: Option<crate::geometry::Geometry>,
 }
 
 impl ModuleBuilder {
@@ -66,6 +68,7 @@ impl ModuleBuilder {
             outputs: self.outputs,
             end_state: self.end_state,
             opaque_zero: self.opaque_zero,
+            geometry: self.geometry,
         }
     }
 }

@@ -169,6 +169,11 @@ pub enum Global {
     /// The invocation's end state (`ivec4`: a0.x, a0.y, aL, cmp | status): what the
     /// verification build also writes.
     EndState,
+    /// A geometry shader's state at the start of the invocation (`uvec4[98]`, indexed; its
+    /// layout is [`crate::geometry::state`]'s): the second uniform block.
+    GeometryState,
+    /// Vector `n` of the packet a geometry shader's record build emits (`uvec4`, 0-15).
+    Packet(u8),
 }
 
 /// Something a statement can store to or an expression load from.
@@ -238,6 +243,10 @@ pub enum Stmt {
     Return(Option<ExprId>),
     /// A comment line for the reader.
     Comment(String),
+    /// Sends the vertex the outputs hold now to the geometry shader's output primitive.
+    EmitVertex,
+    /// Ends the geometry shader's output primitive (a strip) and starts the next.
+    EndPrimitive,
 }
 
 /// A local variable.
@@ -297,6 +306,8 @@ pub struct Module {
     pub end_state: bool,
     /// Whether it reads [`Global::OpaqueZero`].
     pub opaque_zero: bool,
+    /// For a geometry shader, what its stage is printed with; `None` for a vertex shader.
+    pub geometry: Option<crate::geometry::Geometry>,
 }
 
 /// The type of a [`Global`] (an element's, for an indexed one).
@@ -306,5 +317,6 @@ pub const fn global_type(global: Global) -> Type {
         Global::FloatUniforms | Global::IntUniforms => Type::UVEC4,
         Global::BoolUniforms | Global::OpaqueZero => Type::UINT,
         Global::EndState => Type::vector(Scalar::Int, 4),
+        Global::GeometryState | Global::Packet(_) => Type::UVEC4,
     }
 }
