@@ -52,7 +52,8 @@ extern "C" {
 #define PICAJIT_ERROR_COMPILE (-5)
 /* The library panicked (a bug, please report it); the panic was caught. */
 #define PICAJIT_ERROR_PANIC (-6)
-/* Not done for this program yet (a geometry shader translated for host GPUs). */
+/* Not done for this program yet (a geometry shader translated to GLSL ES 3.00, which has no
+ * geometry shaders, or to SPIR-V, not done yet). */
 #define PICAJIT_ERROR_UNSUPPORTED (-7)
 /* Execution errors of an invocation (docs/execution-model.md §6.4), -16 to -31. */
 #define PICAJIT_ERROR_BREAK_OUTSIDE_LOOP (-16) /* BREAK with an empty loop stack */
@@ -178,6 +179,9 @@ typedef struct picajit_translation_info {
     uint32_t zero_offset;  /* a 32-bit word that must be 0 */
     uint32_t input_mask;   /* bit n: the translation declares layout(location = n) in vec4 vN */
     uint32_t output_mask;  /* bit n: it writes oN (+0 until written) */
+    uint32_t stage;        /* PICAJIT_STAGE_* */
+    uint32_t state_block_bytes; /* geometry: the pica_geometry_state block's size; 0 vertex */
+    uint32_t max_vertices; /* geometry: the shader's max_vertices (whole triangles); 0 vertex */
 } picajit_translation_info;
 
 /* What a cache has done. */
@@ -429,9 +433,12 @@ PICAJIT_API int32_t picajit_run_geometry(const picajit_engine *engine,
 
 /* ---- Translations for host GPUs (docs/gpu-shaders.md) ------------------------------------ */
 
-/* Translates a vertex program to GLSL that gives the interpreter's bits in the precision asked
- * for on any implementation whose float add and multiply are IEEE. A geometry shader is
- * PICAJIT_ERROR_UNSUPPORTED. */
+/* Translates a program to GLSL that gives the interpreter's bits in the precision asked for on
+ * any implementation whose float add and multiply are IEEE. A geometry shader becomes a GLSL
+ * geometry shader (GLSL 3.30, 4.50, ES 3.20; PICAJIT_ERROR_UNSUPPORTED for ES 3.00 and SPIR-V)
+ * that starts each invocation from the pica_geometry_state block (zeros: a draw's start) and
+ * outputs each PICA triangle as a strip; with PICAJIT_OUTPUTS_GLOBALS its EMITs call the
+ * caller's `void <entry>_emit_vertex()`, which maps o0-o15 and calls EmitVertex(). */
 PICAJIT_API int32_t picajit_translate(const picajit_program *program,
                                       const picajit_translate_options *options,
                                       picajit_translation **out);

@@ -204,7 +204,8 @@ private:
 };
 
 /* A program translated for host GPUs (picajit_translate*; docs/gpu-shaders.md): exact GLSL
- * and its interface. A geometry shader throws PICAJIT_ERROR_UNSUPPORTED. */
+ * and its interface. A geometry shader in GLSL ES 3.00 or SPIR-V throws
+ * PICAJIT_ERROR_UNSUPPORTED. */
 class translation {
 public:
     /* Translates an upload as `options` say (nullptr: defaults). */

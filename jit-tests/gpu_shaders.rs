@@ -1,8 +1,9 @@
 //! The translation for host GPUs (docs/gpu-shaders.md), run by real OpenGL and Vulkan
 //! implementations (Mesa's llvmpipe and lavapipe in CI): every vertex program of the corpus
 //! gives its golden outputs, bit for bit, in every precision mode, through the `gpu` and
-//! `vulkan` engines; the GLSL of every dialect passes the reference compiler and the SPIR-V
-//! the reference validator. Without a GPU API the tests skip, except where `PICAJIT_REQUIRE_GPU` is set
+//! `vulkan` engines, and every geometry program through the `gpu` engine, in both of its
+//! forms; the GLSL of every dialect passes the reference compiler and the SPIR-V the reference
+//! validator. Without a GPU API the tests skip, except where `PICAJIT_REQUIRE_GPU` is set
 //! (`.ci/run` sets it).
 
 mod common;
@@ -66,7 +67,7 @@ fn assemble_folder(dir: &Path) -> picajit::asm::Assembly {
 }
 
 #[test]
-fn every_corpus_vertex_program_gives_its_goldens_on_opengl() {
+fn every_corpus_program_gives_its_goldens_on_opengl_geometry_shaders_too() {
     corpus_goldens::<OpenGl>();
 }
 
@@ -79,7 +80,7 @@ fn corpus_goldens<B: Backend>() {
     if !available::<B>() {
         return;
     }
-    let mut checked = 0;
+    let (mut checked, mut geometry) = (0, 0);
     for dir in programs() {
         let assembly = assemble_folder(&dir);
         for input_path in files_with(&dir, ".input.json") {
@@ -90,9 +91,10 @@ fn corpus_goldens<B: Backend>() {
                 .parse()
                 .unwrap();
             let dvle = &assembly.shbin.dvles[index];
-            if dvle.kind != ShaderKind::Vertex {
+            if dvle.kind == ShaderKind::Geometry && !B::GEOMETRY {
                 continue;
             }
+            geometry += usize::from(dvle.kind == ShaderKind::Geometry);
             let text = std::fs::read_to_string(&input_path).unwrap();
             for precision in Precision::ALL {
                 let run_input = parse_input(&text, precision, dvle.kind).unwrap();
@@ -122,6 +124,11 @@ fn corpus_goldens<B: Backend>() {
         }
     }
     assert!(checked >= 60, "{checked} fixtures");
+    // The corpus's five geometry programs (each in the three modes), where the API has
+    // geometry shaders.
+    if B::GEOMETRY {
+        assert!(geometry >= 5, "{geometry} geometry fixtures");
+    }
 }
 
 /// Whether the reference tool `tool` runs here; panics where the GPU tools are required.
@@ -170,6 +177,11 @@ fn assert_glslang_accepts(file: &Path) {
     assert_tool_accepts("glslangValidator", &["-S", "vert"], file);
 }
 
+/// Checks that the reference compiler accepts the geometry shader in `file`.
+fn assert_glslang_accepts_geometry(file: &Path) {
+    assert_tool_accepts("glslangValidator", &["-S", "geom"], file);
+}
+
 /// Checks that the reference validator accepts the module in `file` for Vulkan 1.3.
 fn assert_spirv_val_accepts(file: &Path) {
     assert_tool_accepts("spirv-val", &["--target-env", "vulkan1.3"], file);
@@ -177,14 +189,23 @@ fn assert_spirv_val_accepts(file: &Path) {
 
 /// Writes each corpus program as a SHBIN file into `out` and calls `each` with its name, the
 /// index of each of its vertex DVLEs, the file and the SHBIN model.
-fn each_vertex_dvle(out: &Path, mut each: impl FnMut(&str, usize, &Path, &picajit::shbin::Shbin)) {
+fn each_vertex_dvle(out: &Path, each: impl FnMut(&str, usize, &Path, &picajit::shbin::Shbin)) {
+    each_dvle_of(ShaderKind::Vertex, out, each);
+}
+
+/// [`each_vertex_dvle`] for the DVLEs of `kind`.
+fn each_dvle_of(
+    kind: ShaderKind,
+    out: &Path,
+    mut each: impl FnMut(&str, usize, &Path, &picajit::shbin::Shbin),
+) {
     for dir in programs() {
         let assembly = assemble_folder(&dir);
         let name = dir.file_name().unwrap().to_str().unwrap().to_string();
         let shbin = out.join(format!("{name}.shbin"));
         std::fs::write(&shbin, picajit::shbin::write(&assembly.shbin)).unwrap();
         for (index, dvle) in assembly.shbin.dvles.iter().enumerate() {
-            if dvle.kind == ShaderKind::Vertex {
+            if dvle.kind == kind {
                 each(&name, index, &shbin, &assembly.shbin);
             }
         }
@@ -230,6 +251,62 @@ fn decompile_writes_glsl_the_reference_compiler_accepts_in_every_language() {
     });
     std::fs::remove_dir_all(&out).unwrap();
     assert!(checked >= 4 * 20, "{checked} translations");
+}
+
+#[test]
+fn decompile_writes_geometry_shaders_the_reference_compiler_accepts_and_refuses_es() {
+    if !glslang_available() {
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("picajit-decompile-gs-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let mut checked = 0;
+    each_dvle_of(ShaderKind::Geometry, &out, |name, index, shbin, _| {
+        let decompile = |lang: &str, precision: &str, form: &str, file: &Path| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_picajit"))
+                .arg("decompile")
+                .arg(shbin)
+                .args(["--dvle", &index.to_string(), "--lang", lang])
+                .args(["--precision", precision, "--form", form, "-o"])
+                .arg(file)
+                .output()
+                .unwrap()
+        };
+        for (lang, precision, form) in [
+            ("glsl", "f24", "best"),
+            ("glsl450", "f32", "best"),
+            ("glsl-es320", "f24", "best"),
+            ("glsl", "f24-rne", "dispatch"),
+        ] {
+            let file = out.join(format!("{name}.{index}.{lang}.{form}.geom"));
+            let output = decompile(lang, precision, form, &file);
+            assert!(
+                output.status.success(),
+                "decompile {name} DVLE {index} --lang {lang}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let text = std::fs::read_to_string(&file).unwrap();
+            assert!(
+                text.contains("layout(points) in;"),
+                "{name}: not a geometry shader"
+            );
+            assert!(text.contains("EmitVertex();"), "{name}: no EmitVertex");
+            assert_glslang_accepts_geometry(&file);
+            checked += 1;
+        }
+        // GLSL ES 3.00 has no geometry shaders: a clear refusal, no file.
+        let file = out.join(format!("{name}.{index}.es.geom"));
+        let output = decompile("glsl-es", "f24", "best", &file);
+        assert!(
+            !output.status.success(),
+            "{name}: glsl-es took a geometry shader"
+        );
+        let message = String::from_utf8_lossy(&output.stderr);
+        assert!(message.contains("geometry"), "{name}: {message}");
+        assert!(!file.exists(), "{name}: a file was written");
+    });
+    std::fs::remove_dir_all(&out).unwrap();
+    assert!(checked >= 4 * 5, "{checked} translations");
 }
 
 #[test]
@@ -567,10 +644,289 @@ fn extracted_programs<B: Backend>() {
     assert!(checked >= 3 * 10, "{checked} programs and modes");
 }
 
+/// The `gpu` engine as the differential tester prepares it.
+fn opengl_engine(
+    program: ShaderProgram,
+    config: ExecConfig,
+) -> Result<Box<dyn ShaderEngine>, picajit::engine::EngineError> {
+    let shader = HostShader::<OpenGl>::compile(program, config)
+        .map_err(picajit::engine::EngineError::Gpu)?;
+    Ok(Box::new(shader))
+}
+
+#[test]
+fn random_geometry_programs_give_the_interpreters_emissions_and_state_on_opengl() {
+    use picajit::difftest::{compare::Differ, compare::interpreter, runner::case_for};
+    if !available::<OpenGl>() {
+        return;
+    }
+    // The difftest generator's geometry programs (seed 7): EMIT and SETEMIT with every flag,
+    // both banks, state kept between invocations, the flow of the vertex programs.
+    let cases: Vec<_> = (0..)
+        .map(|index| case_for(7, index, 20))
+        .filter(|case| case.program.stage == ShaderKind::Geometry)
+        .take(6)
+        .collect();
+    let default_budget = ExecConfig::default().instruction_budget;
+    for precision in Precision::ALL {
+        // The default budget, and in f24 one that stops loops part way (the general form
+        // counts each instruction in a geometry program: its state persists after the error).
+        let budgets = match precision {
+            Precision::F24Truncate => vec![default_budget, 30],
+            _ => vec![default_budget],
+        };
+        for instruction_budget in budgets {
+            let config = ExecConfig {
+                precision,
+                instruction_budget,
+            };
+            let mut differ = Differ::new(&interpreter, &opengl_engine, config);
+            for (n, case) in cases.iter().enumerate() {
+                let comparison = differ.compare(case).unwrap();
+                assert_eq!(
+                    comparison.mismatch, None,
+                    "geometry program {n} in {precision}, budget {instruction_budget}"
+                );
+                assert!(comparison.invocations > 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_triangle_form_an_emulator_draws_gives_the_interpreters_triangles_on_opengl() {
+    use picajit::exec::{GeometryResult, GeometryState};
+    use picajit::translate::glsl::{Dialect, GEOMETRY_BLOCK};
+    use picajit::translate::host::block_bytes;
+    use picajit::translate::host::engine::state_bytes;
+    use picajit::translate::host::gl::{Api, GlDevice};
+    use picajit::translate::{Options, glsl, interface::Interface, translate};
+    if !available::<OpenGl>() {
+        return;
+    }
+    // The form `decompile` prints and the C ABI returns: each PICA triangle a strip of three
+    // vertices, drawn here with transform feedback capturing whole triangles. Each invocation
+    // starts from the interpreter's state before it (the caller's block).
+    let device = GlDevice::open(Api::Gl).unwrap();
+    let (mut triangles, mut checked) = (0, 0);
+    for dir in programs() {
+        let assembly = assemble_folder(&dir);
+        let Some(index) = (0..assembly.shbin.dvles.len())
+            .find(|&i| assembly.shbin.dvles[i].kind == ShaderKind::Geometry)
+        else {
+            continue;
+        };
+        let dvle = &assembly.shbin.dvles[index];
+        let text = std::fs::read_to_string(dir.join(format!("dvle{index}.input.json"))).unwrap();
+        for precision in Precision::ALL {
+            let run_input = parse_input(&text, precision, dvle.kind).unwrap();
+            let program = ShaderProgram::from_shbin(&assembly.shbin, index).unwrap();
+            let config = ExecConfig {
+                precision,
+                ..ExecConfig::default()
+            };
+            let translation = translate(&program, &Options::of(config, false), "main").unwrap();
+            let module = &translation.module;
+            let layout = module.geometry.expect("a geometry shader");
+            let source = glsl(&translation, Dialect::Glsl330, &Interface::default());
+            let written: Vec<usize> = (0..16).filter(|n| module.outputs & (1 << n) != 0).collect();
+            let names: Vec<String> = written.iter().map(|n| format!("o{n}")).collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let gl_program = device
+                .compile_geometry(&source, module.inputs, &names)
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+            let reference = picajit::engine::prepare(
+                picajit::engine::EngineKind::Interpreter,
+                program.clone(),
+                config,
+            )
+            .unwrap();
+            let mut uniforms = Uniforms::from_constants(dvle);
+            run_input.apply_uniforms(&mut uniforms);
+            let mut state = GeometryState::default();
+            for (n, invocation) in run_input.invocations.iter().enumerate() {
+                for &(c, v) in &invocation.uniform_writes {
+                    uniforms.float[c] = v;
+                }
+                // b15 as this invocation sees it, and the state it starts from.
+                let mut seen = uniforms.clone();
+                seen.bools = state.invocation_bools(uniforms.bools);
+                let block = block_bytes(&seen);
+                let start = state_bytes(&state, 0);
+                let mut point = Vec::with_capacity(256);
+                for lane in invocation.registers.iter().flatten() {
+                    point.extend_from_slice(&lane.to_bits().to_le_bytes());
+                }
+                let mut emitted = GeometryResult::default();
+                let _ = reference.run_geometry(
+                    &mut state,
+                    &uniforms,
+                    &invocation.registers,
+                    &mut emitted,
+                );
+                let mut expected = Vec::new();
+                for primitive in &emitted.primitives {
+                    let order = if primitive.winding {
+                        [1, 0, 2]
+                    } else {
+                        [0, 1, 2]
+                    };
+                    for slot in order {
+                        for &o in &written {
+                            for lane in primitive.vertices[slot][o] {
+                                expected.extend_from_slice(&lane.to_bits().to_le_bytes());
+                            }
+                        }
+                    }
+                }
+                assert!(3 * emitted.primitives.len() <= layout.max_vertices() as usize);
+                let got = device
+                    .run_triangles(
+                        &gl_program,
+                        &[("pica_uniforms", &block), (GEOMETRY_BLOCK, &start)],
+                        &point,
+                        module.inputs,
+                        layout.max_vertices() as usize / 3,
+                    )
+                    .unwrap();
+                assert!(
+                    got == expected,
+                    "{} in {precision}, invocation {n}: {} triangles drawn, {} emitted, or their bits differ",
+                    dir.display(),
+                    got.len() / (48 * written.len()),
+                    emitted.primitives.len()
+                );
+                triangles += emitted.primitives.len();
+            }
+            device.delete(gl_program);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5 * 3, "{checked} programs and modes");
+    assert!(triangles > 50, "{triangles} triangles");
+}
+
+#[test]
+fn a_geometry_shader_stopped_by_the_budget_keeps_what_it_emitted_and_its_state_on_opengl() {
+    use picajit::difftest::compare::{geometry_difference, state_difference};
+    use picajit::exec::{GeometryResult, GeometryState};
+    if !available::<OpenGl>() {
+        return;
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/programs/point-sprite-gs");
+    let assembly = assemble_folder(&dir);
+    let program = ShaderProgram::from_shbin(&assembly.shbin, 1).unwrap();
+    assert_eq!(program.stage, ShaderKind::Geometry);
+    let mut rng = XorShift(45);
+    let invocations: Vec<InputRegisters> = (0..6)
+        .map(|_| {
+            let mut v = InputRegisters::default();
+            for register in v.iter_mut().take(3) {
+                for lane in register.iter_mut() {
+                    *lane = (rng.next() % 2000) as f32 / 100.0 - 10.0;
+                }
+            }
+            v
+        })
+        .collect();
+    let uniforms = Uniforms::default();
+    let mut stopped_after_emitting = 0;
+    for precision in [Precision::F24Truncate, Precision::F32] {
+        // Budgets that stop the program before, between and after its EMITs.
+        for instruction_budget in [3, 17, 29, 41, 1000] {
+            let config = ExecConfig {
+                precision,
+                instruction_budget,
+            };
+            let reference = picajit::engine::prepare(
+                picajit::engine::EngineKind::Interpreter,
+                program.clone(),
+                config,
+            )
+            .unwrap();
+            let gpu = HostShader::<OpenGl>::compile(program.clone(), config).unwrap();
+            let mut states = [GeometryState::default(), GeometryState::default()];
+            for (n, inputs) in invocations.iter().enumerate() {
+                let mut emitted = [GeometryResult::default(), GeometryResult::default()];
+                let [state_a, state_b] = &mut states;
+                let [emitted_a, emitted_b] = &mut emitted;
+                let a = reference.run_geometry(state_a, &uniforms, inputs, emitted_a);
+                let b = gpu.run_geometry(state_b, &uniforms, inputs, emitted_b);
+                let names = ["interp", "gpu"];
+                let context = format!("{precision}, budget {instruction_budget}, invocation {n}");
+                assert_eq!(
+                    geometry_difference((&a, &emitted[0]), (&b, &emitted[1]), names),
+                    None,
+                    "{context}"
+                );
+                assert_eq!(
+                    state_difference(&states[0], &states[1], names),
+                    None,
+                    "{context}"
+                );
+                if a.is_err() && !emitted[0].vertices.is_empty() {
+                    stopped_after_emitting += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        stopped_after_emitting > 0,
+        "no budget stopped the program after an EMIT"
+    );
+}
+
+/// `program` translated through the C ABI in the globals style, as an emulator asks for it:
+/// the source and its interface.
+fn translate_through_c_abi(
+    program: &ShaderProgram,
+    precision: u32,
+    language: u32,
+    entry: &std::ffi::CStr,
+) -> (String, picajit::capi::TranslationInfo) {
+    use picajit::capi;
+    let upload = capi::Program {
+        code: program.code.as_ptr(),
+        code_len: program.code_len,
+        opdescs: program.opdescs.as_ptr(),
+        opdesc_len: program.opdesc_len,
+        entry: u32::from(program.entry),
+        stage: u32::from(program.stage == ShaderKind::Geometry),
+        output_mask: program.output_mask,
+    };
+    let options = capi::TranslateOptions {
+        precision,
+        language,
+        outputs: capi::OUTPUTS_GLOBALS,
+        comments: 0,
+        instruction_budget: 0,
+        entry: entry.as_ptr(),
+        block_name: c"emulator_uniforms".as_ptr(),
+    };
+    let mut translation = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call.
+    let status = unsafe { capi::picajit_translate(&upload, &options, &mut translation) };
+    assert_eq!(status, capi::OK);
+    let mut info = capi::TranslationInfo::default();
+    // SAFETY: a live translation, a valid out pointer.
+    let source = unsafe {
+        assert_eq!(
+            capi::picajit_translation_get_info(translation, &mut info),
+            capi::OK
+        );
+        std::ffi::CStr::from_ptr(capi::picajit_translation_source(translation))
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
+    // SAFETY: live, not used again.
+    unsafe { capi::picajit_translation_free(translation) };
+    (source, info)
+}
+
 #[test]
 fn the_c_abi_translation_embeds_in_an_emulators_own_main() {
     use picajit::capi;
-    use std::ffi::CStr;
     if !glslang_available() {
         return;
     }
@@ -584,46 +940,11 @@ fn the_c_abi_translation_embeds_in_an_emulators_own_main() {
         if program.stage != ShaderKind::Vertex {
             continue;
         }
-        let upload = capi::Program {
-            code: program.code.as_ptr(),
-            code_len: program.code_len,
-            opdescs: program.opdescs.as_ptr(),
-            opdesc_len: program.opdesc_len,
-            entry: u32::from(program.entry),
-            stage: 0,
-            output_mask: program.output_mask,
-        };
         for (language, header) in [
             (capi::LANGUAGE_GLSL330, "#version 330 core"),
             (capi::LANGUAGE_GLSL_ES300, "#version 300 es"),
         ] {
-            let options = capi::TranslateOptions {
-                precision: 0,
-                language,
-                outputs: capi::OUTPUTS_GLOBALS,
-                comments: 0,
-                instruction_budget: 0,
-                entry: c"run_pica_shader".as_ptr(),
-                block_name: c"emulator_uniforms".as_ptr(),
-            };
-            let mut translation = std::ptr::null_mut();
-            // SAFETY: every pointer is valid for the call.
-            let status = unsafe { capi::picajit_translate(&upload, &options, &mut translation) };
-            assert_eq!(status, capi::OK, "{name}");
-            let mut info = capi::TranslationInfo::default();
-            // SAFETY: a live translation, a valid out pointer.
-            let source = unsafe {
-                assert_eq!(
-                    capi::picajit_translation_get_info(translation, &mut info),
-                    capi::OK
-                );
-                CStr::from_ptr(capi::picajit_translation_source(translation))
-                    .to_str()
-                    .unwrap()
-                    .to_string()
-            };
-            // SAFETY: live, not used again.
-            unsafe { capi::picajit_translation_free(translation) };
+            let (source, info) = translate_through_c_abi(&program, 0, language, c"run_pica_shader");
             assert!(source.starts_with(header), "{name}");
             assert_eq!(info.source_bytes as usize, source.len());
             assert_eq!(
@@ -644,4 +965,51 @@ fn the_c_abi_translation_embeds_in_an_emulators_own_main() {
     }
     std::fs::remove_dir_all(&out).unwrap();
     assert!(checked >= 2 * 20, "{checked} translations");
+}
+
+#[test]
+fn the_c_abi_geometry_translation_calls_the_emulators_emit_function() {
+    use picajit::capi;
+    use picajit::translate::host::engine::state_bytes;
+    if !glslang_available() {
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("picajit-embed-gs-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let mut checked = 0;
+    for dir in programs() {
+        let assembly = assemble_folder(&dir);
+        let name = dir.file_name().unwrap().to_str().unwrap().to_string();
+        let Some(index) = (0..assembly.shbin.dvles.len())
+            .find(|&i| assembly.shbin.dvles[i].kind == ShaderKind::Geometry)
+        else {
+            continue;
+        };
+        let program = ShaderProgram::from_shbin(&assembly.shbin, index).unwrap();
+        for language in [capi::LANGUAGE_GLSL330, capi::LANGUAGE_GLSL_ES320] {
+            let (source, info) = translate_through_c_abi(&program, 2, language, c"run_pica_gs");
+            assert_eq!(info.stage, 1, "{name}");
+            assert!(source.contains(&format!("max_vertices = {}", info.max_vertices)));
+            assert!(
+                !source.contains("EmitVertex();"),
+                "{name}: EMIT bypasses the caller"
+            );
+            assert!(source.contains("run_pica_gs_emit_vertex();"), "{name}");
+            // A draw starts from the default state: the block is all zeros.
+            let start = state_bytes(&picajit::exec::GeometryState::default(), 0);
+            assert_eq!(start.len(), info.state_block_bytes as usize);
+            assert!(start.iter().all(|&b| b == 0));
+            // The emulator's emit function maps the outputs (here the first is the position).
+            let first = info.output_mask.trailing_zeros();
+            let shader = format!(
+                "{source}\nout vec4 color;\nvoid run_pica_gs_emit_vertex() {{\n    gl_Position = o{first};\n    color = o{first};\n    EmitVertex();\n}}\nvoid main() {{\n    run_pica_gs();\n}}\n"
+            );
+            let file = out.join(format!("{name}.{language}.geom"));
+            std::fs::write(&file, &shader).unwrap();
+            assert_glslang_accepts_geometry(&file);
+            checked += 1;
+        }
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+    assert!(checked >= 2 * 5, "{checked} translations");
 }

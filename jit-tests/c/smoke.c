@@ -890,9 +890,26 @@ static void translations(const char *path) {
     check(picajit_translate_shbin(shbin, 0, &options, &refused) == PICAJIT_ERROR_BAD_ARGUMENT,
           "translate: an unknown language is refused");
     picajit_program geometry = o0_program(break_code, 4, break_opdescs, PICAJIT_STAGE_GEOMETRY);
-    check(picajit_translate(&geometry, NULL, &refused) == PICAJIT_ERROR_UNSUPPORTED &&
+    picajit_translation *geometry_glsl = NULL;
+    CHECK_OK(picajit_translate(&geometry, NULL, &geometry_glsl), "translate a geometry shader");
+    picajit_translation_info geometry_info;
+    CHECK_OK(picajit_translation_get_info(geometry_glsl, &geometry_info), "its interface");
+    source = picajit_translation_source(geometry_glsl);
+    check(contains(source, "layout(points) in;") && contains(source, "uniform pica_geometry_state") &&
+              geometry_info.stage == PICAJIT_STAGE_GEOMETRY &&
+              geometry_info.state_block_bytes == 98 * 16 && geometry_info.max_vertices >= 3 &&
+              info.stage == PICAJIT_STAGE_VERTEX && info.state_block_bytes == 0,
+          "translate: a geometry shader, its state block of 98 vectors, its max_vertices");
+    picajit_translation_free(geometry_glsl);
+    picajit_translate_options es300 = {0};
+    es300.language = PICAJIT_LANGUAGE_GLSL_ES300;
+    check(picajit_translate(&geometry, &es300, &refused) == PICAJIT_ERROR_UNSUPPORTED &&
+              refused == NULL && contains(picajit_last_error_message(), "geometry"),
+          "translate: a geometry shader in GLSL ES 3.00 is PICAJIT_ERROR_UNSUPPORTED");
+    es300.language = PICAJIT_LANGUAGE_SPIRV;
+    check(picajit_translate(&geometry, &es300, &refused) == PICAJIT_ERROR_UNSUPPORTED &&
               refused == NULL,
-          "translate: a geometry shader is PICAJIT_ERROR_UNSUPPORTED");
+          "translate: a geometry shader in SPIR-V is PICAJIT_ERROR_UNSUPPORTED");
     picajit_program vertex = break_program();
     check(picajit_translate(&vertex, NULL, &refused) == PICAJIT_OK &&
               contains(picajit_translation_source(refused), "void main()"),

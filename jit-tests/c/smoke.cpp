@@ -187,12 +187,18 @@ static void shbin_through_a_cache(const char *path) {
     check(block.size() == interface.block_bytes && c95y == bits_of(0.25f),
           "the uniform block holds c95.y's bits where the interface says");
     program.stage = PICAJIT_STAGE_GEOMETRY;
+    const picajit::translation geometry_glsl(program);
+    check(geometry_glsl.info().stage == PICAJIT_STAGE_GEOMETRY &&
+              std::strstr(geometry_glsl.source(), "layout(points) in;") != nullptr,
+          "a geometry shader translates to a GLSL geometry shader");
+    picajit_translate_options es300 = {};
+    es300.language = PICAJIT_LANGUAGE_GLSL_ES300;
     try {
-        const picajit::translation refused(program);
-        check(false, "a geometry shader's translation throws");
+        const picajit::translation refused(program, &es300);
+        check(false, "a geometry shader's translation to GLSL ES 3.00 throws");
     } catch (const picajit::error &e) {
         check(e.status() == PICAJIT_ERROR_UNSUPPORTED,
-              "a geometry shader's translation throws PICAJIT_ERROR_UNSUPPORTED");
+              "a geometry shader's translation to GLSL ES 3.00 throws PICAJIT_ERROR_UNSUPPORTED");
     }
 }
 

@@ -18,7 +18,9 @@ use crate::translate::host::{BLOCK_BYTES, block_bytes};
 use crate::translate::interface::{Interface, OutputStyle};
 use crate::translate::names::Names;
 use crate::translate::spv::SpirvOptions;
-use crate::translate::{Form, Options, glsl, spirv, translate_named};
+use crate::translate::{
+    Form, Language, Options, geometry, glsl, printable, spirv, translate_named,
+};
 
 /// `PICAJIT_LANGUAGE_GLSL330`: GLSL 3.30 core (desktop OpenGL 3.3).
 pub const LANGUAGE_GLSL330: u32 = 0;
@@ -90,6 +92,14 @@ pub struct TranslationInfo {
     pub input_mask: u32,
     /// The output registers it writes (bit n: oN).
     pub output_mask: u32,
+    /// `PICAJIT_STAGE_*`: a vertex or a geometry shader.
+    pub stage: u32,
+    /// A geometry shader's state block, `pica_geometry_state` (std140, `uvec4 s[98]`, laid
+    /// out as docs/gpu-shaders.md "Geometry shaders" says): its size; 0 for a vertex shader.
+    pub state_block_bytes: u32,
+    /// A geometry shader's `max_vertices` (it outputs whole triangles up to it); 0 for a
+    /// vertex shader.
+    pub max_vertices: u32,
 }
 
 /// `picajit_translation`: a program's translation.
@@ -248,6 +258,8 @@ unsafe fn translate_into(
     };
     let translation = translate_named(&program, &translate_options, &entry, names)
         .map_err(CapiError::Translate)?;
+    let language = dialect.map_or(Language::Spirv, Language::Glsl);
+    printable(&translation, language).map_err(CapiError::Translate)?;
     let interface = Interface {
         block_name,
         outputs,
@@ -305,6 +317,12 @@ unsafe fn translate_into(
         zero_offset: 96 * 16 + 4 * 16 + 4,
         input_mask: u32::from(translation.module.inputs),
         output_mask: u32::from(translation.module.outputs),
+        stage: u32::from(program.stage.code()),
+        state_block_bytes: translation
+            .module
+            .geometry
+            .map_or(0, |_| 16 * geometry::state::VECTORS as u32),
+        max_vertices: translation.module.geometry.map_or(0, |g| g.max_vertices()),
     };
     // SAFETY: forwarded from this function's contract.
     unsafe { store_handle(out, "out", TranslationHandle { source, info }) }

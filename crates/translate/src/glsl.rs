@@ -69,6 +69,9 @@ fn print_with(module: &Module, interface: &Interface, dialect: Dialect, reuse: b
     let mut functions = String::new();
     let mut selects = BTreeSet::new();
     let entry = module.functions.len().saturating_sub(1);
+    let emit_vertex = emit_vertex_call(module, interface);
+    // A geometry shader's functions call the interface's emit function: not reused.
+    let reuse = reuse && module.geometry.is_none();
     for (index, function) in module.functions.iter().enumerate() {
         // The helpers are the same for most programs of a mode: printed once (the entry
         // point, the program itself, never is).
@@ -91,6 +94,7 @@ fn print_with(module: &Module, interface: &Interface, dialect: Dialect, reuse: b
             temps: 0,
             selects: &mut used,
             marks: Marks::new(function.exprs.len()),
+            emit_vertex: &emit_vertex,
         };
         printer.function();
         let text = printer.out;
@@ -136,8 +140,6 @@ fn print_with(module: &Module, interface: &Interface, dialect: Dialect, reuse: b
         interface.block_name
     );
     let storage = match interface.outputs {
-        // A geometry shader's outputs are what EmitVertex sends: varyings always.
-        _ if module.geometry.is_some() => "out ",
         OutputStyle::Varyings => "out ",
         OutputStyle::Globals => "",
     };
@@ -145,6 +147,12 @@ fn print_with(module: &Module, interface: &Interface, dialect: Dialect, reuse: b
         if module.outputs & (1 << n) != 0 {
             let _ = writeln!(out, "{storage}vec4 o{n};");
         }
+    }
+    if module.geometry.is_some() && interface.outputs == OutputStyle::Globals {
+        let _ = writeln!(
+            out,
+            "void {emit_vertex}(); // the caller's: maps o0-o15 to its outputs, then EmitVertex()"
+        );
     }
     if module.end_state {
         let _ = writeln!(out, "flat out ivec4 pica_end_state;");
@@ -199,6 +207,18 @@ fn print_with(module: &Module, interface: &Interface, dialect: Dialect, reuse: b
 }
 
 const LANE_LETTERS: [char; 4] = ['x', 'y', 'z', 'w'];
+
+/// The function a geometry shader's EMIT calls: `EmitVertex`, or with
+/// [`OutputStyle::Globals`] the caller's `{entry}_emit_vertex`, which maps the o-registers to
+/// its own outputs and emits (the output map stays the caller's).
+pub fn emit_vertex_call(module: &Module, interface: &Interface) -> String {
+    match interface.outputs {
+        OutputStyle::Globals if module.geometry.is_some() => {
+            format!("{}_emit_vertex", interface.entry)
+        }
+        _ => "EmitVertex".to_string(),
+    }
+}
 
 /// The names of the functions `function` calls, in the order of its expressions: with the
 /// function itself, what its text depends on.
@@ -317,6 +337,9 @@ struct FunctionPrinter<'a> {
     temps: u32,
     selects: &'a mut BTreeSet<Type>,
     marks: Marks,
+    /// What a geometry shader's EMIT calls: `EmitVertex`, or with [`OutputStyle::Globals`]
+    /// the caller's function that maps the outputs and emits.
+    emit_vertex: &'a str,
 }
 
 /// Per expression, what the walks of the statement being printed found: dense arrays, reset by
@@ -632,7 +655,7 @@ impl<'a> FunctionPrinter<'a> {
             }
             Stmt::EmitVertex => {
                 self.indent(depth);
-                self.out.push_str("EmitVertex();\n");
+                let _ = writeln!(self.out, "{}();", self.emit_vertex);
             }
             Stmt::EndPrimitive => {
                 self.indent(depth);

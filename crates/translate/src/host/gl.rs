@@ -286,8 +286,46 @@ impl GlDevice {
         input_mask: u16,
         most: usize,
     ) -> Result<Vec<u8>, HostError> {
-        let (mut out, written) = self.draw(program, blocks, inputs, input_mask, most)?;
-        out.truncate(written as usize * program.captured_bytes);
+        self.capture_geometry(Capture::Points, program, blocks, inputs, input_mask, most)
+    }
+
+    /// Runs a geometry `program` that outputs triangle strips (the triangle form) on one point,
+    /// capturing at most `most` triangles: returns their vertices' bytes, three a triangle.
+    pub fn run_triangles(
+        &self,
+        program: &GlProgram,
+        blocks: &[(&str, &[u8])],
+        inputs: &[u8],
+        input_mask: u16,
+        most: usize,
+    ) -> Result<Vec<u8>, HostError> {
+        self.capture_geometry(
+            Capture::Triangles,
+            program,
+            blocks,
+            inputs,
+            input_mask,
+            most,
+        )
+    }
+
+    /// The bytes of the primitives of `capture` a geometry draw wrote (at most `most`).
+    fn capture_geometry(
+        &self,
+        capture: Capture,
+        program: &GlProgram,
+        blocks: &[(&str, &[u8])],
+        inputs: &[u8],
+        input_mask: u16,
+        most: usize,
+    ) -> Result<Vec<u8>, HostError> {
+        let (mut out, written) =
+            self.draw_as(capture, program, blocks, inputs, input_mask, most)?;
+        let per_primitive = match capture {
+            Capture::Points => 1,
+            Capture::Triangles => 3,
+        };
+        out.truncate(per_primitive * written as usize * program.captured_bytes);
         Ok(out)
     }
 
@@ -301,9 +339,35 @@ impl GlDevice {
         input_mask: u16,
         records: usize,
     ) -> Result<(Vec<u8>, u32), HostError> {
+        self.draw_as(
+            Capture::Points,
+            program,
+            blocks,
+            inputs,
+            input_mask,
+            records,
+        )
+    }
+
+    /// [`GlDevice::draw`] capturing `primitives` of `capture`: the captured bytes and how many
+    /// primitives were written.
+    fn draw_as(
+        &self,
+        capture: Capture,
+        program: &GlProgram,
+        blocks: &[(&str, &[u8])],
+        inputs: &[u8],
+        input_mask: u16,
+        primitives: usize,
+    ) -> Result<(Vec<u8>, u32), HostError> {
         let gl = &self.gl;
         let vertices = inputs.len() / 256;
-        let out_len = records * program.captured_bytes;
+        let (mode, per_primitive) = match capture {
+            Capture::Points => (glow::POINTS, 1),
+            Capture::Triangles => (glow::TRIANGLES, 3),
+        };
+        let records = primitives;
+        let out_len = records * per_primitive * program.captured_bytes;
         let mut out = vec![0u8; out_len];
         if vertices == 0 || out_len == 0 {
             return Ok((out, 0));
@@ -345,7 +409,7 @@ impl GlDevice {
             let query = gl.create_query().map_err(HostError::Driver)?;
             gl.enable(glow::RASTERIZER_DISCARD);
             gl.begin_query(glow::TRANSFORM_FEEDBACK_PRIMITIVES_WRITTEN, query);
-            gl.begin_transform_feedback(glow::POINTS);
+            gl.begin_transform_feedback(mode);
             gl.draw_arrays(glow::POINTS, 0, vertices as i32);
             gl.end_transform_feedback();
             gl.end_query(glow::TRANSFORM_FEEDBACK_PRIMITIVES_WRITTEN);
@@ -398,4 +462,13 @@ impl Drop for GlDevice {
         let _ = self.egl.make_current(self.display, None, None, None);
         let _ = self.egl.destroy_context(self.display, self.context);
     }
+}
+
+/// What a draw's transform feedback captures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Capture {
+    /// Each output vertex (vertex shaders, the record form's packets).
+    Points,
+    /// Whole triangles of the strips a geometry shader outputs.
+    Triangles,
 }
