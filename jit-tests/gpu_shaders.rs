@@ -187,6 +187,11 @@ fn assert_spirv_val_accepts(file: &Path) {
     assert_tool_accepts("spirv-val", &["--target-env", "vulkan1.3"], file);
 }
 
+/// The index of the assembly's geometry DVLE, if it has one.
+fn geometry_dvle(assembly: &picajit::asm::Assembly) -> Option<usize> {
+    (assembly.shbin.dvles.iter()).position(|dvle| dvle.kind == ShaderKind::Geometry)
+}
+
 /// Writes each corpus program as a SHBIN file into `out` and calls `each` with its name, the
 /// index of each of its vertex DVLEs, the file and the SHBIN model.
 fn each_vertex_dvle(out: &Path, each: impl FnMut(&str, usize, &Path, &picajit::shbin::Shbin)) {
@@ -697,9 +702,9 @@ fn random_geometry_programs_give_the_interpreters_emissions_and_state_on_opengl(
 fn the_triangle_form_an_emulator_draws_gives_the_interpreters_triangles_on_opengl() {
     use picajit::exec::{GeometryResult, GeometryState};
     use picajit::translate::glsl::{Dialect, GEOMETRY_BLOCK};
-    use picajit::translate::host::block_bytes;
     use picajit::translate::host::engine::state_bytes;
-    use picajit::translate::host::gl::{Api, GlDevice};
+    use picajit::translate::host::gl::{Api, Capture, GlDevice};
+    use picajit::translate::host::{block_bytes, push_input_bytes};
     use picajit::translate::{Options, glsl, interface::Interface, translate};
     if !available::<OpenGl>() {
         return;
@@ -711,9 +716,7 @@ fn the_triangle_form_an_emulator_draws_gives_the_interpreters_triangles_on_openg
     let (mut triangles, mut checked) = (0, 0);
     for dir in programs() {
         let assembly = assemble_folder(&dir);
-        let Some(index) = (0..assembly.shbin.dvles.len())
-            .find(|&i| assembly.shbin.dvles[i].kind == ShaderKind::Geometry)
-        else {
+        let Some(index) = geometry_dvle(&assembly) else {
             continue;
         };
         let dvle = &assembly.shbin.dvles[index];
@@ -754,9 +757,7 @@ fn the_triangle_form_an_emulator_draws_gives_the_interpreters_triangles_on_openg
                 let block = block_bytes(&seen);
                 let start = state_bytes(&state, 0);
                 let mut point = Vec::with_capacity(256);
-                for lane in invocation.registers.iter().flatten() {
-                    point.extend_from_slice(&lane.to_bits().to_le_bytes());
-                }
+                push_input_bytes(&mut point, &invocation.registers);
                 let mut emitted = GeometryResult::default();
                 let _ = reference.run_geometry(
                     &mut state,
@@ -781,7 +782,8 @@ fn the_triangle_form_an_emulator_draws_gives_the_interpreters_triangles_on_openg
                 }
                 assert!(3 * emitted.primitives.len() <= layout.max_vertices() as usize);
                 let got = device
-                    .run_triangles(
+                    .run_geometry(
+                        Capture::Triangles,
                         &gl_program,
                         &[("pica_uniforms", &block), (GEOMETRY_BLOCK, &start)],
                         &point,
@@ -980,9 +982,7 @@ fn the_c_abi_geometry_translation_calls_the_emulators_emit_function() {
     for dir in programs() {
         let assembly = assemble_folder(&dir);
         let name = dir.file_name().unwrap().to_str().unwrap().to_string();
-        let Some(index) = (0..assembly.shbin.dvles.len())
-            .find(|&i| assembly.shbin.dvles[i].kind == ShaderKind::Geometry)
-        else {
+        let Some(index) = geometry_dvle(&assembly) else {
             continue;
         };
         let program = ShaderProgram::from_shbin(&assembly.shbin, index).unwrap();

@@ -18,9 +18,9 @@ use shader::exec::{
 };
 use shader::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms};
 
-use super::gl::{Api, GlDevice, GlProgram};
+use super::gl::{Api, Capture, GlDevice, GlProgram};
 use super::vulkan::{VkDevice, VkProgram};
-use super::{BLOCK_BYTES, HostError, block_bytes};
+use super::{BLOCK_BYTES, HostError, block_bytes, push_input_bytes};
 use crate::geometry::{self, PACKET_VECTORS, WINDOW_PACKETS, flags};
 use crate::glsl::{Dialect, GEOMETRY_BLOCK};
 use crate::interface::Interface;
@@ -160,6 +160,7 @@ impl Backend for OpenGl {
         inputs: &[u8],
     ) -> Result<Vec<u8>, HostError> {
         self.device.run_geometry(
+            Capture::Points,
             &program.program,
             &[(&self.block_name, block), (GEOMETRY_BLOCK, state)],
             inputs,
@@ -265,6 +266,21 @@ pub type Queues<B> = OnceLock<Result<Vec<Mutex<Sender<Job<B>>>>, HostError>>;
 pub struct Worker<B: Backend> {
     device: B,
     programs: Vec<Option<Vec<B::Program>>>,
+}
+
+impl<B: Backend> Worker<B> {
+    /// Keeps the `programs` of one compiled shader in a free slot: returns the slot.
+    fn keep(&mut self, programs: Vec<B::Program>) -> usize {
+        let slot = match self.programs.iter().position(Option::is_none) {
+            Some(free) => free,
+            None => {
+                self.programs.push(None);
+                self.programs.len() - 1
+            }
+        };
+        self.programs[slot] = Some(programs);
+        slot
+    }
 }
 
 /// The most worker threads (devices) an API gets: one per core up to this many. A driver
@@ -447,15 +463,7 @@ impl<B: Backend> HostShader<B> {
                     }
                 }
             }
-            let slot = match w.programs.iter().position(Option::is_none) {
-                Some(free) => free,
-                None => {
-                    w.programs.push(None);
-                    w.programs.len() - 1
-                }
-            };
-            w.programs[slot] = Some(programs);
-            Ok((slot, groups))
+            Ok((w.keep(programs), groups))
         })
         .map_err(GpuError::Host)?
         .map_err(GpuError::Host)?;
@@ -489,15 +497,7 @@ impl<B: Backend> HostShader<B> {
                 w.device.delete(p);
                 return Err(e);
             }
-            let slot = match w.programs.iter().position(Option::is_none) {
-                Some(free) => free,
-                None => {
-                    w.programs.push(None);
-                    w.programs.len() - 1
-                }
-            };
-            w.programs[slot] = Some(vec![p]);
-            Ok(slot)
+            Ok(w.keep(vec![p]))
         })
         .map_err(GpuError::Host)?
         .map_err(GpuError::Host)?;
@@ -520,15 +520,12 @@ impl<B: Backend> HostShader<B> {
         uniforms: &Uniforms,
         inputs: &InputRegisters,
     ) -> Result<Vec<[u32; 4 * PACKET_VECTORS]>, HostError> {
-        let mut block = block_bytes(uniforms);
-        let bools = state.invocation_bools(uniforms.bools);
-        block[BOOLS_OFFSET..BOOLS_OFFSET + 4].copy_from_slice(&u32::from(bools).to_le_bytes());
+        // The bools as this invocation sees them (b15).
+        let mut seen = uniforms.clone();
+        seen.bools = state.invocation_bools(uniforms.bools);
+        let block = block_bytes(&seen);
         let mut point = Vec::with_capacity(256);
-        for register in inputs {
-            for lane in register {
-                point.extend_from_slice(&lane.to_bits().to_le_bytes());
-            }
-        }
+        push_input_bytes(&mut point, inputs);
         let mut packets = Vec::new();
         let mut window = 0u32;
         loop {
@@ -570,11 +567,7 @@ impl<B: Backend> HostShader<B> {
     ) -> Vec<Result<VertexResult, ExecError>> {
         let mut inputs = Vec::with_capacity(vertices.len() * 256);
         for v in vertices {
-            for register in v {
-                for lane in register {
-                    inputs.extend_from_slice(&lane.to_bits().to_le_bytes());
-                }
-            }
+            push_input_bytes(&mut inputs, v);
         }
         let block = block_bytes(uniforms);
         let slot = self.slot;
@@ -655,9 +648,6 @@ impl<B: Backend> HostShader<B> {
         }
     }
 }
-
-/// The offset of the bool uniforms' word in the uniform block.
-const BOOLS_OFFSET: usize = 96 * 16 + 4 * 16;
 
 /// The state block's bytes for `state`, the window starting at packet `window`
 /// ([`crate::geometry::state`]).

@@ -262,6 +262,7 @@ impl GlDevice {
     ) -> Result<Vec<u8>, HostError> {
         let vertices = inputs.len() / 256;
         let (out, written) = self.draw(
+            Capture::Points,
             program,
             &[(block_name, block)],
             inputs,
@@ -277,40 +278,9 @@ impl GlDevice {
     }
 
     /// Runs a geometry `program` on one point (`inputs`: 256 bytes) with the uniform `blocks`
-    /// (name, bytes), capturing at most `most` output vertices: returns their bytes.
+    /// (name, bytes), capturing at most `most` primitives of `capture` (points, or the whole
+    /// triangles of the triangle form's strips): returns their vertices' bytes.
     pub fn run_geometry(
-        &self,
-        program: &GlProgram,
-        blocks: &[(&str, &[u8])],
-        inputs: &[u8],
-        input_mask: u16,
-        most: usize,
-    ) -> Result<Vec<u8>, HostError> {
-        self.capture_geometry(Capture::Points, program, blocks, inputs, input_mask, most)
-    }
-
-    /// Runs a geometry `program` that outputs triangle strips (the triangle form) on one point,
-    /// capturing at most `most` triangles: returns their vertices' bytes, three a triangle.
-    pub fn run_triangles(
-        &self,
-        program: &GlProgram,
-        blocks: &[(&str, &[u8])],
-        inputs: &[u8],
-        input_mask: u16,
-        most: usize,
-    ) -> Result<Vec<u8>, HostError> {
-        self.capture_geometry(
-            Capture::Triangles,
-            program,
-            blocks,
-            inputs,
-            input_mask,
-            most,
-        )
-    }
-
-    /// The bytes of the primitives of `capture` a geometry draw wrote (at most `most`).
-    fn capture_geometry(
         &self,
         capture: Capture,
         program: &GlProgram,
@@ -319,39 +289,15 @@ impl GlDevice {
         input_mask: u16,
         most: usize,
     ) -> Result<Vec<u8>, HostError> {
-        let (mut out, written) =
-            self.draw_as(capture, program, blocks, inputs, input_mask, most)?;
-        let per_primitive = match capture {
-            Capture::Points => 1,
-            Capture::Triangles => 3,
-        };
-        out.truncate(per_primitive * written as usize * program.captured_bytes);
+        let (mut out, written) = self.draw(capture, program, blocks, inputs, input_mask, most)?;
+        out.truncate(capture.vertices() * written as usize * program.captured_bytes);
         Ok(out)
     }
 
-    /// Draws the points of `inputs` with `blocks` bound in turn, capturing up to `records`
-    /// records: the captured bytes (`records` records' worth) and how many were written.
+    /// Draws the points of `inputs` with `blocks` bound in turn, capturing up to `primitives`
+    /// primitives of `capture`: the captured bytes (room for `primitives`) and how many were
+    /// written.
     fn draw(
-        &self,
-        program: &GlProgram,
-        blocks: &[(&str, &[u8])],
-        inputs: &[u8],
-        input_mask: u16,
-        records: usize,
-    ) -> Result<(Vec<u8>, u32), HostError> {
-        self.draw_as(
-            Capture::Points,
-            program,
-            blocks,
-            inputs,
-            input_mask,
-            records,
-        )
-    }
-
-    /// [`GlDevice::draw`] capturing `primitives` of `capture`: the captured bytes and how many
-    /// primitives were written.
-    fn draw_as(
         &self,
         capture: Capture,
         program: &GlProgram,
@@ -362,12 +308,12 @@ impl GlDevice {
     ) -> Result<(Vec<u8>, u32), HostError> {
         let gl = &self.gl;
         let vertices = inputs.len() / 256;
-        let (mode, per_primitive) = match capture {
-            Capture::Points => (glow::POINTS, 1),
-            Capture::Triangles => (glow::TRIANGLES, 3),
+        let mode = match capture {
+            Capture::Points => glow::POINTS,
+            Capture::Triangles => glow::TRIANGLES,
         };
         let records = primitives;
-        let out_len = records * per_primitive * program.captured_bytes;
+        let out_len = records * capture.vertices() * program.captured_bytes;
         let mut out = vec![0u8; out_len];
         if vertices == 0 || out_len == 0 {
             return Ok((out, 0));
@@ -466,9 +412,19 @@ impl Drop for GlDevice {
 
 /// What a draw's transform feedback captures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Capture {
+pub enum Capture {
     /// Each output vertex (vertex shaders, the record form's packets).
     Points,
-    /// Whole triangles of the strips a geometry shader outputs.
+    /// Whole triangles of the strips a geometry shader outputs (the triangle form).
     Triangles,
+}
+
+impl Capture {
+    /// The vertices of one captured primitive.
+    fn vertices(self) -> usize {
+        match self {
+            Capture::Points => 1,
+            Capture::Triangles => 3,
+        }
+    }
 }

@@ -7,7 +7,7 @@ pub mod vulkan;
 
 use std::fmt;
 
-use shader::program::Uniforms;
+use shader::program::{InputRegisters, Uniforms};
 
 /// The uniform block's size in bytes (std140): c0-c95, i0-i3, b, zero.
 pub const BLOCK_BYTES: usize = 96 * 16 + 4 * 16 + 16;
@@ -55,4 +55,11 @@ pub fn block_bytes(uniforms: &Uniforms) -> Vec<u8> {
     out.extend_from_slice(&u32::from(uniforms.bools).to_le_bytes());
     out.resize(BLOCK_BYTES, 0);
     out
+}
+
+/// Appends the attribute bytes of one vertex (or point) to `out`: v0-v15 as f32 bits, 256 bytes.
+pub fn push_input_bytes(out: &mut Vec<u8>, inputs: &InputRegisters) {
+    for lane in inputs.iter().flatten() {
+        out.extend_from_slice(&lane.to_bits().to_le_bytes());
+    }
 }
