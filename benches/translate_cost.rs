@@ -78,13 +78,13 @@ fn measure(program: &ShaderProgram) -> Cost {
         let translation = translate(program, &options, "main").expect("a vertex program");
         cost.ir = cost.ir.min(start.elapsed());
         let start = Instant::now();
-        let text = glsl(&translation, Dialect::Glsl330, &interface);
+        let text = glsl(&translation, Dialect::Glsl330, &interface).expect("a vertex program");
         if round == 0 {
             cost.first_glsl = start.elapsed();
         }
         cost.glsl = cost.glsl.min(start.elapsed());
         let start = Instant::now();
-        let words = spirv(&translation, &interface, &listing);
+        let words = spirv(&translation, &interface, &listing).expect("a vertex program");
         cost.spirv = cost.spirv.min(start.elapsed());
         cost.glsl_bytes = text.len();
         cost.spirv_bytes = spv::to_bytes(&words).len();

@@ -731,7 +731,7 @@ fn the_triangle_form_an_emulator_draws_gives_the_interpreters_triangles_on_openg
             let translation = translate(&program, &Options::of(config, false), "main").unwrap();
             let module = &translation.module;
             let layout = module.geometry.expect("a geometry shader");
-            let source = glsl(&translation, Dialect::Glsl330, &Interface::default());
+            let source = glsl(&translation, Dialect::Glsl330, &Interface::default()).unwrap();
             let written: Vec<usize> = (0..16).filter(|n| module.outputs & (1 << n) != 0).collect();
             let names: Vec<String> = written.iter().map(|n| format!("o{n}")).collect();
             let names: Vec<&str> = names.iter().map(String::as_str).collect();

@@ -18,9 +18,7 @@ use crate::translate::host::{BLOCK_BYTES, block_bytes};
 use crate::translate::interface::{Interface, OutputStyle};
 use crate::translate::names::Names;
 use crate::translate::spv::SpirvOptions;
-use crate::translate::{
-    Form, Language, Options, geometry, glsl, printable, spirv, translate_named,
-};
+use crate::translate::{Form, Options, geometry, glsl, spirv, translate_named};
 
 /// `PICAJIT_LANGUAGE_GLSL330`: GLSL 3.30 core (desktop OpenGL 3.3).
 pub const LANGUAGE_GLSL330: u32 = 0;
@@ -258,8 +256,6 @@ unsafe fn translate_into(
     };
     let translation = translate_named(&program, &translate_options, &entry, names)
         .map_err(CapiError::Translate)?;
-    let language = dialect.map_or(Language::Spirv, Language::Glsl);
-    printable(&translation, language).map_err(CapiError::Translate)?;
     let interface = Interface {
         block_name,
         outputs,
@@ -274,7 +270,7 @@ unsafe fn translate_into(
     let comments = given.is_some_and(|o| o.comments != 0);
     let (source, source_bytes) = match dialect {
         Some(dialect) => {
-            let mut text = glsl(&translation, dialect, &interface);
+            let mut text = glsl(&translation, dialect, &interface).map_err(CapiError::Translate)?;
             if !comments {
                 text = without_comment_lines(&text);
             }
@@ -299,7 +295,7 @@ unsafe fn translate_into(
                 capture: Vec::new(),
                 listing: comments,
             };
-            let words = spirv(&translation, &interface, &options);
+            let words = spirv(&translation, &interface, &options).map_err(CapiError::Translate)?;
             let len = 4 * words.len();
             (words, len)
         }

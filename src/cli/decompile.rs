@@ -16,7 +16,7 @@ use crate::translate::glsl::Dialect;
 use crate::translate::interface::Interface;
 use crate::translate::names::Names;
 use crate::translate::spv::{self, SpirvOptions};
-use crate::translate::{Language, Options, glsl, printable, spirv, translate_named};
+use crate::translate::{Options, glsl, spirv, translate_named};
 
 /// The language written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -99,15 +99,6 @@ pub fn command(args: &DecompileArgs) -> Result<ExitCode, CliError> {
             error,
         }
     })?;
-    let language = match args.lang.dialect() {
-        Some(dialect) => Language::Glsl(dialect),
-        None => Language::Spirv,
-    };
-    printable(&translation, language).map_err(|error| CliError::Translate {
-        path: args.program.clone(),
-        dvle: args.dvle,
-        error,
-    })?;
     let interface = Interface {
         banner: banner(
             args,
@@ -117,17 +108,23 @@ pub fn command(args: &DecompileArgs) -> Result<ExitCode, CliError> {
         ),
         ..Interface::default()
     };
-    let bytes = match args.lang.dialect() {
-        Some(dialect) => glsl(&translation, dialect, &interface).into_bytes(),
-        None => spv::to_bytes(&spirv(
+    let printed = match args.lang.dialect() {
+        Some(dialect) => glsl(&translation, dialect, &interface).map(String::into_bytes),
+        None => spirv(
             &translation,
             &interface,
             &SpirvOptions {
                 listing: true,
                 ..SpirvOptions::default()
             },
-        )),
+        )
+        .map(|words| spv::to_bytes(&words)),
     };
+    let bytes = printed.map_err(|error| CliError::Translate {
+        path: args.program.clone(),
+        dvle: args.dvle,
+        error,
+    })?;
     match &args.output {
         Some(path) => write_file(path, &bytes)?,
         None if args.lang == Lang::Spirv && std::io::stdout().is_terminal() => {

@@ -173,37 +173,28 @@ pub fn translate_named(
     })
 }
 
-/// A language a translation is printed in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Language {
-    /// GLSL of a dialect.
-    Glsl(glsl::Dialect),
-    /// SPIR-V for Vulkan.
-    Spirv,
-}
-
-/// Whether `translation` can be printed in `language`: a geometry shader needs a dialect with
-/// a geometry stage (not GLSL ES 3.00), and the SPIR-V printer prints vertex shaders only yet.
-pub fn printable(translation: &Translation, language: Language) -> Result<(), TranslateError> {
-    let geometry = translation.module.geometry.is_some();
-    match language {
-        Language::Glsl(glsl::Dialect::Es300) | Language::Spirv if geometry => {
-            Err(TranslateError::GeometryShader)
-        }
-        _ => Ok(()),
+/// `translation` as GLSL of `dialect`; a geometry shader needs a dialect with a geometry stage
+/// (not GLSL ES 3.00).
+pub fn glsl(
+    translation: &Translation,
+    dialect: glsl::Dialect,
+    interface: &Interface,
+) -> Result<String, TranslateError> {
+    if translation.module.geometry.is_some() && dialect == glsl::Dialect::Es300 {
+        return Err(TranslateError::GeometryShader);
     }
+    Ok(glsl::print(&translation.module, interface, dialect))
 }
 
-/// `translation` as GLSL of `dialect`.
-pub fn glsl(translation: &Translation, dialect: glsl::Dialect, interface: &Interface) -> String {
-    glsl::print(&translation.module, interface, dialect)
-}
-
-/// `translation` as SPIR-V words (a Vulkan vertex shader module).
+/// `translation` as SPIR-V words (a Vulkan vertex shader module): the printer prints vertex
+/// shaders only yet.
 pub fn spirv(
     translation: &Translation,
     interface: &Interface,
     options: &spv::SpirvOptions,
-) -> Vec<u32> {
-    spv::print(&translation.module, interface, options)
+) -> Result<Vec<u32>, TranslateError> {
+    if translation.module.geometry.is_some() {
+        return Err(TranslateError::GeometryShader);
+    }
+    Ok(spv::print(&translation.module, interface, options))
 }

@@ -59,7 +59,7 @@ pub fn captured(module: &Module) -> Vec<Option<u8>> {
 /// `module` as SPIR-V words with `interface` (its block name names the uniform block's type;
 /// outputs are always `Output` variables at locations 0-15, whatever the interface's output
 /// style: SPIR-V modules are not linked with the caller's code). A vertex shader's module
-/// only: [`crate::printable`] refuses the others first.
+/// only: [`crate::spirv`] refuses the others first.
 pub fn print(module: &Module, interface: &Interface, options: &SpirvOptions) -> Vec<u32> {
     let mut w = Writer::new();
     w.module(module, interface, options);

@@ -109,7 +109,11 @@ impl Backend for OpenGl {
         translation: &Translation,
         record: &[Option<u8>],
     ) -> Result<OpenGlProgram, HostError> {
-        let source = crate::glsl(translation, Dialect::Glsl330, &Interface::default());
+        let source = printed(crate::glsl(
+            translation,
+            Dialect::Glsl330,
+            &Interface::default(),
+        ))?;
         let names: Vec<String> = record
             .iter()
             .map(|slot| match slot {
@@ -142,7 +146,11 @@ impl Backend for OpenGl {
     const GEOMETRY: bool = true;
 
     fn compile_geometry(&mut self, translation: &Translation) -> Result<OpenGlProgram, HostError> {
-        let source = crate::glsl(translation, Dialect::Glsl330, &Interface::default());
+        let source = printed(crate::glsl(
+            translation,
+            Dialect::Glsl330,
+            &Interface::default(),
+        ))?;
         let names: Vec<String> = (0..PACKET_VECTORS).map(|n| format!("pica_p{n}")).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let inputs = translation.module.inputs;
@@ -211,7 +219,7 @@ impl Backend for Vulkan {
             capture: record.to_vec(),
             listing: false,
         };
-        let words = crate::spirv(translation, &Interface::default(), &options);
+        let words = printed(crate::spirv(translation, &Interface::default(), &options))?;
         let stride = 16 * record.len() as u32;
         self.device
             .compile(&words, translation.module.inputs, stride)
@@ -281,6 +289,12 @@ impl<B: Backend> Worker<B> {
         self.programs[slot] = Some(programs);
         slot
     }
+}
+
+/// A printed translation, or why this API has no such shader ([`HostShader::compile`] refuses
+/// those programs before they reach a backend).
+fn printed<T>(source: Result<T, TranslateError>) -> Result<T, HostError> {
+    source.map_err(|e| HostError::Unavailable(e.to_string()))
 }
 
 /// The most worker threads (devices) an API gets: one per core up to this many. A driver
