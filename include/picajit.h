@@ -52,8 +52,8 @@ extern "C" {
 #define PICAJIT_ERROR_COMPILE (-5)
 /* The library panicked (a bug, please report it); the panic was caught. */
 #define PICAJIT_ERROR_PANIC (-6)
-/* Not done for this program yet (a geometry shader translated to GLSL ES 3.00, which has no
- * geometry shaders, or to SPIR-V, not done yet). */
+/* The target cannot take this program (a geometry shader translated to GLSL ES 3.00, which
+ * has no geometry shaders). */
 #define PICAJIT_ERROR_UNSUPPORTED (-7)
 /* Execution errors of an invocation (docs/execution-model.md §6.4), -16 to -31. */
 #define PICAJIT_ERROR_BREAK_OUTSIDE_LOOP (-16) /* BREAK with an empty loop stack */
@@ -433,12 +433,13 @@ PICAJIT_API int32_t picajit_run_geometry(const picajit_engine *engine,
 
 /* ---- Translations for host GPUs (docs/gpu-shaders.md) ------------------------------------ */
 
-/* Translates a program to GLSL that gives the interpreter's bits in the precision asked for on
- * any implementation whose float add and multiply are IEEE. A geometry shader becomes a GLSL
- * geometry shader (GLSL 3.30, 4.50, ES 3.20; PICAJIT_ERROR_UNSUPPORTED for ES 3.00 and SPIR-V)
- * that starts each invocation from the pica_geometry_state block (zeros: a draw's start) and
- * outputs each PICA triangle as a strip; with PICAJIT_OUTPUTS_GLOBALS its EMITs call the
- * caller's `void <entry>_emit_vertex()`, which maps o0-o15 and calls EmitVertex(). */
+/* Translates a program to GLSL or SPIR-V that gives the interpreter's bits in the precision
+ * asked for on any implementation whose float add and multiply are IEEE. A geometry shader
+ * becomes a geometry shader (GLSL 3.30, 4.50, ES 3.20 and SPIR-V; PICAJIT_ERROR_UNSUPPORTED for
+ * ES 3.00) that starts each invocation from the pica_geometry_state block (zeros: a draw's
+ * start; SPIR-V: set 0, binding 1) and outputs each PICA triangle as a strip; in GLSL with
+ * PICAJIT_OUTPUTS_GLOBALS its EMITs call the caller's `void <entry>_emit_vertex()`, which maps
+ * o0-o15 and calls EmitVertex(). */
 PICAJIT_API int32_t picajit_translate(const picajit_program *program,
                                       const picajit_translate_options *options,
                                       picajit_translation **out);

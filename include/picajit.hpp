@@ -204,7 +204,7 @@ private:
 };
 
 /* A program translated for host GPUs (picajit_translate*; docs/gpu-shaders.md): exact GLSL
- * and its interface. A geometry shader in GLSL ES 3.00 or SPIR-V throws
+ * and its interface. A geometry shader in GLSL ES 3.00 throws
  * PICAJIT_ERROR_UNSUPPORTED. */
 class translation {
 public:

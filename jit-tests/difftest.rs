@@ -890,9 +890,7 @@ fn vertex_only(
 ) -> Result<Box<dyn ShaderEngine>, EngineError> {
     if program.stage == ShaderKind::Geometry {
         return Err(EngineError::Vulkan(
-            picajit::translate::host::engine::GpuError::Translate(
-                picajit::translate::TranslateError::GeometryShader,
-            ),
+            picajit::translate::host::engine::GpuError::NoGeometryStage("a device".into()),
         ));
     }
     interpreter(program, config)

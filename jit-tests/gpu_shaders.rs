@@ -1,10 +1,10 @@
 //! The translation for host GPUs (docs/gpu-shaders.md), run by real OpenGL and Vulkan
-//! implementations (Mesa's llvmpipe and lavapipe in CI): every vertex program of the corpus
-//! gives its golden outputs, bit for bit, in every precision mode, through the `gpu` and
-//! `vulkan` engines, and every geometry program through the `gpu` engine, in both of its
-//! forms; the GLSL of every dialect passes the reference compiler and the SPIR-V the reference
-//! validator. Without a GPU API the tests skip, except where `PICAJIT_REQUIRE_GPU` is set
-//! (`.ci/run` sets it).
+//! implementations (Mesa's llvmpipe and lavapipe in CI): every program of the corpus, vertex
+//! and geometry, gives its golden outputs, bit for bit, in every precision mode, through the
+//! `gpu` and `vulkan` engines, and geometry programs in both of their forms; the GLSL of every
+//! dialect passes the reference compiler and the SPIR-V the reference validator. Without a GPU
+//! API (or, for geometry shaders, a device with a geometry stage) the tests skip, except where
+//! `PICAJIT_REQUIRE_GPU` is set (`.ci/run` sets it).
 
 mod common;
 
@@ -17,7 +17,7 @@ use picajit::document::{input::parse_input, output::OutputOptions, run_document}
 use picajit::exec::{BatchIo, BatchLayout, ExecConfig, ShaderEngine, SoaBuffer};
 use picajit::float24::Precision;
 use picajit::program::{InputRegisters, ShaderKind, ShaderProgram, Uniforms};
-use picajit::translate::host::engine::{Backend, HostShader, OpenGl, Vulkan, renderer};
+use picajit::translate::host::engine::{Backend, GpuError, HostShader, OpenGl, Vulkan, renderer};
 
 /// Whether the GPU API `B` is here; panics where one is required.
 fn available<B: Backend>() -> bool {
@@ -30,6 +30,21 @@ fn available<B: Backend>() -> bool {
             eprintln!("skipped: {e}");
             false
         }
+    }
+}
+
+/// `compiled`, or `None` (the fixture skipped) where the device has no geometry stage and none
+/// is required.
+fn unless_no_geometry_stage<T>(compiled: Result<T, GpuError>, what: &str) -> Option<T> {
+    match compiled {
+        Ok(t) => Some(t),
+        Err(GpuError::NoGeometryStage(device))
+            if std::env::var_os("PICAJIT_REQUIRE_GPU").is_none() =>
+        {
+            eprintln!("skipped {what}: {device} has no geometry shaders");
+            None
+        }
+        Err(e) => panic!("{what}: {e}"),
     }
 }
 
@@ -72,7 +87,7 @@ fn every_corpus_program_gives_its_goldens_on_opengl_geometry_shaders_too() {
 }
 
 #[test]
-fn every_corpus_vertex_program_gives_its_goldens_on_vulkan() {
+fn every_corpus_program_gives_its_goldens_on_vulkan_geometry_shaders_too() {
     corpus_goldens::<Vulkan>();
 }
 
@@ -91,10 +106,6 @@ fn corpus_goldens<B: Backend>() {
                 .parse()
                 .unwrap();
             let dvle = &assembly.shbin.dvles[index];
-            if dvle.kind == ShaderKind::Geometry && !B::GEOMETRY {
-                continue;
-            }
-            geometry += usize::from(dvle.kind == ShaderKind::Geometry);
             let text = std::fs::read_to_string(&input_path).unwrap();
             for precision in Precision::ALL {
                 let run_input = parse_input(&text, precision, dvle.kind).unwrap();
@@ -103,8 +114,13 @@ fn corpus_goldens<B: Backend>() {
                     precision,
                     ..ExecConfig::default()
                 };
-                let gpu = HostShader::<B>::compile(program, config)
-                    .unwrap_or_else(|e| panic!("{} {}/{file}: {e}", B::ENGINE, dir.display()));
+                let what = format!("{} {}/{file}", B::ENGINE, dir.display());
+                let Some(gpu) =
+                    unless_no_geometry_stage(HostShader::<B>::compile(program, config), &what)
+                else {
+                    continue;
+                };
+                geometry += usize::from(dvle.kind == ShaderKind::Geometry);
                 let options = OutputOptions {
                     bits: true,
                     state: true,
@@ -124,10 +140,10 @@ fn corpus_goldens<B: Backend>() {
         }
     }
     assert!(checked >= 60, "{checked} fixtures");
-    // The corpus's five geometry programs (each in the three modes), where the API has
-    // geometry shaders.
-    if B::GEOMETRY {
-        assert!(geometry >= 5, "{geometry} geometry fixtures");
+    // The corpus's five geometry programs, each in the three modes, where the device has a
+    // geometry stage (always, where one is required).
+    if geometry > 0 || std::env::var_os("PICAJIT_REQUIRE_GPU").is_some() {
+        assert!(geometry >= 5 * 3, "{geometry} geometry fixtures");
     }
 }
 
@@ -367,6 +383,94 @@ fn decompile_writes_spirv_the_reference_validator_accepts_in_both_forms() {
     });
     std::fs::remove_dir_all(&out).unwrap();
     assert!(checked >= 4 * 20, "{checked} modules");
+}
+
+/// The execution model of a SPIR-V module's first `OpEntryPoint` (0 vertex, 3 geometry).
+fn execution_model(bytes: &[u8]) -> Option<u32> {
+    let words: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let mut at = 5;
+    while at < words.len() {
+        let (length, op) = ((words[at] >> 16) as usize, words[at] & 0xFFFF);
+        if op == 15 {
+            return words.get(at + 1).copied();
+        }
+        if length == 0 {
+            return None;
+        }
+        at += length;
+    }
+    None
+}
+
+#[test]
+fn decompile_writes_spirv_geometry_shaders_the_reference_validator_accepts() {
+    use picajit::translate::geometry::vertex_stage;
+    use picajit::translate::spv::{SpirvOptions, print, to_bytes};
+    use picajit::translate::{Options, interface::Interface, translate};
+    if !spirv_val_available() {
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("picajit-spirv-gs-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let mut checked = 0;
+    each_dvle_of(ShaderKind::Geometry, &out, |name, index, shbin, model| {
+        for (form, precision) in [("best", "f24"), ("dispatch", "f32"), ("best", "f24-rne")] {
+            let file = out.join(format!("{name}.{index}.{form}.{precision}.spv"));
+            let output = std::process::Command::new(env!("CARGO_BIN_EXE_picajit"))
+                .arg("decompile")
+                .arg(shbin)
+                .args(["--dvle", &index.to_string(), "--lang", "spirv"])
+                .args(["--precision", precision, "--form", form, "-o"])
+                .arg(&file)
+                .output()
+                .unwrap();
+            assert!(
+                output.status.success(),
+                "decompile {name} DVLE {index} --lang spirv --form {form}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let bytes = std::fs::read(&file).unwrap();
+            assert_eq!(
+                execution_model(&bytes),
+                Some(3),
+                "{name}: not a geometry module"
+            );
+            assert!(
+                String::from_utf8_lossy(&bytes).contains("emit"),
+                "{name}: no listing"
+            );
+            assert_spirv_val_accepts(&file);
+            checked += 1;
+        }
+        // The record form the checking engine runs (packets captured as points), and the
+        // vertex stage in front of it.
+        let program = ShaderProgram::from_shbin(model, index).unwrap();
+        let options = Options {
+            end_state: true,
+            ..Options::default()
+        };
+        let translation = translate(&program, &options, "main").unwrap();
+        let records = print(
+            &translation.module,
+            &Interface::default(),
+            &SpirvOptions::default(),
+        );
+        let file = out.join(format!("{name}.{index}.records.spv"));
+        std::fs::write(&file, to_bytes(&records)).unwrap();
+        assert_spirv_val_accepts(&file);
+        let stage = vertex_stage(translation.module.inputs);
+        let vertex = print(&stage, &Interface::default(), &SpirvOptions::default());
+        let file = out.join(format!("{name}.{index}.vertex-stage.spv"));
+        std::fs::write(&file, to_bytes(&vertex)).unwrap();
+        assert_eq!(execution_model(&to_bytes(&vertex)), Some(0));
+        assert_spirv_val_accepts(&file);
+        checked += 1;
+    });
+    std::fs::remove_dir_all(&out).unwrap();
+    assert!(checked >= 4 * 5, "{checked} modules");
 }
 
 /// f32 bit patterns where exact arithmetic is hard: zeros, subnormals of every size, the
@@ -649,20 +753,41 @@ fn extracted_programs<B: Backend>() {
     assert!(checked >= 3 * 10, "{checked} programs and modes");
 }
 
-/// The `gpu` engine as the differential tester prepares it.
-fn opengl_engine(
+/// The engine of API `B` as the differential tester prepares it.
+fn host_engine<B: Backend>(
     program: ShaderProgram,
     config: ExecConfig,
 ) -> Result<Box<dyn ShaderEngine>, picajit::engine::EngineError> {
-    let shader = HostShader::<OpenGl>::compile(program, config)
-        .map_err(picajit::engine::EngineError::Gpu)?;
+    let shader =
+        HostShader::<B>::compile(program, config).map_err(picajit::engine::EngineError::Gpu)?;
     Ok(Box::new(shader))
+}
+
+/// Whether `B`'s device runs geometry shaders (always, where a GPU is required).
+fn geometry_available<B: Backend>() -> bool {
+    if !available::<B>() {
+        return false;
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/programs/point-sprite-gs");
+    let assembly = assemble_folder(&dir);
+    let program = ShaderProgram::from_shbin(&assembly.shbin, 1).unwrap();
+    let compiled = HostShader::<B>::compile(program, ExecConfig::default());
+    unless_no_geometry_stage(compiled, B::ENGINE).is_some()
 }
 
 #[test]
 fn random_geometry_programs_give_the_interpreters_emissions_and_state_on_opengl() {
+    random_geometry_programs::<OpenGl>();
+}
+
+#[test]
+fn random_geometry_programs_give_the_interpreters_emissions_and_state_on_vulkan() {
+    random_geometry_programs::<Vulkan>();
+}
+
+fn random_geometry_programs<B: Backend>() {
     use picajit::difftest::{compare::Differ, compare::interpreter, runner::case_for};
-    if !available::<OpenGl>() {
+    if !geometry_available::<B>() {
         return;
     }
     // The difftest generator's geometry programs (seed 7): EMIT and SETEMIT with every flag,
@@ -685,12 +810,14 @@ fn random_geometry_programs_give_the_interpreters_emissions_and_state_on_opengl(
                 precision,
                 instruction_budget,
             };
-            let mut differ = Differ::new(&interpreter, &opengl_engine, config);
+            let mut differ = Differ::new(&interpreter, &host_engine::<B>, config);
             for (n, case) in cases.iter().enumerate() {
                 let comparison = differ.compare(case).unwrap();
                 assert_eq!(
-                    comparison.mismatch, None,
-                    "geometry program {n} in {precision}, budget {instruction_budget}"
+                    comparison.mismatch,
+                    None,
+                    "{}: geometry program {n} in {precision}, budget {instruction_budget}",
+                    B::ENGINE
                 );
                 assert!(comparison.invocations > 0);
             }
@@ -698,21 +825,128 @@ fn random_geometry_programs_give_the_interpreters_emissions_and_state_on_opengl(
     }
 }
 
+/// A device the triangle form is drawn on: compiled with its outputs `written` captured, run on
+/// one point with the uniform block and the state block, whole triangles captured.
+trait TriangleDevice {
+    type Program;
+    const NAME: &'static str;
+    fn compile(
+        &self,
+        translation: &picajit::translate::Translation,
+        written: &[usize],
+    ) -> Self::Program;
+    fn draw(
+        &self,
+        program: &Self::Program,
+        inputs: u16,
+        blocks: [&[u8]; 2],
+        point: &[u8],
+        triangles: usize,
+    ) -> Vec<u8>;
+    fn delete(&self, program: Self::Program);
+}
+
+impl TriangleDevice for picajit::translate::host::gl::GlDevice {
+    type Program = picajit::translate::host::gl::GlProgram;
+    const NAME: &'static str = "OpenGL";
+    fn compile(
+        &self,
+        translation: &picajit::translate::Translation,
+        written: &[usize],
+    ) -> Self::Program {
+        use picajit::translate::{glsl, glsl::Dialect, interface::Interface};
+        let source = glsl(translation, Dialect::Glsl330, &Interface::default()).unwrap();
+        let names: Vec<String> = written.iter().map(|n| format!("o{n}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        self.compile_geometry(&source, translation.module.inputs, &names)
+            .unwrap()
+    }
+    fn draw(
+        &self,
+        program: &Self::Program,
+        inputs: u16,
+        [block, state]: [&[u8]; 2],
+        point: &[u8],
+        triangles: usize,
+    ) -> Vec<u8> {
+        use picajit::translate::glsl::GEOMETRY_BLOCK;
+        use picajit::translate::host::Capture;
+        self.run_geometry(
+            Capture::Triangles,
+            program,
+            &[("pica_uniforms", block), (GEOMETRY_BLOCK, state)],
+            point,
+            inputs,
+            triangles,
+        )
+        .unwrap()
+    }
+    fn delete(&self, program: Self::Program) {
+        self.delete(program);
+    }
+}
+
+impl TriangleDevice for picajit::translate::host::vulkan::VkDevice {
+    type Program = picajit::translate::host::vulkan::VkProgram;
+    const NAME: &'static str = "Vulkan";
+    fn compile(
+        &self,
+        translation: &picajit::translate::Translation,
+        written: &[usize],
+    ) -> Self::Program {
+        use picajit::translate::{interface::Interface, spirv, spv::SpirvOptions};
+        let options = SpirvOptions {
+            capture: written.iter().map(|&n| Some(n as u8)).collect(),
+            listing: false,
+        };
+        let words = spirv(translation, &Interface::default(), &options).unwrap();
+        let stride = 16 * written.len() as u32;
+        self.compile_geometry(&words, translation.module.inputs, stride)
+            .unwrap()
+    }
+    fn draw(
+        &self,
+        program: &Self::Program,
+        _inputs: u16,
+        [block, state]: [&[u8]; 2],
+        point: &[u8],
+        triangles: usize,
+    ) -> Vec<u8> {
+        use picajit::translate::host::Capture;
+        self.run_geometry(Capture::Triangles, program, block, state, point, triangles)
+            .unwrap()
+    }
+    fn delete(&self, program: Self::Program) {
+        self.delete(program);
+    }
+}
+
 #[test]
 fn the_triangle_form_an_emulator_draws_gives_the_interpreters_triangles_on_opengl() {
-    use picajit::exec::{GeometryResult, GeometryState};
-    use picajit::translate::glsl::{Dialect, GEOMETRY_BLOCK};
-    use picajit::translate::host::engine::state_bytes;
-    use picajit::translate::host::gl::{Api, Capture, GlDevice};
-    use picajit::translate::host::{block_bytes, push_input_bytes};
-    use picajit::translate::{Options, glsl, interface::Interface, translate};
+    use picajit::translate::host::gl::{Api, GlDevice};
     if !available::<OpenGl>() {
         return;
     }
-    // The form `decompile` prints and the C ABI returns: each PICA triangle a strip of three
-    // vertices, drawn here with transform feedback capturing whole triangles. Each invocation
-    // starts from the interpreter's state before it (the caller's block).
-    let device = GlDevice::open(Api::Gl).unwrap();
+    triangle_form(&GlDevice::open(Api::Gl).unwrap());
+}
+
+#[test]
+fn the_triangle_form_an_emulator_draws_gives_the_interpreters_triangles_on_vulkan() {
+    use picajit::translate::host::vulkan::VkDevice;
+    if !geometry_available::<Vulkan>() {
+        return;
+    }
+    triangle_form(&VkDevice::open().unwrap());
+}
+
+/// The form `decompile` prints and the C ABI returns: each PICA triangle a strip of three
+/// vertices, drawn with transform feedback capturing whole triangles. Each invocation starts
+/// from the interpreter's state before it (the caller's block).
+fn triangle_form<D: TriangleDevice>(device: &D) {
+    use picajit::exec::{GeometryResult, GeometryState};
+    use picajit::translate::host::engine::state_bytes;
+    use picajit::translate::host::{block_bytes, push_input_bytes};
+    use picajit::translate::{Options, translate};
     let (mut triangles, mut checked) = (0, 0);
     for dir in programs() {
         let assembly = assemble_folder(&dir);
@@ -731,13 +965,8 @@ fn the_triangle_form_an_emulator_draws_gives_the_interpreters_triangles_on_openg
             let translation = translate(&program, &Options::of(config, false), "main").unwrap();
             let module = &translation.module;
             let layout = module.geometry.expect("a geometry shader");
-            let source = glsl(&translation, Dialect::Glsl330, &Interface::default()).unwrap();
             let written: Vec<usize> = (0..16).filter(|n| module.outputs & (1 << n) != 0).collect();
-            let names: Vec<String> = written.iter().map(|n| format!("o{n}")).collect();
-            let names: Vec<&str> = names.iter().map(String::as_str).collect();
-            let gl_program = device
-                .compile_geometry(&source, module.inputs, &names)
-                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+            let compiled = device.compile(&translation, &written);
             let reference = picajit::engine::prepare(
                 picajit::engine::EngineKind::Interpreter,
                 program.clone(),
@@ -781,26 +1010,24 @@ fn the_triangle_form_an_emulator_draws_gives_the_interpreters_triangles_on_openg
                     }
                 }
                 assert!(3 * emitted.primitives.len() <= layout.max_vertices() as usize);
-                let got = device
-                    .run_geometry(
-                        Capture::Triangles,
-                        &gl_program,
-                        &[("pica_uniforms", &block), (GEOMETRY_BLOCK, &start)],
-                        &point,
-                        module.inputs,
-                        layout.max_vertices() as usize / 3,
-                    )
-                    .unwrap();
+                let got = device.draw(
+                    &compiled,
+                    module.inputs,
+                    [&block, &start],
+                    &point,
+                    layout.max_vertices() as usize / 3,
+                );
                 assert!(
                     got == expected,
-                    "{} in {precision}, invocation {n}: {} triangles drawn, {} emitted, or their bits differ",
+                    "{}: {} in {precision}, invocation {n}: {} triangles drawn, {} emitted, or their bits differ",
+                    D::NAME,
                     dir.display(),
                     got.len() / (48 * written.len()),
                     emitted.primitives.len()
                 );
                 triangles += emitted.primitives.len();
             }
-            device.delete(gl_program);
+            device.delete(compiled);
             checked += 1;
         }
     }
@@ -810,9 +1037,18 @@ fn the_triangle_form_an_emulator_draws_gives_the_interpreters_triangles_on_openg
 
 #[test]
 fn a_geometry_shader_stopped_by_the_budget_keeps_what_it_emitted_and_its_state_on_opengl() {
+    budget_stops_geometry::<OpenGl>();
+}
+
+#[test]
+fn a_geometry_shader_stopped_by_the_budget_keeps_what_it_emitted_and_its_state_on_vulkan() {
+    budget_stops_geometry::<Vulkan>();
+}
+
+fn budget_stops_geometry<B: Backend>() {
     use picajit::difftest::compare::{geometry_difference, state_difference};
     use picajit::exec::{GeometryResult, GeometryState};
-    if !available::<OpenGl>() {
+    if !geometry_available::<B>() {
         return;
     }
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/programs/point-sprite-gs");
@@ -846,7 +1082,7 @@ fn a_geometry_shader_stopped_by_the_budget_keeps_what_it_emitted_and_its_state_o
                 config,
             )
             .unwrap();
-            let gpu = HostShader::<OpenGl>::compile(program.clone(), config).unwrap();
+            let gpu = HostShader::<B>::compile(program.clone(), config).unwrap();
             let mut states = [GeometryState::default(), GeometryState::default()];
             for (n, inputs) in invocations.iter().enumerate() {
                 let mut emitted = [GeometryResult::default(), GeometryResult::default()];
@@ -854,8 +1090,11 @@ fn a_geometry_shader_stopped_by_the_budget_keeps_what_it_emitted_and_its_state_o
                 let [emitted_a, emitted_b] = &mut emitted;
                 let a = reference.run_geometry(state_a, &uniforms, inputs, emitted_a);
                 let b = gpu.run_geometry(state_b, &uniforms, inputs, emitted_b);
-                let names = ["interp", "gpu"];
-                let context = format!("{precision}, budget {instruction_budget}, invocation {n}");
+                let names = ["interp", B::ENGINE];
+                let context = format!(
+                    "{}: {precision}, budget {instruction_budget}, invocation {n}",
+                    B::ENGINE
+                );
                 assert_eq!(
                     geometry_difference((&a, &emitted[0]), (&b, &emitted[1]), names),
                     None,

@@ -34,6 +34,28 @@ static void check(int ok, const char *what) {
 
 static int contains(const char *text, const char *part) { return strstr(text, part) != NULL; }
 
+/* The execution model of the first OpEntryPoint in a SPIR-V module (0 Vertex, 3 Geometry), or
+ * -1 without one: read by walking the instructions after the five-word header. */
+static int spirv_execution_model(const char *module, uint64_t bytes) {
+    const uint64_t count = bytes / 4;
+    uint64_t at = 5;
+    while (at < count) {
+        uint32_t word;
+        memcpy(&word, module + 4 * at, 4);
+        const uint32_t length = word >> 16;
+        if ((word & 0xFFFFu) == 15u && at + 1 < count) {
+            uint32_t model;
+            memcpy(&model, module + 4 * (at + 1), 4);
+            return (int)model;
+        }
+        if (length == 0) {
+            return -1;
+        }
+        at += length;
+    }
+    return -1;
+}
+
 /* ---- struct sizes agree with the library -------------------------------------------------- */
 
 static void check_sizes(int argc, char **argv) {
@@ -906,10 +928,21 @@ static void translations(const char *path) {
     check(picajit_translate(&geometry, &es300, &refused) == PICAJIT_ERROR_UNSUPPORTED &&
               refused == NULL && contains(picajit_last_error_message(), "geometry"),
           "translate: a geometry shader in GLSL ES 3.00 is PICAJIT_ERROR_UNSUPPORTED");
-    es300.language = PICAJIT_LANGUAGE_SPIRV;
-    check(picajit_translate(&geometry, &es300, &refused) == PICAJIT_ERROR_UNSUPPORTED &&
-              refused == NULL,
-          "translate: a geometry shader in SPIR-V is PICAJIT_ERROR_UNSUPPORTED");
+    picajit_translate_options geometry_spirv = {0};
+    geometry_spirv.language = PICAJIT_LANGUAGE_SPIRV;
+    picajit_translation *geometry_module = NULL;
+    CHECK_OK(picajit_translate(&geometry, &geometry_spirv, &geometry_module),
+             "translate a geometry shader to SPIR-V");
+    picajit_translation_info geometry_module_info;
+    CHECK_OK(picajit_translation_get_info(geometry_module, &geometry_module_info),
+             "the geometry module's interface");
+    check(spirv_execution_model(picajit_translation_source(geometry_module),
+                                geometry_module_info.source_bytes) == 3 &&
+              geometry_module_info.state_block_bytes == 98 * 16 &&
+              geometry_module_info.max_vertices == geometry_info.max_vertices,
+          "translate: a geometry shader in SPIR-V is a Geometry entry point with the GLSL's "
+          "interface");
+    picajit_translation_free(geometry_module);
     picajit_program vertex = break_program();
     check(picajit_translate(&vertex, NULL, &refused) == PICAJIT_OK &&
               contains(picajit_translation_source(refused), "void main()"),

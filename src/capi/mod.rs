@@ -80,8 +80,8 @@ pub const ERROR_BAD_PROGRAM: i32 = -3;
 pub const ERROR_BAD_SHBIN: i32 = -4;
 /// `PICAJIT_ERROR_COMPILE`: the engine could not prepare the program.
 pub const ERROR_COMPILE: i32 = -5;
-/// `PICAJIT_ERROR_UNSUPPORTED`: the library cannot do this for this program yet (a geometry
-/// shader translated to GLSL ES 3.00, which has none, or to SPIR-V).
+/// `PICAJIT_ERROR_UNSUPPORTED`: the target cannot take this program (a geometry shader
+/// translated to GLSL ES 3.00, which has none).
 pub const ERROR_UNSUPPORTED: i32 = -7;
 /// `PICAJIT_ERROR_PANIC`: the library panicked (a bug); the panic was caught at the boundary.
 pub const ERROR_PANIC: i32 = -6;

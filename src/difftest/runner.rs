@@ -123,7 +123,7 @@ pub struct ModeSummary {
     pub invocations: u64,
     /// Programs whose engines disagreed.
     pub mismatches: u64,
-    /// Programs some engine does not run (geometry shaders on the `vulkan` engine), checked
+    /// Programs some engine does not run (geometry shaders on a device without them), checked
     /// on the others only.
     pub not_run: u64,
     /// Programs translated for host GPUs and run by every engine (with
@@ -186,8 +186,8 @@ impl RunSummary {
         let not_run = self.total().not_run;
         if not_run > 0 {
             text += &format!(
-                "{not_run} programs not run by every engine (geometry shaders on an engine \
-                 without them: vulkan), checked on the others\n"
+                "{not_run} programs not run by every engine (geometry shaders on a device \
+                 without them), checked on the others\n"
             );
         }
         let total = self.total();

@@ -44,11 +44,10 @@ pub enum EngineKind {
     /// JIT's kernels compiled in the background once the program is hot ([`HOT_INVOCATIONS`];
     /// geometry shaders: the interpreter until the JIT, compiled the same way, is ready).
     Auto,
-    /// The program translated to GLSL and run by the host's OpenGL driver (docs/gpu-shaders.md):
-    /// vertex shaders only.
+    /// The program translated to GLSL and run by the host's OpenGL driver (docs/gpu-shaders.md).
     Gpu,
     /// The program translated to SPIR-V and run by the host's Vulkan driver
-    /// (docs/gpu-shaders.md): vertex shaders only.
+    /// (docs/gpu-shaders.md); geometry shaders where the device has them.
     Vulkan,
 }
 
@@ -101,11 +100,9 @@ impl EngineKind {
             EngineKind::Auto => {
                 "vinterp at once, soa-jit compiled in the background once the program is hot (embedders' choice)"
             }
-            EngineKind::Gpu => {
-                "the program translated to GLSL and run by the host's OpenGL driver (vertex shaders)"
-            }
+            EngineKind::Gpu => "the program translated to GLSL and run by the host's OpenGL driver",
             EngineKind::Vulkan => {
-                "the program translated to SPIR-V and run by the host's Vulkan driver (vertex shaders)"
+                "the program translated to SPIR-V and run by the host's Vulkan driver"
             }
         }
     }
@@ -141,11 +138,8 @@ impl EngineError {
     pub fn is_unsupported(&self) -> bool {
         matches!(
             self,
-            EngineError::Gpu(GpuError::Translate(
-                translate::TranslateError::GeometryShader
-            )) | EngineError::Vulkan(GpuError::Translate(
-                translate::TranslateError::GeometryShader
-            ))
+            EngineError::Gpu(GpuError::NoGeometryStage(_))
+                | EngineError::Vulkan(GpuError::NoGeometryStage(_))
         )
     }
 

@@ -518,3 +518,19 @@ fn send_record(b: &mut FnBuilder, g: GeometryRegisters, vectors: &[ExprId]) {
         b.set(g.sent, next);
     }
 }
+
+/// The vertex stage in front of a geometry shader on an API that links stages by location
+/// (SPIR-V): each of the `inputs` attributes vN passed on at location N, where the geometry
+/// shader's `vN[]` reads it (the PICA feeds a geometry shader what its vertex shader output;
+/// the checking engines feed it the invocation's registers).
+pub fn vertex_stage(inputs: u16) -> crate::ir::Module {
+    let mut module = crate::ir::build::ModuleBuilder::new();
+    let mut b = FnBuilder::new(&mut module, "main", &[], None);
+    for n in (0..16u8).filter(|n| inputs & (1 << n) != 0) {
+        let v = b.load(Place::Global(Global::Input(n)));
+        b.store(Place::Global(Global::Output(n)), v);
+    }
+    let function = b.finish();
+    module.add(function);
+    module.finish()
+}

@@ -75,8 +75,7 @@ impl Options {
 /// Why a program was not translated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TranslateError {
-    /// A geometry shader for a target without them here: GLSL ES 3.00 has no geometry stage,
-    /// and the SPIR-V printer does not print one yet.
+    /// A geometry shader for a target without a geometry stage: GLSL ES 3.00.
     GeometryShader,
 }
 
@@ -84,7 +83,7 @@ impl fmt::Display for TranslateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TranslateError::GeometryShader => f.write_str(
-                "this target has no geometry shaders here (GLSL 3.30, 4.50 and ES 3.20 do)",
+                "this target has no geometry shaders (GLSL 3.30, 4.50, ES 3.20 and SPIR-V do)",
             ),
         }
     }
@@ -186,15 +185,11 @@ pub fn glsl(
     Ok(glsl::print(&translation.module, interface, dialect))
 }
 
-/// `translation` as SPIR-V words (a Vulkan vertex shader module): the printer prints vertex
-/// shaders only yet.
+/// `translation` as SPIR-V words: a Vulkan vertex or geometry shader module.
 pub fn spirv(
     translation: &Translation,
     interface: &Interface,
     options: &spv::SpirvOptions,
 ) -> Result<Vec<u32>, TranslateError> {
-    if translation.module.geometry.is_some() {
-        return Err(TranslateError::GeometryShader);
-    }
     Ok(spv::print(&translation.module, interface, options))
 }

@@ -1,5 +1,6 @@
-//! The SPIR-V printer: a Vulkan vertex shader module (SPIR-V 1.0, `Shader` capability) from the
-//! same IR the GLSL printer prints (docs/gpu-shaders.md, "SPIR-V").
+//! The SPIR-V printer: a Vulkan vertex or geometry shader module (SPIR-V 1.0, `Shader`
+//! capability, and `Geometry` for a geometry shader) from the same IR the GLSL printer prints
+//! (docs/gpu-shaders.md, "SPIR-V").
 //!
 //! The module is written word by word: the IR has structured control flow only, so each
 //! statement maps to one SPIR-V construct (an `if` to a selection with its merge block, a loop
@@ -20,6 +21,7 @@ use spirv::{
     FunctionControl, LoopControl, MemoryModel, Op, SelectionControl, SourceLanguage, StorageClass,
 };
 
+use crate::geometry::{GeometryForm, PACKET_VECTORS};
 use crate::interface::Interface;
 use crate::ir::*;
 
@@ -43,6 +45,9 @@ pub const END_STATE_LOCATION: u32 = 16;
 pub const BLOCK_SET: u32 = 0;
 /// The uniform block's binding in [`BLOCK_SET`].
 pub const BLOCK_BINDING: u32 = 0;
+/// A geometry shader's state block's binding in [`BLOCK_SET`]
+/// ([`crate::geometry::state`]).
+pub const GEOMETRY_BINDING: u32 = 1;
 
 /// What a capture record holds, in order: `Some(n)` for output oN, `None` for the end state.
 pub fn captured(module: &Module) -> Vec<Option<u8>> {
@@ -58,8 +63,12 @@ pub fn captured(module: &Module) -> Vec<Option<u8>> {
 
 /// `module` as SPIR-V words with `interface` (its block name names the uniform block's type;
 /// outputs are always `Output` variables at locations 0-15, whatever the interface's output
-/// style: SPIR-V modules are not linked with the caller's code). A vertex shader's module
-/// only: [`crate::spirv`] refuses the others first.
+/// style: SPIR-V modules are not linked with the caller's code).
+///
+/// A geometry shader's module takes points (its inputs `vec4[1]` arrays at locations 0-15, as
+/// [`crate::geometry::vertex_stage`] passes them on), its state block at [`GEOMETRY_BINDING`], and outputs a
+/// triangle strip of o0-o15 (the triangle form) or points of the 16 packet vectors at
+/// locations 0-15 (the record form, always decorated for capture into buffer 0).
 pub fn print(module: &Module, interface: &Interface, options: &SpirvOptions) -> Vec<u32> {
     let mut w = Writer::new();
     w.module(module, interface, options);
@@ -108,6 +117,9 @@ struct Writer {
     outputs: [u32; 16],
     block: u32,
     end_state: u32,
+    geometry: Option<crate::geometry::Geometry>,
+    geometry_block: u32,
+    packets: [u32; 16],
 }
 
 /// Appends one instruction.
@@ -155,6 +167,9 @@ impl Writer {
             outputs: [0; 16],
             block: 0,
             end_state: 0,
+            geometry: None,
+            geometry_block: 0,
+            packets: [0; 16],
         }
     }
 
@@ -318,7 +333,19 @@ impl Writer {
             Op::Capability,
             &[Capability::Shader as u32],
         );
-        if !options.capture.is_empty() {
+        self.geometry = module.geometry;
+        let records = module
+            .geometry
+            .is_some_and(|g| g.form == GeometryForm::Records);
+        if module.geometry.is_some() {
+            emit(
+                &mut self.capabilities,
+                Op::Capability,
+                &[Capability::Geometry as u32],
+            );
+        }
+        let captures = !options.capture.is_empty() || records;
+        if captures {
             emit(
                 &mut self.capabilities,
                 Op::Capability,
@@ -335,9 +362,14 @@ impl Writer {
 
         // The interface.
         let vec4 = self.ty(Type::vector(Scalar::Float, 4));
+        // A geometry shader's inputs are arrays of the one vertex of a point.
+        let input = match module.geometry {
+            Some(_) => self.array(vec4, 1),
+            None => vec4,
+        };
         for n in 0..16 {
             if module.inputs & (1 << n) != 0 {
-                self.inputs[n] = self.global_variable(StorageClass::Input, vec4, &format!("v{n}"));
+                self.inputs[n] = self.global_variable(StorageClass::Input, input, &format!("v{n}"));
                 self.decorate(self.inputs[n], Decoration::Location, &[n as u32]);
             }
         }
@@ -367,6 +399,18 @@ impl Writer {
             }
         }
         let uvec4 = self.ty(Type::UVEC4);
+        if records {
+            let stride = 16 * PACKET_VECTORS as u32;
+            for n in 0..PACKET_VECTORS {
+                let var = self.global_variable(StorageClass::Output, uvec4, &format!("pica_p{n}"));
+                self.decorate(var, Decoration::Location, &[n as u32]);
+                self.decorate(var, Decoration::Flat, &[]);
+                self.decorate(var, Decoration::XfbBuffer, &[0]);
+                self.decorate(var, Decoration::XfbStride, &[stride]);
+                self.decorate(var, Decoration::Offset, &[16 * n as u32]);
+                self.packets[n] = var;
+            }
+        }
         let uint = self.ty(Type::UINT);
         let floats = self.array(uvec4, 96);
         let ints = self.array(uvec4, 4);
@@ -398,6 +442,33 @@ impl Writer {
         self.block = self.global_variable(StorageClass::Uniform, block_type, "pica");
         self.decorate(self.block, Decoration::DescriptorSet, &[BLOCK_SET]);
         self.decorate(self.block, Decoration::Binding, &[BLOCK_BINDING]);
+        if module.geometry.is_some() {
+            let vectors = self.array(uvec4, crate::geometry::state::VECTORS as u32);
+            self.decorate(vectors, Decoration::ArrayStride, &[16]);
+            let state_type = self.id();
+            emit(&mut self.globals, Op::TypeStruct, &[state_type, vectors]);
+            self.name(state_type, crate::glsl::GEOMETRY_BLOCK);
+            let mut operands = vec![state_type, 0];
+            operands.extend(string_words("s"));
+            emit(&mut self.names, Op::MemberName, &operands);
+            emit(
+                &mut self.annotations,
+                Op::MemberDecorate,
+                &[state_type, 0, Decoration::Offset as u32, 0],
+            );
+            self.decorate(state_type, Decoration::Block, &[]);
+            self.geometry_block = self.global_variable(
+                StorageClass::Uniform,
+                state_type,
+                crate::glsl::GEOMETRY_INSTANCE,
+            );
+            self.decorate(self.geometry_block, Decoration::DescriptorSet, &[BLOCK_SET]);
+            self.decorate(
+                self.geometry_block,
+                Decoration::Binding,
+                &[GEOMETRY_BINDING],
+            );
+        }
 
         // The functions, callees first; the entry point last.
         let function_ids: Vec<u32> = module.functions.iter().map(|_| self.id()).collect();
@@ -405,15 +476,35 @@ impl Writer {
             FunctionWriter::new(self, module, function, &function_ids).write(id);
         }
         let entry = *function_ids.last().expect("an entry point");
-        let mut operands = vec![ExecutionModel::Vertex as u32, entry];
+        let model = match module.geometry {
+            Some(_) => ExecutionModel::Geometry,
+            None => ExecutionModel::Vertex,
+        };
+        let mut operands = vec![model as u32, entry];
         operands.extend(string_words(&interface.entry));
         operands.extend(self.inputs.iter().copied().filter(|&v| v != 0));
         operands.extend(self.outputs.iter().copied().filter(|&v| v != 0));
+        operands.extend(self.packets.iter().copied().filter(|&v| v != 0));
         if self.end_state != 0 {
             operands.push(self.end_state);
         }
         emit(&mut self.entry_points, Op::EntryPoint, &operands);
-        if !options.capture.is_empty() {
+        if let Some(g) = module.geometry {
+            let output = match g.form {
+                GeometryForm::Triangles => ExecutionMode::OutputTriangleStrip,
+                GeometryForm::Records => ExecutionMode::OutputPoints,
+            };
+            let mode = |w: &mut Writer, mode: ExecutionMode, literals: &[u32]| {
+                let mut operands = vec![entry, mode as u32];
+                operands.extend_from_slice(literals);
+                emit(&mut w.modes, Op::ExecutionMode, &operands);
+            };
+            mode(self, ExecutionMode::InputPoints, &[]);
+            mode(self, ExecutionMode::Invocations, &[1]);
+            mode(self, output, &[]);
+            mode(self, ExecutionMode::OutputVertices, &[g.max_vertices()]);
+        }
+        if captures {
             emit(
                 &mut self.modes,
                 Op::ExecutionMode,
@@ -636,9 +727,8 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
                 self.w.name(v, &name);
             }
             Stmt::Store(place, lanes, value) => self.store(*place, lanes.as_deref(), *value),
-            Stmt::EmitVertex | Stmt::EndPrimitive => {
-                unreachable!("a geometry module (see `print`)")
-            }
+            Stmt::EmitVertex => self.inst(Op::EmitVertex, &[]),
+            Stmt::EndPrimitive => self.inst(Op::EndPrimitive, &[]),
             Stmt::If(c, then, otherwise) => {
                 let c = self.expr(*c);
                 let then_label = self.w.id();
@@ -795,6 +885,13 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
                 )
             }
             Place::Global(g) => match g {
+                Global::Input(n) if self.w.geometry.is_some() => {
+                    let vec4 = self.w.ty(Type::vector(Scalar::Float, 4));
+                    let pointer = self.w.pointer(StorageClass::Input, vec4);
+                    let first = self.w.int(0);
+                    let input = self.w.inputs[n as usize];
+                    (self.value(Op::AccessChain, pointer, &[input, first]), vec4)
+                }
                 Global::Input(n) => {
                     let vec4 = self.w.ty(Type::vector(Scalar::Float, 4));
                     (self.w.inputs[n as usize], vec4)
@@ -812,8 +909,19 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
                 Global::FloatUniforms | Global::IntUniforms | Global::GeometryState => {
                     unreachable!("an indexed global used whole")
                 }
-                Global::Packet(_) => unreachable!("a geometry module (see `print`)"),
+                Global::Packet(n) => (self.w.packets[n as usize], self.w.ty(Type::UVEC4)),
             },
+            Place::GlobalElement(Global::GeometryState, i) => {
+                let index = self.expr(i);
+                let uvec4 = self.w.ty(Type::UVEC4);
+                let pointer = self.w.pointer(StorageClass::Uniform, uvec4);
+                let member = self.w.int(0);
+                let block = self.w.geometry_block;
+                (
+                    self.value(Op::AccessChain, pointer, &[block, member, index]),
+                    uvec4,
+                )
+            }
             Place::GlobalElement(g, i) => {
                 let member = match g {
                     Global::FloatUniforms => 0,

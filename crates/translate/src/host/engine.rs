@@ -16,11 +16,11 @@ use std::sync::{Mutex, OnceLock};
 use shader::exec::{
     BatchIo, EmitConfig, EmitSink, ExecConfig, ExecError, GeometryState, ShaderEngine, VertexResult,
 };
-use shader::program::{FlowRegisters, InputRegisters, ShaderKind, ShaderProgram, Uniforms};
+use shader::program::{FlowRegisters, InputRegisters, ShaderProgram, Uniforms};
 
-use super::gl::{Api, Capture, GlDevice, GlProgram};
+use super::gl::{Api, GlDevice, GlProgram};
 use super::vulkan::{VkDevice, VkProgram};
-use super::{BLOCK_BYTES, HostError, block_bytes, push_input_bytes};
+use super::{BLOCK_BYTES, Capture, HostError, block_bytes, push_input_bytes};
 use crate::geometry::{self, PACKET_VECTORS, WINDOW_PACKETS, flags};
 use crate::glsl::{Dialect, GEOMETRY_BLOCK};
 use crate::interface::Interface;
@@ -54,8 +54,8 @@ pub trait Backend: Sized + 'static {
         block: &[u8],
         inputs: &[u8],
     ) -> Result<Vec<u8>, HostError>;
-    /// Whether the backend runs geometry shaders.
-    const GEOMETRY: bool;
+    /// Whether the device runs geometry shaders.
+    fn geometry_shaders(&self) -> bool;
     /// Compiles a geometry `translation` (the record form) capturing its packets.
     fn compile_geometry(&mut self, translation: &Translation) -> Result<Self::Program, HostError>;
     /// Runs a geometry `program` on one point (`inputs`: 256 bytes) with the uniform `block` and
@@ -143,7 +143,10 @@ impl Backend for OpenGl {
         )
     }
 
-    const GEOMETRY: bool = true;
+    fn geometry_shaders(&self) -> bool {
+        // OpenGL 3.2 core and later have them.
+        true
+    }
 
     fn compile_geometry(&mut self, translation: &Translation) -> Result<OpenGlProgram, HostError> {
         let source = printed(crate::glsl(
@@ -234,24 +237,36 @@ impl Backend for Vulkan {
         self.device.run(program, block, inputs)
     }
 
-    const GEOMETRY: bool = false;
+    fn geometry_shaders(&self) -> bool {
+        self.device.has_geometry_shaders()
+    }
 
-    fn compile_geometry(&mut self, _translation: &Translation) -> Result<VkProgram, HostError> {
-        Err(HostError::Unavailable(
-            "the SPIR-V printer prints vertex shaders only".into(),
-        ))
+    fn compile_geometry(&mut self, translation: &Translation) -> Result<VkProgram, HostError> {
+        let words = printed(crate::spirv(
+            translation,
+            &Interface::default(),
+            &SpirvOptions::default(),
+        ))?;
+        let stride = 16 * PACKET_VECTORS as u32;
+        self.device
+            .compile_geometry(&words, translation.module.inputs, stride)
     }
 
     fn run_geometry(
         &mut self,
-        _program: &VkProgram,
-        _block: &[u8],
-        _state: &[u8],
-        _inputs: &[u8],
+        program: &VkProgram,
+        block: &[u8],
+        state: &[u8],
+        inputs: &[u8],
     ) -> Result<Vec<u8>, HostError> {
-        Err(HostError::Unavailable(
-            "the SPIR-V printer prints vertex shaders only".into(),
-        ))
+        self.device.run_geometry(
+            Capture::Points,
+            program,
+            block,
+            state,
+            inputs,
+            WINDOW_PACKETS as usize,
+        )
     }
 
     fn delete(&mut self, program: VkProgram) {
@@ -403,6 +418,9 @@ pub enum GpuError {
     Translate(TranslateError),
     /// The host could not compile or run it.
     Host(HostError),
+    /// A geometry shader, and the device has no geometry stage: a kind of program this engine
+    /// does not run here, not a failure.
+    NoGeometryStage(String),
 }
 
 impl std::fmt::Display for GpuError {
@@ -410,6 +428,9 @@ impl std::fmt::Display for GpuError {
         match self {
             GpuError::Translate(e) => write!(f, "{e}"),
             GpuError::Host(e) => write!(f, "{e}"),
+            GpuError::NoGeometryStage(renderer) => {
+                write!(f, "{renderer} has no geometry shaders")
+            }
         }
     }
 }
@@ -439,9 +460,6 @@ impl<B: Backend> HostShader<B> {
     /// Translates `program` and compiles it on the host GPU.
     pub fn compile(program: ShaderProgram, config: ExecConfig) -> Result<Self, GpuError> {
         let options = Options::of(config, true);
-        if program.stage == ShaderKind::Geometry && !B::GEOMETRY {
-            return Err(GpuError::Translate(TranslateError::GeometryShader));
-        }
         let translation =
             crate::translate(&program, &options, "main").map_err(GpuError::Translate)?;
         if translation.module.geometry.is_some() {
@@ -500,6 +518,13 @@ impl<B: Backend> HostShader<B> {
     ) -> Result<Self, GpuError> {
         let for_worker = translation.clone();
         let worker = next_worker::<B>().map_err(GpuError::Host)?;
+        let (has_stage, renderer) = on_worker::<B, _>(worker, |w| {
+            (w.device.geometry_shaders(), w.device.renderer())
+        })
+        .map_err(GpuError::Host)?;
+        if !has_stage {
+            return Err(GpuError::NoGeometryStage(renderer));
+        }
         let slot = on_worker::<B, _>(worker, move |w| -> Result<usize, HostError> {
             let p = w.device.compile_geometry(&for_worker)?;
             // The first draw compiles the machine code (as for vertex shaders).

@@ -8,7 +8,7 @@ use std::ffi::c_void;
 use glow::HasContext;
 use khronos_egl as egl;
 
-use super::HostError;
+use super::{Capture, HostError};
 
 /// EGL_PLATFORM_SURFACELESS_MESA.
 const PLATFORM_SURFACELESS_MESA: egl::Enum = 0x31DD;
@@ -269,11 +269,7 @@ impl GlDevice {
             input_mask,
             vertices,
         )?;
-        if written as usize != vertices {
-            return Err(HostError::Driver(format!(
-                "the driver captured {written} of {vertices} vertices"
-            )));
-        }
+        super::all_captured(written as u64, vertices)?;
         Ok(out)
     }
 
@@ -407,24 +403,5 @@ impl Drop for GlDevice {
     fn drop(&mut self) {
         let _ = self.egl.make_current(self.display, None, None, None);
         let _ = self.egl.destroy_context(self.display, self.context);
-    }
-}
-
-/// What a draw's transform feedback captures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Capture {
-    /// Each output vertex (vertex shaders, the record form's packets).
-    Points,
-    /// Whole triangles of the strips a geometry shader outputs (the triangle form).
-    Triangles,
-}
-
-impl Capture {
-    /// The vertices of one captured primitive.
-    fn vertices(self) -> usize {
-        match self {
-            Capture::Points => 1,
-            Capture::Triangles => 3,
-        }
     }
 }

@@ -12,6 +12,25 @@ use shader::program::{InputRegisters, Uniforms};
 /// The uniform block's size in bytes (std140): c0-c95, i0-i3, b, zero.
 pub const BLOCK_BYTES: usize = 96 * 16 + 4 * 16 + 16;
 
+/// What a draw's transform feedback captures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Capture {
+    /// Each output vertex (vertex shaders, the record form's packets).
+    Points,
+    /// Whole triangles of the strips a geometry shader outputs (the triangle form).
+    Triangles,
+}
+
+impl Capture {
+    /// The vertices (records) of one captured primitive.
+    pub const fn vertices(self) -> usize {
+        match self {
+            Capture::Points => 1,
+            Capture::Triangles => 3,
+        }
+    }
+}
+
 /// Why a host GPU could not run a translation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HostError {
@@ -23,6 +42,17 @@ pub enum HostError {
     Link(String),
     /// The driver failed otherwise.
     Driver(String),
+}
+
+/// A vertex draw's check: transform feedback captured every one of its `vertices`.
+fn all_captured(written: u64, vertices: usize) -> Result<(), HostError> {
+    if written == vertices as u64 {
+        Ok(())
+    } else {
+        Err(HostError::Driver(format!(
+            "the driver captured {written} of {vertices} vertices"
+        )))
+    }
 }
 
 impl fmt::Display for HostError {
