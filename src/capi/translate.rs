@@ -247,6 +247,7 @@ unsafe fn translate_into(
         instruction_budget: budget,
         end_state: false,
         structure: true,
+        comments: given.is_some_and(|o| o.comments != 0),
     };
     let no_names = Names::none();
     let names = if given.is_some_and(|o| o.comments != 0) {

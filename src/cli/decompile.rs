@@ -90,6 +90,7 @@ pub fn command(args: &DecompileArgs) -> Result<ExitCode, CliError> {
         instruction_budget: args.budget,
         end_state: false,
         structure: args.form == FormArg::Best,
+        comments: true,
     };
     let names = Names::of_dvle(dvle);
     let translation = translate_named(&program, &options, "main", &names).map_err(|error| {

@@ -704,10 +704,9 @@ pub fn translate(
                     // Identical words (the zeros past the uploaded code): one loop, not a copy
                     // each (docs/gpu-shaders.md, "Compile cost").
                     let through = wrap(pc as u32 + same as u32 - 1);
-                    emitter.b.comment(format!(
-                        "{pc:03x}-{through:03x}: {} ({same} times)",
-                        listing(pc)
-                    ));
+                    emitter.b.comment(|| {
+                        format!("{pc:03x}-{through:03x}: {} ({same} times)", listing(pc))
+                    });
                     let zero = emitter.b.int(0);
                     emitter.b.set(repeat, zero);
                     // A geometry invocation runs the passes the budget leaves (at least one:
@@ -749,7 +748,7 @@ pub fn translate(
                     k += same;
                     continue;
                 }
-                emitter.b.comment(format!("{pc:03x}: {}", listing(pc)));
+                emitter.b.comment(|| format!("{pc:03x}: {}", listing(pc)));
                 if let Some(operation) = &operation {
                     if deferred.is_some() {
                         // Hand the function to the service, then resume in a case of its own.
@@ -765,7 +764,7 @@ pub fn translate(
                         emitter.b.open();
                         emitter
                             .b
-                            .comment(format!("{pc:03x}: {} (its result)", listing(pc)));
+                            .comment(|| format!("{pc:03x}: {} (its result)", listing(pc)));
                         emitter.deferral = Deferral::Resume(service);
                     }
                     visit(&mut emitter, program, operation);

@@ -1018,23 +1018,9 @@ fn comment_safe(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tests::program;
     use crate::{Options, translate};
-    use shader::asm::{AsmOptions, SourceFile, assemble};
     use shader::float24::Precision;
-    use shader::program::ShaderProgram;
-
-    fn program(body: &str) -> ShaderProgram {
-        let files = [SourceFile {
-            name: "t.v.pica".into(),
-            text: format!(
-                ".fvec ma, mb\n.out outpos position\n.out outc color\n.proc main\n{body}\n.end\n"
-            ),
-        }];
-        let shbin = assemble(&files, AsmOptions::default())
-            .expect("the test program assembles")
-            .shbin;
-        ShaderProgram::from_shbin(&shbin, 0).unwrap()
-    }
 
     #[test]
     fn reused_helpers_print_exactly_what_printing_them_again_gives() {

@@ -47,6 +47,9 @@ pub struct Options {
     /// Whether the structured form is taken where the program allows ([`structured`]); off,
     /// every program takes the general form.
     pub structure: bool,
+    /// Whether each statement has its comment (its PICA address and instruction, the
+    /// registers' names): for readers (`decompile`), not for a driver.
+    pub comments: bool,
 }
 
 impl Default for Options {
@@ -56,18 +59,20 @@ impl Default for Options {
             instruction_budget: DEFAULT_INSTRUCTION_BUDGET,
             end_state: false,
             structure: true,
+            comments: true,
         }
     }
 }
 
 impl Options {
-    /// The options of an engine prepared under `config`.
+    /// The options of an engine prepared under `config`: no comments (no driver reads them).
     pub fn of(config: ExecConfig, end_state: bool) -> Options {
         Options {
             precision: config.precision,
             instruction_budget: config.instruction_budget,
             end_state,
             structure: true,
+            comments: false,
         }
     }
 }
@@ -140,7 +145,20 @@ pub fn translate_named(
     entry: &str,
     names: &Names,
 ) -> Result<Translation, TranslateError> {
-    let mut module = ModuleBuilder::new();
+    // Every helper's body depends on its name and the precision mode alone.
+    let module = ModuleBuilder::keeping_helpers(options.precision as u32);
+    translate_into(module, program, options, entry, names)
+}
+
+/// Translates `program` into `module`, an empty one.
+fn translate_into(
+    mut module: ModuleBuilder,
+    program: &ShaderProgram,
+    options: &Options,
+    entry: &str,
+    names: &Names,
+) -> Result<Translation, TranslateError> {
+    module.without_comments = !options.comments;
     if program.stage == ShaderKind::Geometry {
         let form = if options.end_state {
             GeometryForm::Records
@@ -192,4 +210,65 @@ pub fn spirv(
     options: &spv::SpirvOptions,
 ) -> Result<Vec<u32>, TranslateError> {
     Ok(spv::print(&translation.module, interface, options))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shader::asm::{AsmOptions, SourceFile, assemble};
+
+    /// A vertex program of `body` with uniforms ma and mb and two outputs.
+    pub(crate) fn program(body: &str) -> ShaderProgram {
+        let files = [SourceFile {
+            name: "t.v.pica".into(),
+            text: format!(
+                ".fvec ma, mb\n.out outpos position\n.out outc color\n.proc main\n{body}\n.end\n"
+            ),
+        }];
+        let shbin = assemble(&files, AsmOptions::default())
+            .expect("the test program assembles")
+            .shbin;
+        ShaderProgram::from_shbin(&shbin, 0).unwrap()
+    }
+
+    #[test]
+    fn kept_helpers_give_the_module_building_them_anew_gives() {
+        // Programs sharing some helpers (mul, dp4, rcp's exact division) and not others, in
+        // turn, so that each adopts helpers the others left, with their callees renumbered.
+        let bodies = [
+            "dp4 outpos.x, ma, v0\nmul outc, mb, v1\nend",
+            "rcp outpos, v0.x\ndp4 outc.y, ma, v1\nend",
+            "ex2 outpos, v0.y\nrcp outc, v1.z\nmov r0, v0\nmul outc.x, r0, v0\nend",
+            "lg2 outpos, v0.y\nslt outc, v1, ma\nflr outc.y, v0\nmova a0.x, v1\nend",
+        ];
+        let mut adopted = 0;
+        for precision in Precision::ALL {
+            let options = Options {
+                precision,
+                ..Options::default()
+            };
+            for _ in 0..2 {
+                for body in bodies {
+                    let program = program(body);
+                    let kept = translate(&program, &options, "main").unwrap();
+                    let anew = translate_into(
+                        ModuleBuilder::new(),
+                        &program,
+                        &options,
+                        "main",
+                        &Names::none(),
+                    )
+                    .unwrap();
+                    assert_eq!(kept.module, anew.module, "{body} in {precision}");
+                    let helpers = &kept.module.functions[..kept.module.functions.len() - 1];
+                    adopted += helpers
+                        .iter()
+                        .filter(|f| ir::build::kept::find(precision as u32, &f.name).is_some())
+                        .count();
+                }
+            }
+        }
+        // Every helper is kept once built: the second pass adopts all of them.
+        assert!(adopted > 60, "{adopted} helpers kept");
+    }
 }

@@ -664,11 +664,13 @@ impl Lowering<'_> {
                 let node = &self.plan.nodes[*n as usize];
                 let pc = node.state.pc;
                 let inst = self.decoded[pc as usize];
-                e.b.comment(format!(
-                    "{pc:03x}: {}",
-                    self.names
-                        .annotate(&disasm::format_instruction(&inst, &self.program.opdescs))
-                ));
+                e.b.comment(|| {
+                    format!(
+                        "{pc:03x}: {}",
+                        self.names
+                            .annotate(&disasm::format_instruction(&inst, &self.program.opdescs))
+                    )
+                });
                 if let Some(operation) = inst.operation() {
                     visit(e, self.program, &operation);
                 }

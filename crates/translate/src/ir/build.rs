@@ -2,6 +2,8 @@
 //! the functions that call it), and a [`FnBuilder`] builds one function's expressions and
 //! statements, nested blocks by closures.
 
+use std::sync::{Arc, Mutex};
+
 use rustc_hash::FxHashMap;
 
 use super::*;
@@ -21,6 +23,11 @@ pub struct ModuleBuilder {
     pub opaque_zero: bool,
     /// The geometry stage, for a geometry shader.
     pub geometry: Option<crate::geometry::Geometry>,
+    /// Whether [`FnBuilder::comment`] writes nothing: the listing is for readers, and
+    /// disassembling each instruction for it was a fifth of a translation's IR phase.
+    pub without_comments: bool,
+    /// Where helpers are kept across modules (see [`ModuleBuilder::keeping_helpers`]).
+    keep: Option<u32>,
 }
 
 impl ModuleBuilder {
@@ -29,7 +36,19 @@ impl ModuleBuilder {
         ModuleBuilder::default()
     }
 
-    /// The function named `name`, built by `body` the first time it is asked for.
+    /// An empty module whose helpers are kept, and taken from those kept, under `scope`: the
+    /// caller promises that a helper's body depends only on its name and on what `scope`
+    /// stands for (the translation's precision mode). Building the float24 rules' helpers was
+    /// most of a translation's IR phase, and they are the same for every program of a mode.
+    pub fn keeping_helpers(scope: u32) -> ModuleBuilder {
+        ModuleBuilder {
+            keep: Some(scope),
+            ..ModuleBuilder::default()
+        }
+    }
+
+    /// The function named `name`, built by `body` the first time it is asked for (or, keeping
+    /// helpers, the one kept under that name with its callees).
     pub fn helper(
         &mut self,
         name: &str,
@@ -40,11 +59,83 @@ impl ModuleBuilder {
         if let Some(&id) = self.by_name.get(name) {
             return id;
         }
+        if let Some(scope) = self.keep
+            && let Some(id) = self.adopt(scope, name)
+        {
+            return id;
+        }
         let mut b = FnBuilder::new(self, name, params, result);
         let args: Vec<ExprId> = (0..params.len()).map(|n| b.argument(n)).collect();
         body(&mut b, &args);
         let function = b.finish();
+        if let Some(scope) = self.keep {
+            kept::keep(scope, &function, |id| {
+                self.functions[id.0 as usize].name.clone()
+            });
+        }
         self.add(function)
+    }
+
+    /// Adds the helper `name` kept under `scope`, after its callees: `None` if it (or one of
+    /// them) is not kept.
+    fn adopt(&mut self, scope: u32, name: &str) -> Option<FunctionId> {
+        if let Some(&id) = self.by_name.get(name) {
+            return Some(id);
+        }
+        let helper = kept::find(scope, name)?;
+        let mut ids = Vec::with_capacity(helper.callees.len());
+        for callee in &helper.callees {
+            ids.push(self.adopt(scope, callee)?);
+        }
+        let mut function = helper.function.clone();
+        for (expr, _) in &mut function.exprs {
+            match expr {
+                Expr::Call(callee, _) => *callee = ids[callee.0 as usize],
+                Expr::Load(place) => self.note_load(*place),
+                _ => {}
+            }
+        }
+        self.note_stores(&function.body);
+        Some(self.add(function))
+    }
+
+    /// The module's record of what `place`'s load reads.
+    fn note_load(&mut self, place: Place) {
+        match place {
+            Place::Global(Global::Input(n)) => self.inputs |= 1 << n,
+            Place::Global(Global::OpaqueZero) => self.opaque_zero = true,
+            _ => {}
+        }
+    }
+
+    /// The module's record of what the stores of `block` write.
+    fn note_stores(&mut self, block: &[Stmt]) {
+        for stmt in block {
+            match stmt {
+                Stmt::Store(place, ..) => self.note_store(*place),
+                Stmt::If(_, then, otherwise) => {
+                    self.note_stores(then);
+                    self.note_stores(otherwise);
+                }
+                Stmt::Loop(body) => self.note_stores(body),
+                Stmt::Switch(_, cases, default) => {
+                    for (_, body) in cases {
+                        self.note_stores(body);
+                    }
+                    self.note_stores(default);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The module's record of what a store to `place` writes.
+    fn note_store(&mut self, place: Place) {
+        match place {
+            Place::Global(Global::Output(n)) => self.outputs |= 1 << n,
+            Place::Global(Global::EndState) => self.end_state = true,
+            _ => {}
+        }
     }
 
     /// Adds a finished function (its callees are in the module already).
@@ -184,12 +275,7 @@ impl<'m> FnBuilder<'m> {
     /// The value of `place`.
     pub fn load(&mut self, place: Place) -> ExprId {
         let ty = self.place_type(place);
-        if let Place::Global(Global::Input(n)) = place {
-            self.module.inputs |= 1 << n;
-        }
-        if let Place::Global(Global::OpaqueZero) = place {
-            self.module.opaque_zero = true;
-        }
+        self.module.note_load(place);
         self.push(Expr::Load(place), ty)
     }
 
@@ -521,11 +607,7 @@ impl<'m> FnBuilder<'m> {
     }
 
     fn note_store(&mut self, place: Place) {
-        match place {
-            Place::Global(Global::Output(n)) => self.module.outputs |= 1 << n,
-            Place::Global(Global::EndState) => self.module.end_state = true,
-            _ => {}
-        }
+        self.module.note_store(place);
     }
 
     /// Sets local `l`.
@@ -533,9 +615,11 @@ impl<'m> FnBuilder<'m> {
         self.store(Place::Local(l), value);
     }
 
-    /// A comment line.
-    pub fn comment(&mut self, text: impl Into<String>) {
-        self.stmt(Stmt::Comment(text.into()));
+    /// A comment line, `text()` unless the module is built without comments.
+    pub fn comment(&mut self, text: impl FnOnce() -> String) {
+        if !self.module.without_comments {
+            self.stmt(Stmt::Comment(text()));
+        }
     }
 
     /// Opens a nested block: what follows goes into it until [`FnBuilder::close`].
@@ -637,5 +721,74 @@ impl Type {
             scalar: self.scalar,
             lanes,
         }
+    }
+}
+
+/// Helpers kept across modules, by scope and name: each with its callees' names, its calls
+/// numbering those (callee `n` is `FunctionId(n)`), so that a module adopting it maps them to
+/// its own functions. Bounded: past [`kept::LIMIT`] bytes nothing more is kept (there are a
+/// few dozen helpers per precision mode, some hundred kilobytes in all).
+pub(crate) mod kept {
+    use super::*;
+
+    /// The most kept, in bytes (about: the expressions and statements).
+    pub const LIMIT: usize = 16 << 20;
+
+    /// A kept helper.
+    pub struct Kept {
+        pub function: Function,
+        pub callees: Vec<String>,
+    }
+
+    #[derive(Default)]
+    struct Store {
+        by_scope: FxHashMap<u32, FxHashMap<String, Arc<Kept>>>,
+        bytes: usize,
+    }
+
+    static STORE: Mutex<Option<Store>> = Mutex::new(None);
+
+    /// The helper `name` kept under `scope`.
+    pub fn find(scope: u32, name: &str) -> Option<Arc<Kept>> {
+        let store = STORE.lock().ok()?;
+        store.as_ref()?.by_scope.get(&scope)?.get(name).cloned()
+    }
+
+    /// Keeps `function` under `scope`, `name_of` naming the functions it calls.
+    pub fn keep(scope: u32, function: &Function, name_of: impl Fn(FunctionId) -> String) {
+        let mut callees: Vec<FunctionId> = Vec::new();
+        let mut kept = function.clone();
+        for (expr, _) in &mut kept.exprs {
+            if let Expr::Call(callee, _) = expr {
+                let n = match callees.iter().position(|c| c == callee) {
+                    Some(n) => n,
+                    None => {
+                        callees.push(*callee);
+                        callees.len() - 1
+                    }
+                };
+                *callee = FunctionId(n as u32);
+            }
+        }
+        let bytes = kept.exprs.len() * size_of::<(Expr, Type)>()
+            + kept.body.len() * size_of::<Stmt>()
+            + kept.name.len();
+        let Ok(mut guard) = STORE.lock() else {
+            return;
+        };
+        let store = guard.get_or_insert_with(Store::default);
+        if store.bytes + bytes > LIMIT {
+            return;
+        }
+        store.bytes += bytes;
+        let helper = Kept {
+            function: kept,
+            callees: callees.into_iter().map(name_of).collect(),
+        };
+        store
+            .by_scope
+            .entry(scope)
+            .or_default()
+            .insert(function.name.clone(), Arc::new(helper));
     }
 }
