@@ -14,9 +14,7 @@ use shader::flow::{
     CALL_DEPTH, IF_DEPTH, LOOP_DEPTH, PossibleEnds, Scope, Stack, StackOps, When, pushed_scope,
     step_on, wrap,
 };
-use shader::isa::{
-    Instruction, OperandDescriptor, Operation, PROGRAM_WORDS, SimpleOp, decode_words, disasm,
-};
+use shader::isa::{Instruction, OperandDescriptor, Operation, PROGRAM_WORDS, SimpleOp, disasm};
 use shader::program::ShaderProgram;
 
 use crate::geometry::{GeometryForm, StopRoute};
@@ -582,16 +580,17 @@ pub(crate) fn runs(
     (reachable, ends, found)
 }
 
-/// The general form of `program`'s entry function, `main`, into `module`.
+/// The general form of `program`'s entry function, `main`, into `module` (`decoded`: its
+/// program memory decoded).
 pub fn translate(
     module: &mut ModuleBuilder,
     program: &ShaderProgram,
+    decoded: &[Instruction],
     options: &Options,
     name: &str,
     names: &Names,
 ) -> Result<(), TranslateError> {
-    let decoded = decode_words(&program.code[..]);
-    let (_, ends, found) = runs(&decoded, program.entry);
+    let (_, ends, found) = runs(decoded, program.entry);
     let budget = options.instruction_budget.clamp(1, GREATEST_BUDGET) as u32;
     let mut b = FnBuilder::new(module, name, &[], None);
     let mut registers = Registers::declare(&mut b);
@@ -620,7 +619,7 @@ pub fn translate(
             &program.opdescs,
         ))
     };
-    let shared = shared_costly(&decoded, &found);
+    let shared = shared_costly(decoded, &found);
     let service = Service {
         op: b.local("service_op", Type::INT, [0; 4]),
         argument: b.local("service_argument", Type::UVEC4, [0; 4]),
@@ -687,7 +686,7 @@ pub fn translate(
                 let same = if last || deferred.is_some() || (emits && !per_run) {
                     1
                 } else {
-                    repeated(&decoded, leader, k, len)
+                    repeated(decoded, leader, k, len)
                 };
                 if !per_run {
                     // Instruction k of the run runs only when fewer than `budget` ran before:

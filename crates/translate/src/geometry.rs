@@ -6,8 +6,7 @@
 //! engines read, where the model's own emit rule, [`shader::exec::GeometryState::emit`],
 //! assembles the primitives again).
 
-use shader::isa::{Instruction, RegisterFile, SimpleOp, decode_words};
-use shader::program::ShaderProgram;
+use shader::isa::{Instruction, RegisterFile, SimpleOp};
 
 use crate::ir::build::FnBuilder;
 use crate::ir::{ExprId, Global, LocalId, Place, Scalar, Stmt, Type};
@@ -82,12 +81,13 @@ pub mod flags {
 }
 
 impl Geometry {
-    /// `program`'s stage in `form`: the registers any of its words writes (a superset of those
-    /// an invocation writes, which is all the packets need).
-    pub fn of(program: &ShaderProgram, form: GeometryForm) -> Geometry {
+    /// The stage, in `form`, of the program whose memory is `decoded`: the registers any of
+    /// its words writes (a superset of those an invocation writes, which is all the packets
+    /// need).
+    pub fn of(decoded: &[Instruction], form: GeometryForm) -> Geometry {
         let mut temporaries = 0u16;
         let mut outputs = 0u16;
-        for inst in decode_words(&program.code[..]) {
+        for inst in decoded {
             if let Some(dst) = inst.operation().and_then(|op| op.destination()) {
                 match dst.file_index() {
                     (RegisterFile::Output, n) => outputs |= 1 << n,

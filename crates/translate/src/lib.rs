@@ -159,26 +159,28 @@ fn translate_into(
     names: &Names,
 ) -> Result<Translation, TranslateError> {
     module.without_comments = !options.comments;
+    // Decoded once for every phase: 4096 words, mostly a run of zeros past the code.
+    let decoded = shader::isa::decode_words(&program.code[..]);
     if program.stage == ShaderKind::Geometry {
         let form = if options.end_state {
             GeometryForm::Records
         } else {
             GeometryForm::Triangles
         };
-        module.geometry = Some(Geometry::of(program, form));
+        module.geometry = Some(Geometry::of(&decoded, form));
     }
     let plan = if options.structure {
-        structured::plan(program, options).map_err(Some)
+        structured::plan(program, &decoded, options).map_err(Some)
     } else {
         Err(None)
     };
     let (form, unstructured) = match plan {
         Ok(plan) => {
-            structured::translate(&mut module, program, &plan, options, entry, names)?;
+            structured::translate(&mut module, program, &decoded, &plan, options, entry, names)?;
             (Form::Structured, None)
         }
         Err(why) => {
-            dispatch::translate(&mut module, program, options, entry, names)?;
+            dispatch::translate(&mut module, program, &decoded, options, entry, names)?;
             (Form::Dispatch, why)
         }
     };

@@ -15,10 +15,10 @@
 
 use rustc_hash::FxHashMap;
 
-use shader::flow::explore::explore;
+use shader::flow::explore::{StateIndex, explore_indexed};
 use shader::flow::rules;
 use shader::flow::{Choices, FlowState, LOOP_DEPTH, LoopPass, Scope, Step, pushed_scope, step};
-use shader::isa::{Instruction, decode_words, disasm};
+use shader::isa::{Instruction, disasm};
 use shader::program::ShaderProgram;
 
 use crate::dispatch::{finish, prologue, visit};
@@ -156,24 +156,20 @@ struct Planner {
     failure: Unstructured,
 }
 
-fn leaf_of(step: Step, index: &FxHashMap<FlowState, u32>) -> Option<Leaf> {
+fn leaf_of(step: Step, index: &StateIndex) -> Option<Leaf> {
     Some(match step {
         Step::End => Leaf::End,
         Step::BreakOutsideLoop => Leaf::BreakOutsideLoop,
         Step::Continue {
             state, loop_pass, ..
         } => Leaf::Go {
-            to: *index.get(&state)?,
+            to: index.get(&state)?,
             pass: loop_pass,
         },
     })
 }
 
-fn tree_of(
-    state: &FlowState,
-    inst: &Instruction,
-    index: &FxHashMap<FlowState, u32>,
-) -> Option<Tree> {
+fn tree_of(state: &FlowState, inst: &Instruction, index: &StateIndex) -> Option<Tree> {
     let leaf = |condition, loop_again| {
         leaf_of(
             step(
@@ -373,19 +369,17 @@ impl Planner {
     }
 }
 
-/// The structure of `program`'s control flow, or why it takes the general form.
-pub fn plan(program: &ShaderProgram, options: &Options) -> Result<Plan, Unstructured> {
-    let decoded = decode_words(&program.code[..]);
-    let graph = explore(&decoded, program.entry, STATE_LIMIT);
+/// The structure of `program`'s control flow (`decoded`: its program memory decoded), or why
+/// it takes the general form.
+pub fn plan(
+    program: &ShaderProgram,
+    decoded: &[Instruction],
+    options: &Options,
+) -> Result<Plan, Unstructured> {
+    let (graph, index) = explore_indexed(decoded, program.entry, STATE_LIMIT);
     if !graph.complete || graph.nodes.is_empty() {
         return Err(Unstructured::TooManyStates);
     }
-    let index: FxHashMap<FlowState, u32> = graph
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(n, node)| (node.state, n as u32))
-        .collect();
     let mut nodes = Vec::with_capacity(graph.nodes.len());
     for node in &graph.nodes {
         let inst = &decoded[node.state.pc as usize];
@@ -545,7 +539,7 @@ pub fn plan(program: &ShaderProgram, options: &Options) -> Result<Plan, Unstruct
         return Err(Unstructured::Budget);
     }
     let mut copies = [0usize; 5];
-    count_costly(&pieces, &planner.nodes, &decoded, &mut copies);
+    count_costly(&pieces, &planner.nodes, decoded, &mut copies);
     if copies.iter().any(|&n| n > MOST_COSTLY_COPIES) {
         return Err(Unstructured::CostlyCopies);
     }
@@ -623,7 +617,7 @@ struct Counters {
 
 struct Lowering<'p> {
     program: &'p ShaderProgram,
-    decoded: Vec<Instruction>,
+    decoded: &'p [Instruction],
     plan: &'p Plan,
     counters: Counters,
     /// Which exit the loop last left by (loops with several).
@@ -768,6 +762,7 @@ impl Lowering<'_> {
 pub fn translate(
     module: &mut ModuleBuilder,
     program: &ShaderProgram,
+    decoded: &[Instruction],
     plan: &Plan,
     options: &Options,
     name: &str,
@@ -785,7 +780,7 @@ pub fn translate(
     };
     let lowering = Lowering {
         program,
-        decoded: decode_words(&program.code[..]),
+        decoded,
         plan,
         counters,
         exit: b.local("loop_exit", Type::INT, [0; 4]),
@@ -823,7 +818,8 @@ mod tests {
             .expect("the test program assembles")
             .shbin;
         let program = ShaderProgram::from_shbin(&shbin, 0).unwrap();
-        plan(&program, &Options::default())
+        let decoded = shader::isa::decode_words(&program.code[..]);
+        plan(&program, &decoded, &Options::default())
     }
 
     fn pieces_of(plan: &Plan, kind: fn(&Piece) -> bool) -> usize {

@@ -140,21 +140,42 @@ impl Hash for Key {
     }
 }
 
+/// The node of each state of a [`FlowGraph`], as [`explore_indexed`] found them.
+#[derive(Default)]
+pub struct StateIndex(HashMap<Key, u32, BuildHasherDefault<StateHasher>>);
+
+impl StateIndex {
+    /// The node whose state is `state`.
+    pub fn get(&self, state: &FlowState) -> Option<u32> {
+        self.0.get(&Key(*state)).copied()
+    }
+}
+
 /// Explores every path of the control-flow machine over `program` (at most 4096 words; PC wraps
 /// at 4096) from `entry`, stopping after `limit` states.
 pub fn explore(program: &[Instruction], entry: u16, limit: usize) -> FlowGraph {
+    explore_indexed(program, entry, limit).0
+}
+
+/// [`explore`], with the index of the states it found.
+pub fn explore_indexed(
+    program: &[Instruction],
+    entry: u16,
+    limit: usize,
+) -> (FlowGraph, StateIndex) {
     let len = program.len().min(PROGRAM_WORDS);
     let mut graph = FlowGraph {
         nodes: Vec::new(),
         complete: true,
     };
+    let mut index = StateIndex::default();
     if entry as usize >= len {
-        return graph;
+        return (graph, index);
     }
-    let mut index: HashMap<Key, u32, BuildHasherDefault<StateHasher>> = HashMap::default();
+    let index_map = &mut index.0;
     let mut queue = VecDeque::new();
     let start = FlowState::new(entry);
-    index.insert(Key(start), 0);
+    index_map.insert(Key(start), 0);
     graph.nodes.push(FlowNode {
         state: start,
         successors: Vec::new(),
@@ -175,7 +196,7 @@ pub fn explore(program: &[Instruction], entry: u16, limit: usize) -> FlowGraph {
                         exits.push(Exit::OutsideProgram { target });
                         continue;
                     }
-                    let next_id = match index.get(&Key(state)) {
+                    let next_id = match index_map.get(&Key(state)) {
                         Some(&known) => known,
                         None => {
                             if graph.nodes.len() >= limit {
@@ -183,7 +204,7 @@ pub fn explore(program: &[Instruction], entry: u16, limit: usize) -> FlowGraph {
                                 break 'explore;
                             }
                             let fresh = graph.nodes.len() as u32;
-                            index.insert(Key(state), fresh);
+                            index_map.insert(Key(state), fresh);
                             graph.nodes.push(FlowNode {
                                 state,
                                 successors: Vec::new(),
@@ -203,7 +224,7 @@ pub fn explore(program: &[Instruction], entry: u16, limit: usize) -> FlowGraph {
         node.successors = succs;
         node.exits = exits;
     }
-    graph
+    (graph, index)
 }
 
 impl FlowGraph {

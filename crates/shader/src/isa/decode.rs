@@ -39,14 +39,11 @@ fn dst(raw: u32) -> DstReg {
 /// before it is not decoded again: preparing a program decodes its code, not 4096 words.
 pub fn decode_each<T: Clone>(words: &[u32], mut f: impl FnMut(Instruction) -> T) -> Vec<T> {
     let mut out: Vec<T> = Vec::with_capacity(words.len());
-    let mut previous: Option<u32> = None;
-    for &word in words {
-        let item = match out.last() {
-            Some(last) if previous == Some(word) => last.clone(),
-            _ => f(decode(word)),
-        };
-        out.push(item);
-        previous = Some(word);
+    let mut rest = words;
+    while let Some(&word) = rest.first() {
+        let run = rest.iter().take_while(|&&w| w == word).count();
+        out.extend(std::iter::repeat_n(f(decode(word)), run));
+        rest = &rest[run..];
     }
     out
 }

@@ -481,7 +481,7 @@ impl<'m> FnBuilder<'m> {
         debug_assert!(!lanes.is_empty() && lanes.len() <= 4);
         debug_assert!(lanes.iter().all(|&l| l < ty.lanes));
         self.push(
-            Expr::Swizzle(a, lanes.to_vec()),
+            Expr::Swizzle(a, Lanes::of(lanes)),
             ty.with_lanes(lanes.len() as u8),
         )
     }

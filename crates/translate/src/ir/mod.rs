@@ -189,6 +189,35 @@ pub enum Place {
     GlobalElement(Global, ExprId),
 }
 
+/// The lanes a swizzle picks, in order (1-4): inline, since swizzles are the commonest
+/// expression and helpers' expressions are copied into each module that adopts them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Lanes {
+    picked: [u8; 4],
+    len: u8,
+}
+
+impl Lanes {
+    /// `lanes` (1-4 of them).
+    pub fn of(lanes: &[u8]) -> Lanes {
+        assert!((1..=4).contains(&lanes.len()), "a swizzle of 1-4 lanes");
+        let mut picked = [0; 4];
+        picked[..lanes.len()].copy_from_slice(lanes);
+        Lanes {
+            picked,
+            len: lanes.len() as u8,
+        }
+    }
+}
+
+impl std::ops::Deref for Lanes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.picked[..self.len as usize]
+    }
+}
+
 /// An expression.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
@@ -207,7 +236,7 @@ pub enum Expr {
     /// `condition ? a : b`, lane by lane when the condition is a vector.
     Select(ExprId, ExprId, ExprId),
     /// Lanes of a vector, in this order (1-4).
-    Swizzle(ExprId, Vec<u8>),
+    Swizzle(ExprId, Lanes),
     /// A vector put together from scalars and vectors, lanes in order.
     Construct(Vec<ExprId>),
     /// A conversion of each lane's value (bool → 0/1, int ↔ uint bits kept, float → int
