@@ -9,7 +9,11 @@
 //! cargo bench --bench translate_cost                  # the corpus, then 200 random programs
 //! cargo bench --bench translate_cost -- skinning      # a filter on the label
 //! PRECISION=f32 cargo bench --bench translate_cost    # another precision mode
+//! PROGRAMS=DIR cargo bench --bench translate_cost     # also every vertex DVLE of DIR/**/*.shbin
 //! ```
+//!
+//! `PROGRAMS` takes what `picajit extract TRACE.ctf -o DIR` writes: the real programs a user
+//! has a trace of.
 
 #[path = "../jit-tests/common/mod.rs"]
 mod common;
@@ -110,6 +114,55 @@ fn report(label: &str, program: &ShaderProgram) -> Cost {
     cost
 }
 
+/// Every vertex DVLE of the SHBIN files under `dir`, labelled by path and DVLE, in path order.
+fn shbin_programs(dir: &std::path::Path) -> Vec<(String, ShaderProgram)> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            eprintln!("PROGRAMS: cannot read {}", dir.display());
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "shbin") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(dir, &mut files);
+    files.sort();
+    let mut programs = Vec::new();
+    for file in files {
+        let Ok(bytes) = std::fs::read(&file) else {
+            continue;
+        };
+        let shown = file
+            .strip_prefix(dir)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        let shbin = match picajit::shbin::parse(&bytes) {
+            Ok(shbin) => shbin,
+            Err(error) => {
+                eprintln!("PROGRAMS: {shown}: {error}");
+                continue;
+            }
+        };
+        for dvle in 0..shbin.dvles.len() {
+            match ShaderProgram::from_shbin(&shbin, dvle) {
+                Ok(program) if program.stage == ShaderKind::Vertex => {
+                    programs.push((format!("{shown}/{dvle}"), program));
+                }
+                Ok(_) => {}
+                Err(error) => eprintln!("PROGRAMS: {shown}, DVLE {dvle}: {error}"),
+            }
+        }
+    }
+    programs
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; the rest are filters.
     let args: Vec<String> = std::env::args()
@@ -121,6 +174,13 @@ fn main() {
         let label = format!("corpus/{name}");
         if program.stage == ShaderKind::Vertex && wanted(&label) {
             report(&label, &program);
+        }
+    }
+    if let Ok(dir) = std::env::var("PROGRAMS") {
+        for (label, program) in shbin_programs(std::path::Path::new(&dir)) {
+            if wanted(&label) {
+                report(&label, &program);
+            }
         }
     }
     if !wanted("random") {
