@@ -242,19 +242,15 @@ unsafe fn translate_into(
             "options->block_name",
         )
     }?;
+    let comments = given.is_some_and(|o| o.comments != 0);
     let translate_options = Options {
         precision,
         instruction_budget: budget,
         end_state: false,
         structure: true,
-        comments: given.is_some_and(|o| o.comments != 0),
+        comments,
     };
-    let no_names = Names::none();
-    let names = if given.is_some_and(|o| o.comments != 0) {
-        names
-    } else {
-        &no_names
-    };
+    // The names only annotate the comments, which are off unless asked for.
     let translation = translate_named(&program, &translate_options, &entry, names)
         .map_err(CapiError::Translate)?;
     let interface = Interface {
@@ -268,7 +264,6 @@ unsafe fn translate_into(
         ),
         entry,
     };
-    let comments = given.is_some_and(|o| o.comments != 0);
     let (source, source_bytes) = match dialect {
         Some(dialect) => {
             let mut text = glsl(&translation, dialect, &interface).map_err(CapiError::Translate)?;
