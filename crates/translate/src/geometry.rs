@@ -200,9 +200,14 @@ impl GeometryRegisters {
     }
 }
 
-/// State block vector `index` (a constant).
+/// State block vector `index` (a constant), read at `index + zero`: an offset no compiler
+/// sees as a constant, so that Mesa's search for the uniforms that decide branches stops at
+/// the state rather than walking the registers' arithmetic back to it (docs/gpu-shaders.md,
+/// "The branch fence").
 fn state_vector(b: &mut FnBuilder, index: u32) -> ExprId {
-    let at = b.int(index as i32);
+    let zero = b.load(Place::Global(Global::OpaqueZero));
+    let zero = b.convert(zero, Scalar::Int);
+    let at = b.add_k(zero, index);
     b.load(Place::GlobalElement(Global::GeometryState, at))
 }
 

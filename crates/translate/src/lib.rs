@@ -273,4 +273,79 @@ mod tests {
         // Every helper is kept once built: the second pass adopts all of them.
         assert!(adopted > 60, "{adopted} helpers kept");
     }
+
+    #[test]
+    fn every_branch_condition_starts_with_the_fence() {
+        use crate::ir::{BinaryOp, Expr, ExprId, Function, Global, Place, Stmt};
+
+        // Whether `e` is a value bound at the top of `f` to `c[i].x != c[0].x`, `i` not a
+        // constant: what no compiler can fold and Mesa's uniform search cannot pass.
+        fn is_fence(f: &Function, e: ExprId) -> bool {
+            let Expr::Bound(id) = *f.expr(e) else {
+                return false;
+            };
+            let Some(value) = f.body.iter().find_map(|stmt| match *stmt {
+                Stmt::Let(bound, value) if bound == id => Some(value),
+                _ => None,
+            }) else {
+                return false;
+            };
+            let Expr::Binary(BinaryOp::Ne, moving, _) = *f.expr(value) else {
+                return false;
+            };
+            let Expr::Swizzle(element, ref lanes) = *f.expr(moving) else {
+                return false;
+            };
+            let Expr::Load(Place::GlobalElement(Global::FloatUniforms, index)) = *f.expr(element)
+            else {
+                return false;
+            };
+            **lanes == [0] && !matches!(f.expr(index), Expr::Constant(_))
+        }
+
+        fn check(f: &Function, block: &[Stmt], branches: &mut usize) {
+            for stmt in block {
+                match stmt {
+                    Stmt::If(condition, then, otherwise) => {
+                        let fenced = matches!(*f.expr(*condition),
+                            Expr::Binary(BinaryOp::Or, fence, _) if is_fence(f, fence));
+                        assert!(fenced, "{}: a branch without the fence first", f.name);
+                        *branches += 1;
+                        check(f, then, branches);
+                        check(f, otherwise, branches);
+                    }
+                    Stmt::Loop(body) => check(f, body, branches),
+                    Stmt::Switch(_, cases, default) => {
+                        for (_, body) in cases {
+                            check(f, body, branches);
+                        }
+                        check(f, default, branches);
+                    }
+                    _ => {}
+                }
+            }
+        }
+
+        // EX2 and RCP bring the helpers with early returns (the soft doubles in f32), IFC a
+        // branch of the program, and the general form its dispatch loop's own branches.
+        let program = program(
+            "ex2 r0, ma.x\nrcp r1, r0.y\ncmp ma.xy, lt, gt, r1.xy\nifc cmp.x\n\
+             mul outpos, r0, r1\n.else\nmov outpos, v0\n.end\nmov outc, r1\nend",
+        );
+        for precision in Precision::ALL {
+            for structure in [true, false] {
+                let options = Options {
+                    precision,
+                    structure,
+                    ..Options::default()
+                };
+                let translation = translate(&program, &options, "main").unwrap();
+                let mut branches = 0;
+                for f in &translation.module.functions {
+                    check(f, &f.body, &mut branches);
+                }
+                assert!(branches >= 3, "{branches} branches in {precision}");
+            }
+        }
+    }
 }
