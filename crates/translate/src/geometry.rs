@@ -205,9 +205,7 @@ impl GeometryRegisters {
 /// the state rather than walking the registers' arithmetic back to it (docs/gpu-shaders.md,
 /// "The branch fence").
 fn state_vector(b: &mut FnBuilder, index: u32) -> ExprId {
-    let zero = b.load(Place::Global(Global::OpaqueZero));
-    let zero = b.convert(zero, Scalar::Int);
-    let at = b.add_k(zero, index);
+    let at = b.opaque_index(index);
     b.load(Place::GlobalElement(Global::GeometryState, at))
 }
 

@@ -384,11 +384,7 @@ impl OperationBackend for Emitter<'_, '_> {
             SourceRegister::Temporary(n) => self.b.get(self.registers.temporaries[n as usize]),
             SourceRegister::Uniform { base, rel } => match self.int_of(rel) {
                 None if (base as usize) < 96 => {
-                    // Read at `base + zero`, an offset no compiler sees as a constant
-                    // (docs/gpu-shaders.md, "The branch fence").
-                    let zero = self.b.load(Place::Global(Global::OpaqueZero));
-                    let zero = self.b.convert(zero, Scalar::Int);
-                    let index = self.b.add_k(zero, base as u32);
+                    let index = self.b.opaque_index(base as u32);
                     self.b
                         .load(Place::GlobalElement(Global::FloatUniforms, index))
                 }

@@ -201,24 +201,29 @@ impl<'m> FnBuilder<'m> {
     pub fn finish(mut self) -> Function {
         assert_eq!(self.blocks.len(), 1, "a nested block left open");
         let mut body = self.blocks.pop().expect("the body");
-        if has_branch(&body) {
-            self.blocks.push(Vec::new());
-            let fence = self.fence();
-            self.fence_branches(&mut body, fence);
-            let mut fenced = self.blocks.pop().expect("the fence");
-            fenced.append(&mut body);
-            body = fenced;
-        }
-        self.function.body = body;
+        // The fence's binding, made at the first branch, goes before everything.
+        self.blocks.push(Vec::new());
+        self.fence_branches(&mut body, &mut None);
+        let mut prologue = self.blocks.pop().expect("the prologue");
+        prologue.append(&mut body);
+        self.function.body = prologue;
         self.function
+    }
+
+    /// `k + zero` as an `int`: an index of a uniform array that no compiler sees as a
+    /// constant, so that Mesa's search for the uniforms that decide branches stops at the read
+    /// (docs/gpu-shaders.md, "The branch fence").
+    pub fn opaque_index(&mut self, k: u32) -> ExprId {
+        let zero = self.load(Place::Global(Global::OpaqueZero));
+        let zero = self.convert(zero, Scalar::Int);
+        if k == 0 { zero } else { self.add_k(zero, k) }
     }
 
     /// A truth value that is false at run time but that no compiler can see as a constant or
     /// as computed from uniforms: whether `c[zero].x`, read at an offset that is not a
     /// constant, differs from `c[0].x`.
     fn fence(&mut self) -> ExprId {
-        let zero = self.load(Place::Global(Global::OpaqueZero));
-        let index = self.convert(zero, Scalar::Int);
+        let index = self.opaque_index(0);
         let moving = self.load(Place::GlobalElement(Global::FloatUniforms, index));
         let moving = self.lane(moving, 0);
         let first = self.int(0);
@@ -228,19 +233,23 @@ impl<'m> FnBuilder<'m> {
         self.bind("fence", differs)
     }
 
-    /// Makes each `if`'s condition `fence || condition`: the same value at run time. Mesa's
-    /// search for the uniforms that decide branches (`nir_find_inlinable_uniforms`, run by
-    /// lavapipe on every pipeline and by Gallium's OpenGL drivers that inline uniforms)
-    /// follows every path from a branch's condition back to its leaves and remembers none;
-    /// through the float24-rule helpers, which use their inputs many times, a condition
-    /// computed from uniforms and constants alone has exponentially many paths (a
-    /// 10-instruction program took lavapipe 54 s). With the fence first, each search ends at
-    /// its first leaf (docs/gpu-shaders.md, "The branch fence").
-    fn fence_branches(&mut self, block: &mut [Stmt], fence: ExprId) {
+    /// Makes each `if`'s condition `fence || condition` (the fence made at the first one):
+    /// the same value at run time. Mesa's search for the uniforms that decide branches
+    /// (`nir_find_inlinable_uniforms`, run by lavapipe on every pipeline and by Gallium's
+    /// OpenGL drivers that inline uniforms) follows every path from a branch's condition back
+    /// to its leaves and remembers none; through the float24-rule helpers, which use their
+    /// inputs many times, a condition computed from uniforms and constants alone has
+    /// exponentially many paths (a 10-instruction program took lavapipe 54 s). With the fence
+    /// first, each search ends at its first leaf (docs/gpu-shaders.md, "The branch fence").
+    fn fence_branches(&mut self, block: &mut [Stmt], fence: &mut Option<ExprId>) {
         for stmt in block {
             match stmt {
                 Stmt::If(condition, then, otherwise) => {
-                    *condition = self.or(fence, *condition);
+                    let f = match *fence {
+                        Some(f) => f,
+                        None => *fence.insert(self.fence()),
+                    };
+                    *condition = self.or(f, *condition);
                     self.fence_branches(then, fence);
                     self.fence_branches(otherwise, fence);
                 }
@@ -764,18 +773,6 @@ impl<'m> FnBuilder<'m> {
     pub fn ret(&mut self, value: Option<ExprId>) {
         self.stmt(Stmt::Return(value));
     }
-}
-
-/// Whether `block` has an `if`.
-fn has_branch(block: &[Stmt]) -> bool {
-    block.iter().any(|stmt| match stmt {
-        Stmt::If(..) => true,
-        Stmt::Loop(body) => has_branch(body),
-        Stmt::Switch(_, cases, default) => {
-            cases.iter().any(|(_, body)| has_branch(body)) || has_branch(default)
-        }
-        _ => false,
-    })
 }
 
 impl Type {
