@@ -9,6 +9,7 @@
 //! cargo bench --bench translate_cost                  # the corpus, then 200 random programs
 //! cargo bench --bench translate_cost -- skinning      # a filter on the label
 //! PRECISION=f32 cargo bench --bench translate_cost    # another precision mode
+//! ROUNDS=2000 cargo bench --bench translate_cost -- fog  # longer, for a profiler
 //! PROGRAMS=DIR cargo bench --bench translate_cost     # also every vertex DVLE of DIR/**/*.shbin
 //! ```
 //!
@@ -29,8 +30,16 @@ use picajit::translate::interface::Interface;
 use picajit::translate::spv::{self, SpirvOptions};
 use picajit::translate::{Options, glsl, spirv, translate};
 
-/// Translations per program; the best of each phase is printed.
+/// Translations per program; the best of each phase is printed. `ROUNDS=N` runs more, for a
+/// profiler.
 const ROUNDS: usize = 20;
+
+fn rounds() -> usize {
+    std::env::var("ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(ROUNDS)
+}
 
 /// Random programs after the corpus (difftest seed 1, up to 64 words, vertex shaders only).
 const RANDOM: u64 = 200;
@@ -77,7 +86,7 @@ fn measure(program: &ShaderProgram) -> Cost {
         spirv_bytes: 0,
         form: "",
     };
-    for round in 0..ROUNDS {
+    for round in 0..rounds() {
         let start = Instant::now();
         let translation = translate(program, &options, "main").expect("a vertex program");
         cost.ir = cost.ir.min(start.elapsed());

@@ -8,7 +8,6 @@
 
 use std::collections::BTreeSet;
 
-use rustc_hash::FxHashMap;
 use std::fmt::Write;
 
 use crate::geometry::GeometryForm;
@@ -72,40 +71,36 @@ fn print_with(module: &Module, interface: &Interface, dialect: Dialect, reuse: b
     let emit_vertex = emit_vertex_call(module, interface);
     // A geometry shader's functions call the interface's emit function: not reused.
     let reuse = reuse && module.geometry.is_none();
-    for (index, function) in module.functions.iter().enumerate() {
+    for (index, member) in module.functions.iter().enumerate() {
         // The helpers are the same for most programs of a mode: printed once (the entry
         // point, the program itself, never is).
-        let callees = callee_names(module, function);
-        if reuse
-            && index != entry
-            && let Some((text, used)) = printed::find(dialect, function, &callees)
-        {
-            functions.push_str(&text);
-            selects.extend(used);
+        let helper = reuse && index != entry;
+        if helper && printed::append(dialect, module, member, &mut functions, &mut selects) {
             functions.push('\n');
             continue;
         }
         let mut used = BTreeSet::new();
+        let start = functions.len();
         let mut printer = FunctionPrinter {
             module,
-            function,
+            function: &member.function,
+            callees: &member.callees,
             dialect,
-            out: String::new(),
+            out: functions,
             temps: 0,
             selects: &mut used,
-            marks: Marks::new(function.exprs.len()),
+            marks: Marks::new(member.function.exprs.len()),
             emit_vertex: &emit_vertex,
         };
         printer.function();
-        let text = printer.out;
-        functions.push_str(&text);
-        functions.push('\n');
-        if reuse && index != entry {
-            printed::keep(dialect, function, callees, &text, &used);
+        functions = printer.out;
+        if helper {
+            printed::keep(dialect, module, member, &functions[start..], &used);
         }
+        functions.push('\n');
         selects.extend(used);
     }
-    let mut out = String::new();
+    let mut out = String::with_capacity(functions.len() + 4096);
     let _ = writeln!(out, "#version {}", dialect.version());
     if dialect.is_es() {
         out.push_str("precision highp float;\nprecision highp int;\n");
@@ -220,38 +215,27 @@ pub fn emit_vertex_call(module: &Module, interface: &Interface) -> String {
     }
 }
 
-/// The names of the functions `function` calls, in the order of its expressions: with the
-/// function itself, what its text depends on.
-fn callee_names(module: &Module, function: &Function) -> Vec<String> {
-    function
-        .exprs
-        .iter()
-        .filter_map(|(e, _)| match e {
-            Expr::Call(f, _) => Some(module.functions[f.0 as usize].name.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Helper functions printed before, by dialect and name: a translation's `pica_*` helpers are
-/// 70-90 % of its text and the same for every program of a precision mode. A function is
-/// reused only when it and its callees' names are equal to the one printed, so the text is
-/// exactly what printing it again would give. Bounded: past [`printed::LIMIT`] bytes nothing
-/// more is kept.
+/// Helper functions printed before, by dialect and function: a translation's `pica_*` helpers
+/// are 70-90 % of its text and the same for every program of a precision mode. Only the IR's
+/// kept helpers are kept here ([`crate::ir::build::kept::holds`]): those are shared by every
+/// module that has them and never dropped, so a function's address names it, and the module
+/// names its callees as they were named when it was kept, so the text is exactly what printing
+/// it again would give. Bounded: past [`printed::LIMIT`] bytes nothing more is kept.
 mod printed {
     use std::collections::BTreeSet;
-    use std::sync::Mutex;
+    use std::sync::{Arc, Mutex};
 
     use rustc_hash::FxHashMap;
 
     use super::Dialect;
-    use crate::ir::{Function, Type};
+    use crate::ir::{Function, Member, Module, Type};
 
-    /// The most kept, in bytes: the texts and the functions' expressions.
+    /// The most kept, in bytes: the texts.
     pub const LIMIT: usize = 32 << 20;
 
     struct Printed {
-        function: Function,
+        /// Kept alive here too, so that its address is never another's.
+        function: Arc<Function>,
         callees: Vec<String>,
         text: String,
         selects: Vec<Type>,
@@ -259,56 +243,87 @@ mod printed {
 
     #[derive(Default)]
     struct Cache {
-        by_name: FxHashMap<(Dialect, String), Vec<Printed>>,
+        by_function: FxHashMap<(Dialect, usize), Printed>,
         bytes: usize,
     }
 
     static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
-    /// The text and the select types of `function` printed in `dialect` before, if it was.
-    pub fn find(
-        dialect: Dialect,
-        function: &Function,
-        callees: &[String],
-    ) -> Option<(String, Vec<Type>)> {
-        let cache = CACHE.lock().ok()?;
-        let printed = cache
-            .as_ref()?
-            .by_name
-            .get(&(dialect, function.name.clone()))?
-            .iter()
-            .find(|p| p.callees == callees && p.function == *function)?;
-        Some((printed.text.clone(), printed.selects.clone()))
+    fn key(dialect: Dialect, member: &Member) -> (Dialect, usize) {
+        (dialect, Arc::as_ptr(&member.function) as usize)
     }
 
-    /// Keeps `function`'s text and the select types it used.
+    /// Whether the callees `module` gives `member` have the names `names`.
+    fn same_callees(module: &Module, member: &Member, names: &[String]) -> bool {
+        member.callees.len() == names.len()
+            && member
+                .callees
+                .iter()
+                .zip(names)
+                .all(|(id, name)| module.functions[id.0 as usize].function.name == *name)
+    }
+
+    /// Appends `member`'s text printed in `dialect` before to `out`, and the select types it
+    /// used to `selects`: whether it was printed before.
+    pub fn append(
+        dialect: Dialect,
+        module: &Module,
+        member: &Member,
+        out: &mut String,
+        selects: &mut BTreeSet<Type>,
+    ) -> bool {
+        let Ok(cache) = CACHE.lock() else {
+            return false;
+        };
+        let Some(printed) = cache
+            .as_ref()
+            .and_then(|cache| cache.by_function.get(&key(dialect, member)))
+        else {
+            return false;
+        };
+        if !Arc::ptr_eq(&printed.function, &member.function)
+            || !same_callees(module, member, &printed.callees)
+        {
+            return false;
+        }
+        out.push_str(&printed.text);
+        selects.extend(printed.selects.iter().copied());
+        true
+    }
+
+    /// Keeps `member`'s text and the select types it used, if it is a kept helper.
     pub fn keep(
         dialect: Dialect,
-        function: &Function,
-        callees: Vec<String>,
+        module: &Module,
+        member: &Member,
         text: &str,
         selects: &BTreeSet<Type>,
     ) {
+        if !crate::ir::build::kept::holds(&member.function) {
+            return;
+        }
         let Ok(mut guard) = CACHE.lock() else {
             return;
         };
         let cache = guard.get_or_insert_with(Cache::default);
-        // The text and, about, the function kept to compare with.
-        let bytes = text.len() + function.exprs.len() * size_of::<(crate::ir::Expr, Type)>();
-        if cache.bytes + bytes > LIMIT {
+        if cache.bytes + text.len() > LIMIT {
             return;
         }
-        cache.bytes += bytes;
-        cache
-            .by_name
-            .entry((dialect, function.name.clone()))
-            .or_default()
-            .push(Printed {
-                function: function.clone(),
+        cache.bytes += text.len();
+        let callees = member
+            .callees
+            .iter()
+            .map(|id| module.functions[id.0 as usize].function.name.clone())
+            .collect();
+        cache.by_function.insert(
+            key(dialect, member),
+            Printed {
+                function: Arc::clone(&member.function),
                 callees,
                 text: text.to_string(),
                 selects: selects.iter().copied().collect(),
-            });
+            },
+        );
     }
 }
 
@@ -332,6 +347,8 @@ pub fn type_name(ty: Type) -> &'static str {
 struct FunctionPrinter<'a> {
     module: &'a Module,
     function: &'a Function,
+    /// The module's ids of what the function's calls name.
+    callees: &'a [FunctionId],
     dialect: Dialect,
     out: String,
     temps: u32,
@@ -350,6 +367,9 @@ struct Marks {
     uses: Vec<u32>,
     /// The statement whose post-order walk has placed the expression.
     placed: Vec<u32>,
+    /// The statement that hoisted the expression into the temporary `temps`.
+    named: Vec<u32>,
+    temps: Vec<u32>,
     now: u32,
 }
 
@@ -359,8 +379,22 @@ impl Marks {
             counted: vec![0; exprs],
             uses: vec![0; exprs],
             placed: vec![0; exprs],
+            named: vec![0; exprs],
+            temps: vec![0; exprs],
             now: 0,
         }
+    }
+
+    /// Hoists `e` into the temporary `t{temp}` for the rest of the statement.
+    fn name(&mut self, e: ExprId, temp: u32) {
+        self.named[e.0 as usize] = self.now;
+        self.temps[e.0 as usize] = temp;
+    }
+
+    /// The temporary the statement hoisted `e` into.
+    fn temp(&self, e: ExprId) -> Option<u32> {
+        let k = e.0 as usize;
+        (self.named[k] == self.now).then(|| self.temps[k])
     }
 
     fn uses(&self, e: ExprId) -> u32 {
@@ -445,20 +479,19 @@ impl<'a> FunctionPrinter<'a> {
     }
 
     /// Prints the statement's expression roots, hoisting shared nodes into temporaries first.
-    fn roots(&mut self, roots: &[ExprId], depth: usize) -> (Vec<String>, Names) {
+    fn roots(&mut self, roots: &[ExprId], depth: usize) -> Vec<String> {
         self.marks.now += 1;
         for &root in roots {
             self.count(root);
         }
-        let mut names = FxHashMap::default();
         let mut order = Vec::new();
         for &root in roots {
             self.post_order(root, &mut order);
         }
         for e in order {
             if self.marks.uses(e) >= 2 && self.worth_a_temporary(e) {
-                let text = self.text(e, &names);
-                let name = format!("t{}", self.temps);
+                let text = self.text(e);
+                let temp = self.temps;
                 self.temps += 1;
                 self.indent(depth);
                 let precise = if self.dialect.has_precise() {
@@ -467,12 +500,11 @@ impl<'a> FunctionPrinter<'a> {
                     ""
                 };
                 let ty = type_name(self.function.type_of(e));
-                let _ = writeln!(self.out, "{precise}{ty} {name} = {text};");
-                names.insert(e, name);
+                let _ = writeln!(self.out, "{precise}{ty} t{temp} = {text};");
+                self.marks.name(e, temp);
             }
         }
-        let texts = roots.iter().map(|&r| self.text(r, &names)).collect();
-        (texts, names)
+        roots.iter().map(|&r| self.text(r)).collect()
     }
 
     fn worth_a_temporary(&self, e: ExprId) -> bool {
@@ -534,7 +566,7 @@ impl<'a> FunctionPrinter<'a> {
     fn stmt(&mut self, stmt: &Stmt, depth: usize) {
         match stmt {
             Stmt::Let(id, e) => {
-                let (texts, _) = self.roots(&[*e], depth);
+                let texts = self.roots(&[*e], depth);
                 let (name, ty) = &self.function.lets[id.0 as usize];
                 let precise = if self.dialect.has_precise() {
                     "precise "
@@ -556,8 +588,8 @@ impl<'a> FunctionPrinter<'a> {
                 if let Place::Element(_, i) | Place::GlobalElement(_, i) = place {
                     roots.push(*i);
                 }
-                let (texts, names) = self.roots(&roots, depth);
-                let target = self.place_text(*place, &names);
+                let texts = self.roots(&roots, depth);
+                let target = self.place_text(*place);
                 let value = match place {
                     Place::Global(Global::Output(_)) => format!("uintBitsToFloat({})", texts[0]),
                     _ => texts[0].clone(),
@@ -575,7 +607,7 @@ impl<'a> FunctionPrinter<'a> {
                 }
             }
             Stmt::If(c, then, otherwise) => {
-                let (texts, _) = self.roots(&[*c], depth);
+                let texts = self.roots(&[*c], depth);
                 self.indent(depth);
                 let _ = writeln!(self.out, "if ({}) {{", strip_parens(&texts[0]));
                 self.block(then, depth + 1);
@@ -595,7 +627,7 @@ impl<'a> FunctionPrinter<'a> {
                 self.out.push_str("}\n");
             }
             Stmt::Switch(selector, cases, default) => {
-                let (texts, _) = self.roots(&[*selector], depth);
+                let texts = self.roots(&[*selector], depth);
                 self.indent(depth);
                 let _ = writeln!(self.out, "switch ({}) {{", strip_parens(&texts[0]));
                 for (values, body) in cases {
@@ -638,7 +670,7 @@ impl<'a> FunctionPrinter<'a> {
             }
             Stmt::Return(value) => match value {
                 Some(e) => {
-                    let (texts, _) = self.roots(&[*e], depth);
+                    let texts = self.roots(&[*e], depth);
                     self.indent(depth);
                     let _ = writeln!(self.out, "return {};", strip_parens(&texts[0]));
                 }
@@ -664,45 +696,45 @@ impl<'a> FunctionPrinter<'a> {
         }
     }
 
-    fn place_text(&mut self, place: Place, names: &Names) -> String {
+    fn place_text(&mut self, place: Place) -> String {
         let mut out = String::new();
-        self.write_place(&mut out, place, names);
+        self.write_place(&mut out, place);
         out
     }
 
-    fn write_place(&mut self, out: &mut String, place: Place, names: &Names) {
+    fn write_place(&mut self, out: &mut String, place: Place) {
         match place {
             Place::Local(l) => out.push_str(&self.function.locals[l.0 as usize].name),
             Place::Element(l, i) => {
                 out.push_str(&self.function.locals[l.0 as usize].name);
                 out.push('[');
-                self.write_bare(out, i, names);
+                self.write_bare(out, i);
                 out.push(']');
             }
             Place::Global(Global::Input(n)) if self.module.geometry.is_some() => {
                 // A geometry shader's inputs are arrays of the one vertex of a point.
                 let _ = write!(out, "v{n}[0]");
             }
-            Place::Global(g) => out.push_str(&global_text(g)),
+            Place::Global(g) => write_global(out, g),
             Place::GlobalElement(g, i) => {
-                out.push_str(&global_text(g));
+                write_global(out, g);
                 out.push('[');
-                self.write_bare(out, i, names);
+                self.write_bare(out, i);
                 out.push(']');
             }
         }
     }
 
-    fn text(&mut self, e: ExprId, names: &Names) -> String {
+    fn text(&mut self, e: ExprId) -> String {
         let mut out = String::new();
-        self.write(&mut out, e, names);
+        self.write(&mut out, e);
         out
     }
 
     /// Appends `e`'s text without one pair of enclosing parentheses, where they enclose it all.
-    fn write_bare(&mut self, out: &mut String, e: ExprId, names: &Names) {
+    fn write_bare(&mut self, out: &mut String, e: ExprId) {
         let start = out.len();
-        self.write(out, e, names);
+        self.write(out, e);
         if strip_parens(&out[start..]).len() != out.len() - start {
             out.pop();
             out.remove(start);
@@ -710,43 +742,38 @@ impl<'a> FunctionPrinter<'a> {
     }
 
     /// Appends `list`'s texts, bare, separated by commas; returns where each starts and ends.
-    fn write_list(
-        &mut self,
-        out: &mut String,
-        list: &[ExprId],
-        names: &Names,
-    ) -> Vec<(usize, usize)> {
+    fn write_list(&mut self, out: &mut String, list: &[ExprId]) -> Vec<(usize, usize)> {
         let mut spans = Vec::with_capacity(list.len());
         for (k, &e) in list.iter().enumerate() {
             if k > 0 {
                 out.push_str(", ");
             }
             let start = out.len();
-            self.write_bare(out, e, names);
+            self.write_bare(out, e);
             spans.push((start, out.len()));
         }
         spans
     }
 
     /// Appends `name(a)` with `a` bare.
-    fn write_call1(&mut self, out: &mut String, name: &str, a: ExprId, names: &Names) {
+    fn write_call1(&mut self, out: &mut String, name: &str, a: ExprId) {
         out.push_str(name);
         out.push('(');
-        self.write_bare(out, a, names);
+        self.write_bare(out, a);
         out.push(')');
     }
 
     /// Appends `e`'s text: written into one buffer, since the expressions nest deeply (every
     /// level copying its operands' texts made printing quadratic in the depth).
-    fn write(&mut self, out: &mut String, e: ExprId, names: &Names) {
-        if let Some(name) = names.get(&e) {
-            out.push_str(name);
+    fn write(&mut self, out: &mut String, e: ExprId) {
+        if let Some(temp) = self.marks.temp(e) {
+            let _ = write!(out, "t{temp}");
             return;
         }
         let ty = self.function.type_of(e);
         let function: &'a Function = self.function;
         match function.expr(e) {
-            Expr::Constant(bits) => out.push_str(&constant_text(ty, *bits)),
+            Expr::Constant(bits) => write_constant(out, ty, *bits),
             Expr::Argument(n) => out.push_str(&function.params[*n as usize].0),
             Expr::Bound(id) => {
                 let _ = write!(out, "{}{}", function.lets[id.0 as usize].0, id.0);
@@ -754,56 +781,56 @@ impl<'a> FunctionPrinter<'a> {
             Expr::Load(place) => match place {
                 Place::Global(Global::Input(_)) => {
                     out.push_str("floatBitsToUint(");
-                    self.write_place(out, *place, names);
+                    self.write_place(out, *place);
                     out.push(')');
                 }
-                _ => self.write_place(out, *place, names),
+                _ => self.write_place(out, *place),
             },
             Expr::Unary(op, a) => {
                 let vector = function.type_of(*a).lanes > 1;
                 match op {
-                    UnaryOp::Not if vector => self.write_call1(out, "not", *a, names),
+                    UnaryOp::Not if vector => self.write_call1(out, "not", *a),
                     UnaryOp::Not => {
                         out.push('!');
-                        self.write(out, *a, names);
+                        self.write(out, *a);
                     }
                     UnaryOp::BitNot => {
                         out.push('~');
-                        self.write(out, *a, names);
+                        self.write(out, *a);
                     }
                     UnaryOp::Negate => {
                         out.push_str("(-");
-                        self.write(out, *a, names);
+                        self.write(out, *a);
                         out.push(')');
                     }
-                    UnaryOp::Any => self.write_call1(out, "any", *a, names),
-                    UnaryOp::All => self.write_call1(out, "all", *a, names),
+                    UnaryOp::Any => self.write_call1(out, "any", *a),
+                    UnaryOp::All => self.write_call1(out, "all", *a),
                 }
             }
             Expr::Binary(op, a, b) => {
                 let operand = function.type_of(*a);
-                self.write_binary(out, *op, operand, *a, *b, names);
+                self.write_binary(out, *op, operand, *a, *b);
             }
             Expr::Select(c, a, b) => {
                 let vector = function.type_of(*c).lanes > 1;
                 if vector {
                     self.selects.insert(ty);
                     out.push_str("pica_select(");
-                    self.write_list(out, &[*c, *a, *b], names);
+                    self.write_list(out, &[*c, *a, *b]);
                     out.push(')');
                 } else {
                     out.push('(');
-                    self.write(out, *c, names);
+                    self.write(out, *c);
                     out.push_str(" ? ");
-                    self.write(out, *a, names);
+                    self.write(out, *a);
                     out.push_str(" : ");
-                    self.write(out, *b, names);
+                    self.write(out, *b);
                     out.push(')');
                 }
             }
             Expr::Swizzle(a, lanes) => {
                 let start = out.len();
-                self.write(out, *a, names);
+                self.write(out, *a);
                 if !is_simple(&out[start..]) {
                     if strip_parens(&out[start..]).len() != out.len() - start {
                         out.pop();
@@ -819,7 +846,7 @@ impl<'a> FunctionPrinter<'a> {
                 out.push_str(type_name(ty));
                 out.push('(');
                 let start = out.len();
-                let spans = self.write_list(out, parts, names);
+                let spans = self.write_list(out, parts);
                 let first = &out[spans[0].0..spans[0].1];
                 let same = spans.iter().all(|&(a, b)| &out[a..b] == first);
                 if same && parts.len() == ty.lanes as usize {
@@ -827,7 +854,7 @@ impl<'a> FunctionPrinter<'a> {
                 }
                 out.push(')');
             }
-            Expr::Convert(a) => self.write_call1(out, type_name(ty), *a, names),
+            Expr::Convert(a) => self.write_call1(out, type_name(ty), *a),
             Expr::Bitcast(a) => {
                 let from = function.type_of(*a).scalar;
                 let f = match (from, ty.scalar) {
@@ -837,12 +864,13 @@ impl<'a> FunctionPrinter<'a> {
                     (Scalar::Int, Scalar::Float) => "intBitsToFloat",
                     _ => type_name(ty),
                 };
-                self.write_call1(out, f, *a, names);
+                self.write_call1(out, f, *a);
             }
             Expr::Call(f, args) => {
-                out.push_str(&self.module.functions[f.0 as usize].name);
+                let callee = self.callees[f.0 as usize];
+                out.push_str(&self.module.functions[callee.0 as usize].function.name);
                 out.push('(');
-                self.write_list(out, args, names);
+                self.write_list(out, args);
                 out.push(')');
             }
         }
@@ -857,7 +885,6 @@ impl<'a> FunctionPrinter<'a> {
         operand: Type,
         a: ExprId,
         b: ExprId,
-        names: &Names,
     ) {
         let vector = operand.lanes > 1;
         let boolean = operand.scalar == Scalar::Bool;
@@ -873,7 +900,7 @@ impl<'a> FunctionPrinter<'a> {
             };
             out.push_str(f);
             out.push('(');
-            self.write_list(out, &[a, b], names);
+            self.write_list(out, &[a, b]);
             out.push(')');
             return;
         }
@@ -884,7 +911,7 @@ impl<'a> FunctionPrinter<'a> {
                 BinaryOp::Or => " | ",
                 BinaryOp::Xor => {
                     out.push_str("notEqual(");
-                    self.write_list(out, &[a, b], names);
+                    self.write_list(out, &[a, b]);
                     out.push(')');
                     return;
                 }
@@ -892,9 +919,9 @@ impl<'a> FunctionPrinter<'a> {
             };
             out.push_str(type_name(operand));
             out.push('(');
-            self.write_call1(out, uint, a, names);
+            self.write_call1(out, uint, a);
             out.push_str(symbol);
-            self.write_call1(out, uint, b, names);
+            self.write_call1(out, uint, b);
             out.push(')');
             return;
         }
@@ -919,30 +946,27 @@ impl<'a> FunctionPrinter<'a> {
             BinaryOp::Ge => ">=",
         };
         out.push('(');
-        self.write(out, a, names);
+        self.write(out, a);
         out.push(' ');
         out.push_str(symbol);
         out.push(' ');
-        self.write(out, b, names);
+        self.write(out, b);
         out.push(')');
     }
 }
 
-/// The temporaries a statement's shared nodes were hoisted into.
-type Names = FxHashMap<ExprId, String>;
-
-fn global_text(g: Global) -> String {
-    match g {
-        Global::Input(n) => format!("v{n}"),
-        Global::Output(n) => format!("o{n}"),
-        Global::FloatUniforms => format!("{BLOCK_INSTANCE}.c"),
-        Global::IntUniforms => format!("{BLOCK_INSTANCE}.i"),
-        Global::BoolUniforms => format!("{BLOCK_INSTANCE}.b"),
-        Global::OpaqueZero => format!("{BLOCK_INSTANCE}.zero"),
-        Global::EndState => "pica_end_state".to_string(),
-        Global::GeometryState => format!("{GEOMETRY_INSTANCE}.s"),
-        Global::Packet(n) => format!("pica_p{n}"),
-    }
+fn write_global(out: &mut String, g: Global) {
+    let _ = match g {
+        Global::Input(n) => write!(out, "v{n}"),
+        Global::Output(n) => write!(out, "o{n}"),
+        Global::FloatUniforms => write!(out, "{BLOCK_INSTANCE}.c"),
+        Global::IntUniforms => write!(out, "{BLOCK_INSTANCE}.i"),
+        Global::BoolUniforms => write!(out, "{BLOCK_INSTANCE}.b"),
+        Global::OpaqueZero => write!(out, "{BLOCK_INSTANCE}.zero"),
+        Global::EndState => write!(out, "pica_end_state"),
+        Global::GeometryState => write!(out, "{GEOMETRY_INSTANCE}.s"),
+        Global::Packet(n) => write!(out, "pica_p{n}"),
+    };
 }
 
 fn is_simple(text: &str) -> bool {
@@ -974,34 +998,40 @@ fn strip_parens(text: &str) -> &str {
 
 /// A constant of type `ty` with lane bits `bits`.
 pub fn constant_text(ty: Type, bits: [u32; 4]) -> String {
-    let lane = |b: u32| match ty.scalar {
-        Scalar::Bool => (if b != 0 { "true" } else { "false" }).to_string(),
-        Scalar::Int => {
-            let v = b as i32;
-            if v == i32::MIN {
-                "(-2147483647 - 1)".to_string()
-            } else {
-                v.to_string()
-            }
-        }
-        Scalar::Uint => {
-            if b < 4096 {
-                format!("{b}u")
-            } else {
-                format!("0x{b:08x}u")
-            }
-        }
-        Scalar::Float => format!("uintBitsToFloat(0x{b:08x}u)"),
+    let mut out = String::new();
+    write_constant(&mut out, ty, bits);
+    out
+}
+
+/// Appends [`constant_text`].
+fn write_constant(out: &mut String, ty: Type, bits: [u32; 4]) {
+    let lane = |out: &mut String, b: u32| {
+        let _ = match ty.scalar {
+            Scalar::Bool => write!(out, "{}", if b != 0 { "true" } else { "false" }),
+            Scalar::Int if b as i32 == i32::MIN => write!(out, "(-2147483647 - 1)"),
+            Scalar::Int => write!(out, "{}", b as i32),
+            Scalar::Uint if b < 4096 => write!(out, "{b}u"),
+            Scalar::Uint => write!(out, "0x{b:08x}u"),
+            Scalar::Float => write!(out, "uintBitsToFloat(0x{b:08x}u)"),
+        };
     };
     let lanes = &bits[..ty.lanes as usize];
     if ty.lanes == 1 {
-        return lane(bits[0]);
+        return lane(out, bits[0]);
     }
+    out.push_str(type_name(ty));
+    out.push('(');
     if lanes.iter().all(|&b| b == lanes[0]) {
-        return format!("{}({})", type_name(ty), lane(lanes[0]));
+        lane(out, lanes[0]);
+    } else {
+        for (k, &b) in lanes.iter().enumerate() {
+            if k > 0 {
+                out.push_str(", ");
+            }
+            lane(out, b);
+        }
     }
-    let texts: Vec<String> = lanes.iter().map(|&b| lane(b)).collect();
-    format!("{}({})", type_name(ty), texts.join(", "))
+    out.push(')');
 }
 
 /// `line` as a GLSL comment's text may hold it: printable ASCII only (the ES source character
@@ -1047,9 +1077,14 @@ mod tests {
                             &translation.module.functions[..translation.module.functions.len() - 1];
                         reused += helpers
                             .iter()
-                            .filter(|f| {
-                                printed::find(dialect, f, &callee_names(&translation.module, f))
-                                    .is_some()
+                            .filter(|m| {
+                                printed::append(
+                                    dialect,
+                                    &translation.module,
+                                    m,
+                                    &mut String::new(),
+                                    &mut BTreeSet::new(),
+                                )
                             })
                             .count();
                         assert_eq!(

@@ -11,7 +11,7 @@ use super::*;
 /// A module being built.
 #[derive(Debug, Default)]
 pub struct ModuleBuilder {
-    functions: Vec<Function>,
+    functions: Vec<Member>,
     by_name: FxHashMap<String, FunctionId>,
     /// The input registers read so far.
     pub inputs: u16,
@@ -67,88 +67,69 @@ impl ModuleBuilder {
         let mut b = FnBuilder::new(self, name, params, result);
         let args: Vec<ExprId> = (0..params.len()).map(|n| b.argument(n)).collect();
         body(&mut b, &args);
-        let function = b.finish();
+        let member = b.finish();
         if let Some(scope) = self.keep {
-            kept::keep(scope, &function, |id| {
-                self.functions[id.0 as usize].name.clone()
-            });
+            let callees = member
+                .callees
+                .iter()
+                .map(|&id| self.function(id).name.clone())
+                .collect();
+            kept::keep(scope, &member.function, callees);
         }
-        self.add(function)
+        self.add(member)
     }
 
     /// Adds the helper `name` kept under `scope`, after its callees: `None` if it (or one of
-    /// them) is not kept.
+    /// them) is not kept. The function is shared, not copied: its calls name its callee list.
     fn adopt(&mut self, scope: u32, name: &str) -> Option<FunctionId> {
         if let Some(&id) = self.by_name.get(name) {
             return Some(id);
         }
         let helper = kept::find(scope, name)?;
-        let mut ids = Vec::with_capacity(helper.callees.len());
+        let mut callees = Vec::with_capacity(helper.callees.len());
         for callee in &helper.callees {
-            ids.push(self.adopt(scope, callee)?);
+            callees.push(self.adopt(scope, callee)?);
         }
-        let mut function = helper.function.clone();
-        for (expr, _) in &mut function.exprs {
-            match expr {
-                Expr::Call(callee, _) => *callee = ids[callee.0 as usize],
-                Expr::Load(place) => self.note_load(*place),
-                _ => {}
-            }
-        }
-        self.note_stores(&function.body);
-        Some(self.add(function))
+        self.note(helper.uses);
+        Some(self.add(Member {
+            function: Arc::clone(&helper.function),
+            callees,
+        }))
     }
 
-    /// The module's record of what `place`'s load reads.
+    /// The module's record of what a function it gains reads and writes.
+    fn note(&mut self, uses: Uses) {
+        self.inputs |= uses.inputs;
+        self.outputs |= uses.outputs;
+        self.end_state |= uses.end_state;
+        self.opaque_zero |= uses.opaque_zero;
+    }
+
+    /// The module's record of a load of `place`.
     fn note_load(&mut self, place: Place) {
-        match place {
-            Place::Global(Global::Input(n)) => self.inputs |= 1 << n,
-            Place::Global(Global::OpaqueZero) => self.opaque_zero = true,
-            _ => {}
-        }
+        let mut uses = Uses::default();
+        uses.load(place);
+        self.note(uses);
     }
 
-    /// The module's record of what the stores of `block` write.
-    fn note_stores(&mut self, block: &[Stmt]) {
-        for stmt in block {
-            match stmt {
-                Stmt::Store(place, ..) => self.note_store(*place),
-                Stmt::If(_, then, otherwise) => {
-                    self.note_stores(then);
-                    self.note_stores(otherwise);
-                }
-                Stmt::Loop(body) => self.note_stores(body),
-                Stmt::Switch(_, cases, default) => {
-                    for (_, body) in cases {
-                        self.note_stores(body);
-                    }
-                    self.note_stores(default);
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// The module's record of what a store to `place` writes.
+    /// The module's record of a store to `place`.
     fn note_store(&mut self, place: Place) {
-        match place {
-            Place::Global(Global::Output(n)) => self.outputs |= 1 << n,
-            Place::Global(Global::EndState) => self.end_state = true,
-            _ => {}
-        }
+        let mut uses = Uses::default();
+        uses.store(place);
+        self.note(uses);
     }
 
     /// Adds a finished function (its callees are in the module already).
-    pub fn add(&mut self, function: Function) -> FunctionId {
+    pub fn add(&mut self, member: Member) -> FunctionId {
         let id = FunctionId(self.functions.len() as u32);
-        self.by_name.insert(function.name.clone(), id);
-        self.functions.push(function);
+        self.by_name.insert(member.function.name.clone(), id);
+        self.functions.push(member);
         id
     }
 
     /// The function `id`.
     pub fn function(&self, id: FunctionId) -> &Function {
-        &self.functions[id.0 as usize]
+        &self.functions[id.0 as usize].function
     }
 
     /// The module, `entry` (added last) its entry point.
@@ -164,11 +145,77 @@ impl ModuleBuilder {
     }
 }
 
+/// What a function reads and writes of the module's interface: what a module adopting a kept
+/// helper records of it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Uses {
+    /// The input registers read.
+    pub inputs: u16,
+    /// The output registers written.
+    pub outputs: u16,
+    /// Whether the end state is written.
+    pub end_state: bool,
+    /// Whether the opaque zero is read.
+    pub opaque_zero: bool,
+}
+
+impl Uses {
+    /// What `function` reads and writes.
+    pub fn of(function: &Function) -> Uses {
+        let mut uses = Uses::default();
+        for (expr, _) in &function.exprs {
+            if let Expr::Load(place) = expr {
+                uses.load(*place);
+            }
+        }
+        uses.stores(&function.body);
+        uses
+    }
+
+    fn load(&mut self, place: Place) {
+        match place {
+            Place::Global(Global::Input(n)) => self.inputs |= 1 << n,
+            Place::Global(Global::OpaqueZero) => self.opaque_zero = true,
+            _ => {}
+        }
+    }
+
+    fn stores(&mut self, block: &[Stmt]) {
+        for stmt in block {
+            match stmt {
+                Stmt::Store(place, ..) => self.store(*place),
+                Stmt::If(_, then, otherwise) => {
+                    self.stores(then);
+                    self.stores(otherwise);
+                }
+                Stmt::Loop(body) => self.stores(body),
+                Stmt::Switch(_, cases, default) => {
+                    for (_, body) in cases {
+                        self.stores(body);
+                    }
+                    self.stores(default);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn store(&mut self, place: Place) {
+        match place {
+            Place::Global(Global::Output(n)) => self.outputs |= 1 << n,
+            Place::Global(Global::EndState) => self.end_state = true,
+            _ => {}
+        }
+    }
+}
+
 /// One function being built.
 pub struct FnBuilder<'m> {
     /// The module the function's helpers go to.
     pub module: &'m mut ModuleBuilder,
     function: Function,
+    /// The module's ids of the functions called, in the order first called.
+    callees: Vec<FunctionId>,
     blocks: Vec<Vec<Stmt>>,
     constants: FxHashMap<(Type, [u32; 4]), ExprId>,
 }
@@ -192,13 +239,14 @@ impl<'m> FnBuilder<'m> {
                 lets: Vec::new(),
                 body: Vec::new(),
             },
+            callees: Vec::new(),
             blocks: vec![Vec::new()],
             constants: FxHashMap::default(),
         }
     }
 
     /// The finished function.
-    pub fn finish(mut self) -> Function {
+    pub fn finish(mut self) -> Member {
         assert_eq!(self.blocks.len(), 1, "a nested block left open");
         let mut body = self.blocks.pop().expect("the body");
         // The fence's binding, made at the first branch, goes before everything.
@@ -207,7 +255,10 @@ impl<'m> FnBuilder<'m> {
         let mut prologue = self.blocks.pop().expect("the prologue");
         prologue.append(&mut body);
         self.function.body = prologue;
-        self.function
+        Member {
+            function: Arc::new(self.function),
+            callees: self.callees,
+        }
     }
 
     /// `k + zero` as an `int`: an index of a uniform array that no compiler sees as a
@@ -600,7 +651,14 @@ impl<'m> FnBuilder<'m> {
             .function(function)
             .result
             .expect("a call of a function with a result");
-        self.push(Expr::Call(function, args.to_vec()), result)
+        let n = match self.callees.iter().position(|&c| c == function) {
+            Some(n) => n,
+            None => {
+                self.callees.push(function);
+                self.callees.len() - 1
+            }
+        };
+        self.push(Expr::Call(FunctionId(n as u32), args.to_vec()), result)
     }
 
     /// Evaluates `e` here and names its value: what uses the result sees the value as it is
@@ -785,10 +843,12 @@ impl Type {
     }
 }
 
-/// Helpers kept across modules, by scope and name: each with its callees' names, its calls
-/// numbering those (callee `n` is `FunctionId(n)`), so that a module adopting it maps them to
-/// its own functions. Bounded: past [`kept::LIMIT`] bytes nothing more is kept (there are a
-/// few dozen helpers per precision mode, some hundred kilobytes in all).
+/// Helpers kept across modules, by scope and name: each with its callees' names (the module
+/// adopting it maps its callee list to its own functions by them) and what it reads and
+/// writes. Bounded: past [`kept::LIMIT`] bytes nothing more is kept (there are a few dozen
+/// helpers per precision mode, some hundred kilobytes in all). A helper kept is never dropped,
+/// so that its function's address names it for as long as the process runs
+/// ([`kept::holds`]).
 pub(crate) mod kept {
     use super::*;
 
@@ -797,8 +857,12 @@ pub(crate) mod kept {
 
     /// A kept helper.
     pub struct Kept {
-        pub function: Function,
+        /// The function, shared by every module that adopts it.
+        pub function: Arc<Function>,
+        /// The names of the functions its calls name, by their place in its callee list.
         pub callees: Vec<String>,
+        /// What it reads and writes.
+        pub uses: Uses,
     }
 
     #[derive(Default)]
@@ -815,25 +879,27 @@ pub(crate) mod kept {
         store.as_ref()?.by_scope.get(&scope)?.get(name).cloned()
     }
 
-    /// Keeps `function` under `scope`, `name_of` naming the functions it calls.
-    pub fn keep(scope: u32, function: &Function, name_of: impl Fn(FunctionId) -> String) {
-        let mut callees: Vec<FunctionId> = Vec::new();
-        let mut kept = function.clone();
-        for (expr, _) in &mut kept.exprs {
-            if let Expr::Call(callee, _) = expr {
-                let n = match callees.iter().position(|c| c == callee) {
-                    Some(n) => n,
-                    None => {
-                        callees.push(*callee);
-                        callees.len() - 1
-                    }
-                };
-                *callee = FunctionId(n as u32);
-            }
-        }
-        let bytes = kept.exprs.len() * size_of::<(Expr, Type)>()
-            + kept.body.len() * size_of::<Stmt>()
-            + kept.name.len();
+    /// Whether `function` is a kept helper (this very one, not an equal copy): then no other
+    /// function ever has its address, and the callees' names kept with it are those of every
+    /// module that has it.
+    pub fn holds(function: &Arc<Function>) -> bool {
+        let Ok(store) = STORE.lock() else {
+            return false;
+        };
+        store.as_ref().is_some_and(|store| {
+            store.by_scope.values().any(|helpers| {
+                helpers
+                    .get(&function.name)
+                    .is_some_and(|kept| Arc::ptr_eq(&kept.function, function))
+            })
+        })
+    }
+
+    /// Keeps `function` under `scope`, `callees` naming the functions its calls name.
+    pub fn keep(scope: u32, function: &Arc<Function>, callees: Vec<String>) {
+        let bytes = function.exprs.len() * size_of::<(Expr, Type)>()
+            + function.body.len() * size_of::<Stmt>()
+            + function.name.len();
         let Ok(mut guard) = STORE.lock() else {
             return;
         };
@@ -843,8 +909,9 @@ pub(crate) mod kept {
         }
         store.bytes += bytes;
         let helper = Kept {
-            function: kept,
-            callees: callees.into_iter().map(name_of).collect(),
+            function: Arc::clone(function),
+            callees,
+            uses: Uses::of(function),
         };
         store
             .by_scope

@@ -11,6 +11,7 @@
 pub mod build;
 
 use std::fmt;
+use std::sync::Arc;
 
 /// A scalar type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -244,7 +245,8 @@ pub enum Expr {
     Convert(ExprId),
     /// Each lane's bits read as another scalar type (float ↔ uint/int).
     Bitcast(ExprId),
-    /// A call (callee first in [`Module::functions`]).
+    /// A call: the id is the callee's place in the calling function's
+    /// [`Member::callees`], the callee itself before the caller in [`Module::functions`].
     Call(FunctionId, Vec<ExprId>),
 }
 
@@ -322,11 +324,28 @@ impl Function {
     }
 }
 
+/// A function of a module, with the module's ids of the functions it calls.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Member {
+    /// The function. A helper's is shared, not copied, by every module that has it
+    /// ([`build::ModuleBuilder::keeping_helpers`]): its calls name its own callee list.
+    pub function: Arc<Function>,
+    /// `Expr::Call(FunctionId(n), _)` in the function calls the module's `callees[n]`.
+    pub callees: Vec<FunctionId>,
+}
+
+impl Member {
+    /// The module's id of the function that `call`, a call's id in this function, calls.
+    pub fn callee(&self, call: FunctionId) -> FunctionId {
+        self.callees[call.0 as usize]
+    }
+}
+
 /// A whole translation: its functions, callees first, and the one entry point, last.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Module {
     /// Every function; a function calls only functions before it.
-    pub functions: Vec<Function>,
+    pub functions: Vec<Member>,
     /// The input registers read (bit n: vN).
     pub inputs: u16,
     /// The output registers written (bit n: oN).

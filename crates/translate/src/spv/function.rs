@@ -15,6 +15,7 @@ pub(super) struct FunctionWriter<'w, 'm> {
     w: &'w mut Writer,
     module: &'m Module,
     function: &'m Function,
+    /// The ids of the functions the function's calls name, by their place in its callee list.
     function_ids: &'m [u32],
     params: Vec<u32>,
     locals: Vec<u32>,

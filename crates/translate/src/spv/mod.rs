@@ -476,8 +476,14 @@ impl Writer {
 
         // The functions, callees first; the entry point last.
         let function_ids: Vec<u32> = module.functions.iter().map(|_| self.id()).collect();
-        for (function, &id) in module.functions.iter().zip(&function_ids) {
-            FunctionWriter::new(self, module, function, &function_ids).write(id);
+        for (member, &id) in module.functions.iter().zip(&function_ids) {
+            // The ids of what the function's calls name, by their place in its callee list.
+            let callee_ids: Vec<u32> = member
+                .callees
+                .iter()
+                .map(|c| function_ids[c.0 as usize])
+                .collect();
+            FunctionWriter::new(self, module, &member.function, &callee_ids).write(id);
         }
         let entry = *function_ids.last().expect("an entry point");
         let model = match module.geometry {
