@@ -19,7 +19,8 @@ use common::Builder;
 use picajit::difftest::rng::Entropy;
 use picajit::exec::{ExecConfig, ExecError};
 use picajit::float24::Precision;
-use picajit::flow::explore::{Exit, FlowGraph, explore, reachable_addresses};
+use picajit::flow::explore::{Exit, FlowGraph, explore, reachable_addresses, successors};
+use picajit::flow::{Choices, step};
 use picajit::interp::Interpreter;
 use picajit::isa::{
     BinaryOp, BoolFlowOp, CompareOp, CondCombine, CondFlowOp, Condition, DestMask, DstReg,
@@ -346,4 +347,50 @@ fn interpreter_paths_are_walks_in_the_abstract_flow_graph() {
     assert!(tally.broke > 100, "{tally:?}");
     assert!(tally.over_budget > 50, "{tally:?}");
     assert!(tally.ran_past > 50, "{tally:?}");
+}
+
+#[test]
+fn successors_are_every_distinct_step_over_every_choice() {
+    // `successors` tries only the choices a step reads; every choice, in order, deduplicated,
+    // must give the same list.
+    let mut rng = Rng(Entropy::from_seed(0x5EED_F10E));
+    let mut states = 0usize;
+    let mut branching = 0usize;
+    for _ in 0..PROGRAMS {
+        let words = program_words(&mut rng);
+        let program: Vec<Instruction> = words.iter().map(|&w| decode(w)).collect();
+        let graph = explore(&program, 0, STATE_LIMIT);
+        for node in &graph.nodes {
+            let inst = &program[node.state.pc as usize];
+            let mut every = Vec::new();
+            for condition in [false, true] {
+                for loop_again in [false, true] {
+                    let next = step(
+                        &node.state,
+                        inst,
+                        Choices {
+                            condition,
+                            loop_again,
+                        },
+                    );
+                    if !every.contains(&next) {
+                        every.push(next);
+                    }
+                }
+            }
+            assert_eq!(
+                successors(&node.state, inst),
+                every,
+                "{:?} at {inst:?}",
+                node.state
+            );
+            states += 1;
+            branching += usize::from(every.len() > 1);
+        }
+    }
+    // Tests and loop ends are common in the generated programs.
+    assert!(
+        branching * 10 > states,
+        "{branching} of {states} states branch"
+    );
 }

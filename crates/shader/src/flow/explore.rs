@@ -13,22 +13,41 @@
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-use crate::flow::{Choices, FlowState, Scope, Step, pushed_scope, step, wrap};
+use crate::flow::{
+    Choices, FlowState, Scope, Step, is_conditional, pushed_scope, step, step_asking, wrap,
+};
 use crate::isa::{Instruction, PROGRAM_WORDS, SimpleOp};
 
-/// Every distinct result of [`step`] over all [`Choices`].
+/// Every distinct result of [`step`] over all [`Choices`], in the order of (condition,
+/// loop again): (false, false), (false, true), (true, false), (true, true). A choice the step
+/// does not read gives nothing new, so it is not tried.
 pub fn successors(state: &FlowState, inst: &Instruction) -> Vec<Step> {
     let mut out: Vec<Step> = Vec::with_capacity(4);
-    for condition in [false, true] {
-        for loop_again in [false, true] {
-            let next = step(
+    let conditions: &[bool] = if is_conditional(inst) {
+        &[false, true]
+    } else {
+        &[false]
+    };
+    for &condition in conditions {
+        let (first, asked) = step_asking(
+            state,
+            inst,
+            Choices {
+                condition,
+                loop_again: false,
+            },
+        );
+        let again = asked.then(|| {
+            step(
                 state,
                 inst,
                 Choices {
                     condition,
-                    loop_again,
+                    loop_again: true,
                 },
-            );
+            )
+        });
+        for next in std::iter::once(first).chain(again) {
             if !out.contains(&next) {
                 out.push(next);
             }

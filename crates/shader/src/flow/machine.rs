@@ -355,6 +355,8 @@ struct Machine<'s> {
     matched: bool,
     loop_pass: Option<LoopPass>,
     outcome: Stepped,
+    /// Whether the step read `choices.loop_again`.
+    asked_loop_again: bool,
 }
 
 impl StackOps for Machine<'_> {
@@ -483,6 +485,7 @@ impl StackOps for Machine<'_> {
     fn pass_ended(&mut self, _top: Option<Scope>) {}
     #[inline(always)]
     fn loop_again(&mut self, _top: Option<Scope>) -> bool {
+        self.asked_loop_again = true;
         self.choices.loop_again
     }
     #[inline(always)]
@@ -534,6 +537,17 @@ pub(crate) fn step_in_place(
     inst: &Instruction,
     choices: Choices,
 ) -> Stepped {
+    step_in_place_asking(state, inst, choices).0
+}
+
+/// [`step_in_place`], and whether the step read `choices.loop_again` (whether a loop ended
+/// its pass here); `choices.condition` is read exactly when [`is_conditional`] holds.
+#[inline(always)]
+fn step_in_place_asking(
+    state: &mut FlowState,
+    inst: &Instruction,
+    choices: Choices,
+) -> (Stepped, bool) {
     let pc = state.pc;
     let mut machine = Machine {
         state,
@@ -542,6 +556,7 @@ pub(crate) fn step_in_place(
         matched: false,
         loop_pass: None,
         outcome: Stepped::End,
+        asked_loop_again: false,
     };
     let test = if is_conditional(inst) {
         When::If(choices.condition)
@@ -549,14 +564,22 @@ pub(crate) fn step_in_place(
         When::Always
     };
     step_on(&mut machine, pc, inst, test);
-    machine.outcome
+    (machine.outcome, machine.asked_loop_again)
 }
 
 /// Executes the control flow of `inst` (the instruction at `state.pc`) on the machine's own
 /// state, exactly as the model says ([`step_on`]), with the data-dependent facts `choices`.
 pub fn step(state: &FlowState, inst: &Instruction, choices: Choices) -> Step {
+    step_asking(state, inst, choices).0
+}
+
+/// [`step`], and whether its result depends on `choices.loop_again` (when it does not, the
+/// other value gives the same step). Its result depends on `choices.condition` exactly when
+/// [`is_conditional`] holds.
+pub fn step_asking(state: &FlowState, inst: &Instruction, choices: Choices) -> (Step, bool) {
     let mut state = *state;
-    match step_in_place(&mut state, inst, choices) {
+    let (stepped, asked) = step_in_place_asking(&mut state, inst, choices);
+    let step = match stepped {
         Stepped::Continue { target, loop_pass } => Step::Continue {
             state,
             target,
@@ -564,5 +587,6 @@ pub fn step(state: &FlowState, inst: &Instruction, choices: Choices) -> Step {
         },
         Stepped::End => Step::End,
         Stepped::BreakOutsideLoop => Step::BreakOutsideLoop,
-    }
+    };
+    (step, asked)
 }

@@ -28,7 +28,7 @@ mod machine;
 pub mod rules;
 
 pub use driver::{FlowDriver, FlowInputs, Stop};
-pub use machine::{PossibleEnds, Stack, StackOps, When, step, step_on};
+pub use machine::{PossibleEnds, Stack, StackOps, When, step, step_asking, step_on};
 
 use crate::isa::{BoolFlowOp, CondFlowOp, Instruction, PROGRAM_WORDS};
 
