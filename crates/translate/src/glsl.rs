@@ -228,14 +228,12 @@ mod printed {
     use rustc_hash::FxHashMap;
 
     use super::Dialect;
-    use crate::ir::{Function, Member, Module, Type};
+    use crate::ir::{Member, Module, Type};
 
     /// The most kept, in bytes: the texts.
     pub const LIMIT: usize = 32 << 20;
 
     struct Printed {
-        /// Kept alive here too, so that its address is never another's.
-        function: Arc<Function>,
         callees: Vec<String>,
         text: String,
         selects: Vec<Type>,
@@ -260,7 +258,7 @@ mod printed {
                 .callees
                 .iter()
                 .zip(names)
-                .all(|(id, name)| module.functions[id.0 as usize].function.name == *name)
+                .all(|(&id, name)| module.function(id).name == *name)
     }
 
     /// Appends `member`'s text printed in `dialect` before to `out`, and the select types it
@@ -281,9 +279,8 @@ mod printed {
         else {
             return false;
         };
-        if !Arc::ptr_eq(&printed.function, &member.function)
-            || !same_callees(module, member, &printed.callees)
-        {
+        // The key is a kept helper's address, which no other function ever has.
+        if !same_callees(module, member, &printed.callees) {
             return false;
         }
         out.push_str(&printed.text);
@@ -313,12 +310,11 @@ mod printed {
         let callees = member
             .callees
             .iter()
-            .map(|id| module.functions[id.0 as usize].function.name.clone())
+            .map(|&id| module.function(id).name.clone())
             .collect();
         cache.by_function.insert(
             key(dialect, member),
             Printed {
-                function: Arc::clone(&member.function),
                 callees,
                 text: text.to_string(),
                 selects: selects.iter().copied().collect(),
@@ -867,8 +863,7 @@ impl<'a> FunctionPrinter<'a> {
                 self.write_call1(out, f, *a);
             }
             Expr::Call(f, args) => {
-                let callee = self.callees[f.0 as usize];
-                out.push_str(&self.module.functions[callee.0 as usize].function.name);
+                out.push_str(&self.module.function(self.callees[f.0 as usize]).name);
                 out.push('(');
                 self.write_list(out, args);
                 out.push(')');

@@ -334,13 +334,6 @@ pub struct Member {
     pub callees: Vec<FunctionId>,
 }
 
-impl Member {
-    /// The module's id of the function that `call`, a call's id in this function, calls.
-    pub fn callee(&self, call: FunctionId) -> FunctionId {
-        self.callees[call.0 as usize]
-    }
-}
-
 /// A whole translation: its functions, callees first, and the one entry point, last.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Module {
@@ -356,6 +349,13 @@ pub struct Module {
     pub opaque_zero: bool,
     /// For a geometry shader, what its stage is printed with; `None` for a vertex shader.
     pub geometry: Option<crate::geometry::Geometry>,
+}
+
+impl Module {
+    /// The function `id`.
+    pub fn function(&self, id: FunctionId) -> &Function {
+        &self.functions[id.0 as usize].function
+    }
 }
 
 /// The type of a [`Global`] (an element's, for an indexed one).
