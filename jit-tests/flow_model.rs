@@ -14,13 +14,15 @@
 
 mod common;
 
+use std::collections::HashMap;
+
 use common::Builder;
 
 use picajit::difftest::rng::Entropy;
 use picajit::exec::{ExecConfig, ExecError};
 use picajit::float24::Precision;
-use picajit::flow::explore::{Exit, FlowGraph, explore, reachable_addresses, successors};
-use picajit::flow::{Choices, step};
+use picajit::flow::explore::{Exit, FlowGraph, Outcome, explore, reachable_addresses, successors};
+use picajit::flow::{Choices, Step, step};
 use picajit::interp::Interpreter;
 use picajit::isa::{
     BinaryOp, BoolFlowOp, CompareOp, CondCombine, CondFlowOp, Condition, DestMask, DstReg,
@@ -351,8 +353,9 @@ fn interpreter_paths_are_walks_in_the_abstract_flow_graph() {
 
 #[test]
 fn successors_are_every_distinct_step_over_every_choice() {
-    // `successors` tries only the choices a step reads; every choice, in order, deduplicated,
-    // must give the same list.
+    // `successors` and the exploration's recorded outcomes try only the choices a step reads;
+    // every choice, in order, deduplicated, must give the same list, and each choice's step
+    // must be the outcome recorded for it.
     let mut rng = Rng(Entropy::from_seed(0x5EED_F10E));
     let mut states = 0usize;
     let mut branching = 0usize;
@@ -360,18 +363,41 @@ fn successors_are_every_distinct_step_over_every_choice() {
         let words = program_words(&mut rng);
         let program: Vec<Instruction> = words.iter().map(|&w| decode(w)).collect();
         let graph = explore(&program, 0, STATE_LIMIT);
+        if !graph.complete {
+            continue;
+        }
+        let node_of: HashMap<_, u32> = (graph.nodes.iter().enumerate())
+            .map(|(id, node)| (node.state, id as u32))
+            .collect();
         for node in &graph.nodes {
             let inst = &program[node.state.pc as usize];
+            let outcomes = node.outcomes.expect("a complete graph explored every node");
             let mut every = Vec::new();
             for condition in [false, true] {
                 for loop_again in [false, true] {
-                    let next = step(
-                        &node.state,
-                        inst,
-                        Choices {
-                            condition,
-                            loop_again,
+                    let choices = Choices {
+                        condition,
+                        loop_again,
+                    };
+                    let next = step(&node.state, inst, choices);
+                    let expected = match next {
+                        Step::End => Outcome::Exit(Exit::End),
+                        Step::BreakOutsideLoop => Outcome::Exit(Exit::BreakOutsideLoop),
+                        Step::Continue { target, .. } if target as usize >= program.len() => {
+                            Outcome::Exit(Exit::OutsideProgram { target })
+                        }
+                        Step::Continue {
+                            state, loop_pass, ..
+                        } => Outcome::Next {
+                            to: node_of[&state],
+                            loop_pass,
                         },
+                    };
+                    assert_eq!(
+                        outcomes[Outcome::slot(choices)],
+                        expected,
+                        "{:?} at {inst:?} under {choices:?}",
+                        node.state
                     );
                     if !every.contains(&next) {
                         every.push(next);

@@ -90,6 +90,7 @@ fn print_with(module: &Module, interface: &Interface, dialect: Dialect, reuse: b
             temps: 0,
             selects: &mut used,
             marks: Marks::new(member.function.exprs.len()),
+            order: Vec::new(),
             emit_vertex: &emit_vertex,
         };
         printer.function();
@@ -350,6 +351,8 @@ struct FunctionPrinter<'a> {
     temps: u32,
     selects: &'a mut BTreeSet<Type>,
     marks: Marks,
+    /// The post-order walk of the statement being printed (kept for its room).
+    order: Vec<ExprId>,
     /// What a geometry shader's EMIT calls: `EmitVertex`, or with [`OutputStyle::Globals`]
     /// the caller's function that maps the outputs and emits.
     emit_vertex: &'a str,
@@ -463,9 +466,7 @@ impl<'a> FunctionPrinter<'a> {
     }
 
     fn indent(&mut self, depth: usize) {
-        for _ in 0..depth {
-            self.out.push_str("    ");
-        }
+        indent(&mut self.out, depth);
     }
 
     fn block(&mut self, stmts: &[Stmt], depth: usize) {
@@ -474,33 +475,49 @@ impl<'a> FunctionPrinter<'a> {
         }
     }
 
-    /// Prints the statement's expression roots, hoisting shared nodes into temporaries first.
-    fn roots(&mut self, roots: &[ExprId], depth: usize) -> Vec<String> {
+    /// Prints the temporaries of the statement whose expression roots are `roots`: each node
+    /// the roots share that is worth one. The statement's own text follows ([`Self::write`]).
+    fn hoist(&mut self, roots: &[ExprId], depth: usize) {
         self.marks.now += 1;
         for &root in roots {
             self.count(root);
         }
-        let mut order = Vec::new();
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
         for &root in roots {
             self.post_order(root, &mut order);
         }
-        for e in order {
+        let precise = if self.dialect.has_precise() {
+            "precise "
+        } else {
+            ""
+        };
+        let mut out = std::mem::take(&mut self.out);
+        for &e in &order {
             if self.marks.uses(e) >= 2 && self.worth_a_temporary(e) {
-                let text = self.text(e);
                 let temp = self.temps;
                 self.temps += 1;
-                self.indent(depth);
-                let precise = if self.dialect.has_precise() {
-                    "precise "
-                } else {
-                    ""
-                };
+                indent(&mut out, depth);
                 let ty = type_name(self.function.type_of(e));
-                let _ = writeln!(self.out, "{precise}{ty} t{temp} = {text};");
+                let _ = write!(out, "{precise}{ty} t{temp} = ");
+                self.write(&mut out, e);
+                out.push_str(";\n");
                 self.marks.name(e, temp);
             }
         }
-        roots.iter().map(|&r| self.text(r)).collect()
+        self.out = out;
+        self.order = order;
+    }
+
+    /// Appends `e`'s text to the output, without enclosing parentheses when `bare`.
+    fn write_out(&mut self, e: ExprId, bare: bool) {
+        let mut out = std::mem::take(&mut self.out);
+        if bare {
+            self.write_bare(&mut out, e);
+        } else {
+            self.write(&mut out, e);
+        }
+        self.out = out;
     }
 
     fn worth_a_temporary(&self, e: ExprId) -> bool {
@@ -562,50 +579,49 @@ impl<'a> FunctionPrinter<'a> {
     fn stmt(&mut self, stmt: &Stmt, depth: usize) {
         match stmt {
             Stmt::Let(id, e) => {
-                let texts = self.roots(&[*e], depth);
-                let (name, ty) = &self.function.lets[id.0 as usize];
+                self.hoist(&[*e], depth);
+                let function: &'a Function = self.function;
+                let (name, ty) = &function.lets[id.0 as usize];
                 let precise = if self.dialect.has_precise() {
                     "precise "
                 } else {
                     ""
                 };
                 self.indent(depth);
-                let _ = writeln!(
-                    self.out,
-                    "{precise}{} {}{} = {};",
-                    type_name(*ty),
-                    name,
-                    id.0,
-                    texts[0]
-                );
+                let _ = write!(self.out, "{precise}{} {}{} = ", type_name(*ty), name, id.0);
+                self.write_out(*e, false);
+                self.out.push_str(";\n");
             }
             Stmt::Store(place, lanes, value) => {
-                let mut roots = vec![*value];
-                if let Place::Element(_, i) | Place::GlobalElement(_, i) = place {
-                    roots.push(*i);
-                }
-                let texts = self.roots(&roots, depth);
-                let target = self.place_text(*place);
-                let value = match place {
-                    Place::Global(Global::Output(_)) => format!("uintBitsToFloat({})", texts[0]),
-                    _ => texts[0].clone(),
+                let roots = match place {
+                    Place::Element(_, i) | Place::GlobalElement(_, i) => &[*value, *i][..],
+                    _ => &[*value][..],
                 };
+                self.hoist(roots, depth);
                 self.indent(depth);
-                match lanes {
-                    Some(lanes) => {
-                        let letters: String =
-                            lanes.iter().map(|&l| LANE_LETTERS[l as usize]).collect();
-                        let _ = writeln!(self.out, "{target}.{letters} = {value};");
-                    }
-                    None => {
-                        let _ = writeln!(self.out, "{target} = {value};");
-                    }
+                let mut out = std::mem::take(&mut self.out);
+                self.write_place(&mut out, *place);
+                if let Some(lanes) = lanes {
+                    out.push('.');
+                    out.extend(lanes.iter().map(|&l| LANE_LETTERS[l as usize]));
                 }
+                out.push_str(" = ");
+                if let Place::Global(Global::Output(_)) = place {
+                    out.push_str("uintBitsToFloat(");
+                    self.write(&mut out, *value);
+                    out.push(')');
+                } else {
+                    self.write(&mut out, *value);
+                }
+                out.push_str(";\n");
+                self.out = out;
             }
             Stmt::If(c, then, otherwise) => {
-                let texts = self.roots(&[*c], depth);
+                self.hoist(&[*c], depth);
                 self.indent(depth);
-                let _ = writeln!(self.out, "if ({}) {{", strip_parens(&texts[0]));
+                self.out.push_str("if (");
+                self.write_out(*c, true);
+                self.out.push_str(") {\n");
                 self.block(then, depth + 1);
                 if !otherwise.is_empty() {
                     self.indent(depth);
@@ -623,9 +639,11 @@ impl<'a> FunctionPrinter<'a> {
                 self.out.push_str("}\n");
             }
             Stmt::Switch(selector, cases, default) => {
-                let texts = self.roots(&[*selector], depth);
+                self.hoist(&[*selector], depth);
                 self.indent(depth);
-                let _ = writeln!(self.out, "switch ({}) {{", strip_parens(&texts[0]));
+                self.out.push_str("switch (");
+                self.write_out(*selector, true);
+                self.out.push_str(") {\n");
                 for (values, body) in cases {
                     for value in values {
                         self.indent(depth);
@@ -666,9 +684,11 @@ impl<'a> FunctionPrinter<'a> {
             }
             Stmt::Return(value) => match value {
                 Some(e) => {
-                    let texts = self.roots(&[*e], depth);
+                    self.hoist(&[*e], depth);
                     self.indent(depth);
-                    let _ = writeln!(self.out, "return {};", strip_parens(&texts[0]));
+                    self.out.push_str("return ");
+                    self.write_out(*e, true);
+                    self.out.push_str(";\n");
                 }
                 None => {
                     self.indent(depth);
@@ -692,12 +712,6 @@ impl<'a> FunctionPrinter<'a> {
         }
     }
 
-    fn place_text(&mut self, place: Place) -> String {
-        let mut out = String::new();
-        self.write_place(&mut out, place);
-        out
-    }
-
     fn write_place(&mut self, out: &mut String, place: Place) {
         match place {
             Place::Local(l) => out.push_str(&self.function.locals[l.0 as usize].name),
@@ -719,12 +733,6 @@ impl<'a> FunctionPrinter<'a> {
                 out.push(']');
             }
         }
-    }
-
-    fn text(&mut self, e: ExprId) -> String {
-        let mut out = String::new();
-        self.write(&mut out, e);
-        out
     }
 
     /// Appends `e`'s text without one pair of enclosing parentheses, where they enclose it all.
@@ -989,6 +997,13 @@ fn strip_parens(text: &str) -> &str {
         }
     }
     &text[1..text.len() - 1]
+}
+
+/// Appends `depth` levels of indentation.
+fn indent(out: &mut String, depth: usize) {
+    for _ in 0..depth {
+        out.push_str("    ");
+    }
 }
 
 /// A constant of type `ty` with lane bits `bits`.

@@ -15,9 +15,9 @@
 
 use rustc_hash::FxHashMap;
 
-use shader::flow::explore::{StateIndex, explore_indexed};
+use shader::flow::explore::{Exit, FlowNode, Outcome, explore};
 use shader::flow::rules;
-use shader::flow::{Choices, FlowState, LOOP_DEPTH, LoopPass, Scope, Step, pushed_scope, step};
+use shader::flow::{Choices, FlowState, LOOP_DEPTH, LoopPass, Scope, pushed_scope};
 use shader::isa::{Instruction, disasm};
 use shader::program::ShaderProgram;
 
@@ -156,31 +156,30 @@ struct Planner {
     failure: Unstructured,
 }
 
-fn leaf_of(step: Step, index: &StateIndex) -> Option<Leaf> {
-    Some(match step {
-        Step::End => Leaf::End,
-        Step::BreakOutsideLoop => Leaf::BreakOutsideLoop,
-        Step::Continue {
-            state, loop_pass, ..
-        } => Leaf::Go {
-            to: index.get(&state)?,
+/// The leaf of one recorded outcome (`None`: one that leaves the program by running off it,
+/// which the structured form does not take).
+fn leaf_of(outcome: Outcome) -> Option<Leaf> {
+    Some(match outcome {
+        Outcome::Exit(Exit::End) => Leaf::End,
+        Outcome::Exit(Exit::BreakOutsideLoop) => Leaf::BreakOutsideLoop,
+        Outcome::Exit(Exit::OutsideProgram { .. }) => return None,
+        Outcome::Next { to, loop_pass } => Leaf::Go {
+            to,
             pass: loop_pass,
         },
     })
 }
 
-fn tree_of(state: &FlowState, inst: &Instruction, index: &StateIndex) -> Option<Tree> {
+/// The node's choices as a tree, from the outcomes the exploration recorded (`None`: the node
+/// was left unexplored, or runs off the program).
+fn tree_of(node: &FlowNode) -> Option<Tree> {
+    let outcomes = node.outcomes?;
     let leaf = |condition, loop_again| {
         leaf_of(
-            step(
-                state,
-                inst,
-                Choices {
-                    condition,
-                    loop_again,
-                },
-            ),
-            index,
+            outcomes[Outcome::slot(Choices {
+                condition,
+                loop_again,
+            })],
         )
     };
     let by_counter = |condition| -> Option<Tree> {
@@ -376,7 +375,7 @@ pub fn plan(
     decoded: &[Instruction],
     options: &Options,
 ) -> Result<Plan, Unstructured> {
-    let (graph, index) = explore_indexed(decoded, program.entry, STATE_LIMIT);
+    let graph = explore(decoded, program.entry, STATE_LIMIT);
     if !graph.complete || graph.nodes.is_empty() {
         return Err(Unstructured::TooManyStates);
     }
@@ -395,7 +394,7 @@ pub fn plan(
         let after = before + usize::from(loop_start.is_some());
         nodes.push(Node {
             state: node.state,
-            tree: tree_of(&node.state, inst, &index).ok_or(Unstructured::TooManyStates)?,
+            tree: tree_of(node).ok_or(Unstructured::TooManyStates)?,
             level: after.checked_sub(1),
             loop_start,
         });

@@ -10,11 +10,12 @@
 //!
 //! Every address is 12 bits, as in the machine ([`crate::flow::wrap`]).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use crate::flow::{
-    Choices, FlowState, Scope, Step, is_conditional, pushed_scope, step, step_asking, wrap,
+    Choices, FlowState, LoopPass, Scope, Step, is_conditional, pushed_scope, step, step_asking,
+    wrap,
 };
 use crate::isa::{Instruction, PROGRAM_WORDS, SimpleOp};
 
@@ -70,6 +71,27 @@ pub enum Exit {
     },
 }
 
+/// Where one execution of a node's instruction leads, for one set of [`Choices`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Execution goes on at the node `to`.
+    Next {
+        /// The node reached.
+        to: u32,
+        /// The loop pass that ended here, if one did.
+        loop_pass: Option<LoopPass>,
+    },
+    /// The execution leaves the program.
+    Exit(Exit),
+}
+
+impl Outcome {
+    /// The place of `choices`' outcome in [`FlowNode::outcomes`].
+    pub const fn slot(choices: Choices) -> usize {
+        (choices.condition as usize) << 1 | choices.loop_again as usize
+    }
+}
+
 /// One abstract state and what executing its instruction can lead to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlowNode {
@@ -79,6 +101,9 @@ pub struct FlowNode {
     pub successors: Vec<u32>,
     /// The ways one execution can leave the program.
     pub exits: Vec<Exit>,
+    /// The outcome of each set of choices, by [`Outcome::slot`]; `None` for the nodes the
+    /// state limit left unexplored. So a user of the graph never steps the machine again.
+    pub outcomes: Option<[Outcome; 4]>,
 }
 
 /// Every abstract state reachable from the entry, and the possible steps between them.
@@ -159,91 +184,104 @@ impl Hash for Key {
     }
 }
 
-/// The node of each state of a [`FlowGraph`], as [`explore_indexed`] found them.
-#[derive(Default)]
-pub struct StateIndex(HashMap<Key, u32, BuildHasherDefault<StateHasher>>);
-
-impl StateIndex {
-    /// The node whose state is `state`.
-    pub fn get(&self, state: &FlowState) -> Option<u32> {
-        self.0.get(&Key(*state)).copied()
-    }
-}
-
 /// Explores every path of the control-flow machine over `program` (at most 4096 words; PC wraps
 /// at 4096) from `entry`, stopping after `limit` states.
 pub fn explore(program: &[Instruction], entry: u16, limit: usize) -> FlowGraph {
-    explore_indexed(program, entry, limit).0
-}
-
-/// [`explore`], with the index of the states it found.
-pub fn explore_indexed(
-    program: &[Instruction],
-    entry: u16,
-    limit: usize,
-) -> (FlowGraph, StateIndex) {
     let len = program.len().min(PROGRAM_WORDS);
     let mut graph = FlowGraph {
         nodes: Vec::new(),
         complete: true,
     };
-    let mut index = StateIndex::default();
     if entry as usize >= len {
-        return (graph, index);
+        return graph;
     }
-    let index_map = &mut index.0;
-    let mut queue = VecDeque::new();
+    let mut index: HashMap<Key, u32, BuildHasherDefault<StateHasher>> = HashMap::default();
     let start = FlowState::new(entry);
-    index_map.insert(Key(start), 0);
-    graph.nodes.push(FlowNode {
-        state: start,
-        successors: Vec::new(),
-        exits: Vec::new(),
-    });
-    queue.push_back(0u32);
-    'explore: while let Some(id) = queue.pop_front() {
-        let state = graph.nodes[id as usize].state;
+    index.insert(Key(start), 0);
+    graph.nodes.push(unexplored(start));
+    // Nodes are numbered in the order they are found, so the node list is its own queue.
+    let mut id = 0;
+    'explore: while id < graph.nodes.len() {
+        let state = graph.nodes[id].state;
         let inst = &program[state.pc as usize];
         let mut succs = Vec::new();
         let mut exits = Vec::new();
-        for next in successors(&state, inst) {
-            match next {
-                Step::End => exits.push(Exit::End),
-                Step::BreakOutsideLoop => exits.push(Exit::BreakOutsideLoop),
-                Step::Continue { state, target, .. } => {
-                    if len < PROGRAM_WORDS && target as usize >= len {
-                        exits.push(Exit::OutsideProgram { target });
-                        continue;
+        let mut outcomes = [Outcome::Exit(Exit::End); 4];
+        // The choices in the order of `successors`. A choice the step does not read has the
+        // outcome of the choice that differs from it in that alone.
+        let conditions: &[bool] = if is_conditional(inst) {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        for &condition in conditions {
+            let choices = |loop_again| Choices {
+                condition,
+                loop_again,
+            };
+            let (first, asked) = step_asking(&state, inst, choices(false));
+            let again = asked.then(|| step(&state, inst, choices(true)));
+            for (loop_again, next) in [(false, Some(first)), (true, again)] {
+                let Some(next) = next else {
+                    outcomes[Outcome::slot(choices(true))] =
+                        outcomes[Outcome::slot(choices(false))];
+                    continue;
+                };
+                let outcome = match next {
+                    Step::End => Outcome::Exit(Exit::End),
+                    Step::BreakOutsideLoop => Outcome::Exit(Exit::BreakOutsideLoop),
+                    Step::Continue { target, .. }
+                        if len < PROGRAM_WORDS && target as usize >= len =>
+                    {
+                        Outcome::Exit(Exit::OutsideProgram { target })
                     }
-                    let next_id = match index_map.get(&Key(state)) {
-                        Some(&known) => known,
-                        None => {
-                            if graph.nodes.len() >= limit {
-                                graph.complete = false;
-                                break 'explore;
+                    Step::Continue {
+                        state, loop_pass, ..
+                    } => {
+                        let to = match index.get(&Key(state)) {
+                            Some(&known) => known,
+                            None => {
+                                if graph.nodes.len() >= limit {
+                                    graph.complete = false;
+                                    break 'explore;
+                                }
+                                let fresh = graph.nodes.len() as u32;
+                                index.insert(Key(state), fresh);
+                                graph.nodes.push(unexplored(state));
+                                fresh
                             }
-                            let fresh = graph.nodes.len() as u32;
-                            index_map.insert(Key(state), fresh);
-                            graph.nodes.push(FlowNode {
-                                state,
-                                successors: Vec::new(),
-                                exits: Vec::new(),
-                            });
-                            queue.push_back(fresh);
-                            fresh
-                        }
-                    };
-                    if !succs.contains(&next_id) {
-                        succs.push(next_id);
+                        };
+                        Outcome::Next { to, loop_pass }
                     }
+                };
+                outcomes[Outcome::slot(choices(loop_again))] = outcome;
+                match outcome {
+                    Outcome::Next { to, .. } if !succs.contains(&to) => succs.push(to),
+                    Outcome::Exit(exit) if !exits.contains(&exit) => exits.push(exit),
+                    _ => {}
                 }
             }
         }
-        let node = &mut graph.nodes[id as usize];
+        if conditions.len() == 1 {
+            outcomes.copy_within(0..2, 2);
+        }
+        let node = &mut graph.nodes[id];
         node.successors = succs;
         node.exits = exits;
+        node.outcomes = Some(outcomes);
+        id += 1;
     }
-    (graph, index)
+    graph
+}
+
+/// A node found and not yet explored.
+fn unexplored(state: FlowState) -> FlowNode {
+    FlowNode {
+        state,
+        successors: Vec::new(),
+        exits: Vec::new(),
+        outcomes: None,
+    }
 }
 
 impl FlowGraph {

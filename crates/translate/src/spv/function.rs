@@ -3,6 +3,20 @@
 
 use super::*;
 
+/// `n` in decimal, written at the end of `buf` (room for any `u32`).
+fn decimal(mut n: u32, buf: &mut [u8; 10]) -> &str {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[at..]).expect("ASCII digits")
+}
+
 /// What `break` and `continue` leave to.
 #[derive(Clone, Copy)]
 enum Target {
@@ -63,9 +77,11 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
     /// An instruction with a result of type `ty`; returns the result.
     fn value(&mut self, op: Op, ty: u32, operands: &[u32]) -> u32 {
         let id = self.w.id();
-        let mut all = vec![ty, id];
-        all.extend_from_slice(operands);
-        emit(&mut self.w.code, op, &all);
+        let code = &mut self.w.code;
+        code.push(((operands.len() as u32 + 3) << 16) | op as u32);
+        code.push(ty);
+        code.push(id);
+        code.extend_from_slice(operands);
         id
     }
 
@@ -164,8 +180,10 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
             Stmt::Let(id, e) => {
                 let v = self.expr(*e);
                 self.lets[id.0 as usize] = v;
-                let name = format!("{}{}", self.function.lets[id.0 as usize].0, id.0);
-                self.w.name(v, &name);
+                let mut number = [0u8; 10];
+                let digits = decimal(id.0, &mut number);
+                self.w
+                    .name_parts(v, &[&self.function.lets[id.0 as usize].0, digits]);
             }
             Stmt::Store(place, lanes, value) => self.store(*place, lanes.as_deref(), *value),
             Stmt::EmitVertex => self.inst(Op::EmitVertex, &[]),
@@ -383,9 +401,9 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
         };
         let pointer = self.w.pointer(StorageClass::Uniform, ty);
         let member = self.w.int(member);
-        let mut operands = vec![self.w.block, member];
-        operands.extend(index);
-        (self.value(Op::AccessChain, pointer, &operands), ty)
+        let operands = [self.w.block, member, index.unwrap_or(0)];
+        let count = 2 + usize::from(index.is_some());
+        (self.value(Op::AccessChain, pointer, &operands[..count]), ty)
     }
 
     fn store(&mut self, place: Place, lanes: Option<&[u8]>, value: ExprId) {
@@ -448,8 +466,8 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
             return value;
         }
         let vector = self.w.ty(Type::vector(ty.scalar, lanes));
-        let parts = vec![value; lanes as usize];
-        self.value(Op::CompositeConstruct, vector, &parts)
+        let parts = [value; 4];
+        self.value(Op::CompositeConstruct, vector, &parts[..lanes as usize])
     }
 
     fn expr(&mut self, e: ExprId) -> u32 {
@@ -527,9 +545,11 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
                 if lanes.len() == 1 {
                     return self.value(Op::CompositeExtract, type_id, &[a, lanes[0] as u32]);
                 }
-                let mut operands = vec![a, a];
-                operands.extend(lanes.iter().map(|&l| l as u32));
-                self.value(Op::VectorShuffle, type_id, &operands)
+                let mut operands = [a; 6];
+                for (operand, &lane) in operands[2..].iter_mut().zip(lanes.iter()) {
+                    *operand = lane as u32;
+                }
+                self.value(Op::VectorShuffle, type_id, &operands[..2 + lanes.len()])
             }
             Expr::Construct(ref parts) => self.construct(ty, parts),
             Expr::Convert(a) => {
@@ -547,11 +567,21 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
                 }
             }
             Expr::Call(f, ref args) => {
-                let args: Vec<u32> = args.iter().map(|&a| self.expr(a)).collect();
-                let mut operands = vec![self.function_ids[f.0 as usize]];
-                operands.extend(args);
+                // The callee and the arguments, on the stack for the usual few.
+                let mut few = [0u32; 8];
+                let mut many = Vec::new();
+                let operands: &mut [u32] = if args.len() < few.len() {
+                    &mut few[..args.len() + 1]
+                } else {
+                    many.resize(args.len() + 1, 0);
+                    &mut many
+                };
+                operands[0] = self.function_ids[f.0 as usize];
+                for (operand, &a) in operands[1..].iter_mut().zip(args.iter()) {
+                    *operand = self.expr(a);
+                }
                 let _ = self.module;
-                self.value(Op::FunctionCall, type_id, &operands)
+                self.value(Op::FunctionCall, type_id, operands)
             }
         }
     }

@@ -184,15 +184,29 @@ impl Writer {
     }
 
     fn name(&mut self, id: u32, name: &str) {
-        let mut operands = vec![id];
-        operands.extend(string_words(name));
-        emit(&mut self.names, Op::Name, &operands);
+        self.name_parts(id, &[name]);
+    }
+
+    /// `OpName` of the concatenation of `parts`, written in place.
+    fn name_parts(&mut self, id: u32, parts: &[&str]) {
+        let bytes: usize = parts.iter().map(|p| p.len()).sum();
+        let string = bytes / 4 + 1;
+        let names = &mut self.names;
+        names.push(((string as u32 + 2) << 16) | Op::Name as u32);
+        names.push(id);
+        let start = names.len();
+        names.resize(start + string, 0);
+        for (at, byte) in parts.iter().flat_map(|p| p.bytes()).enumerate() {
+            names[start + at / 4] |= u32::from(byte) << (8 * (at % 4));
+        }
     }
 
     fn decorate(&mut self, id: u32, decoration: Decoration, literals: &[u32]) {
-        let mut operands = vec![id, decoration as u32];
-        operands.extend_from_slice(literals);
-        emit(&mut self.annotations, Op::Decorate, &operands);
+        let annotations = &mut self.annotations;
+        annotations.push(((literals.len() as u32 + 3) << 16) | Op::Decorate as u32);
+        annotations.push(id);
+        annotations.push(decoration as u32);
+        annotations.extend_from_slice(literals);
     }
 
     fn type_id(&mut self, key: TypeKey) -> u32 {
@@ -529,7 +543,19 @@ impl Writer {
         if self.listing {
             self.source_text(&mut debug);
         }
-        let mut out = vec![spirv::MAGIC_NUMBER, 0x0001_0000, 0, self.bound, 0];
+        let sections = [
+            &self.capabilities,
+            &self.entry_points,
+            &self.modes,
+            &debug,
+            &self.names,
+            &self.annotations,
+            &self.globals,
+            &self.code,
+        ];
+        let words = 5 + 3 + sections.iter().map(|s| s.len()).sum::<usize>();
+        let mut out = Vec::with_capacity(words);
+        out.extend([spirv::MAGIC_NUMBER, 0x0001_0000, 0, self.bound, 0]);
         out.extend(self.capabilities);
         emit(
             &mut out,
