@@ -65,7 +65,10 @@ pub fn print(module: &Module, interface: &Interface, dialect: Dialect) -> String
 
 /// [`print`], reusing the helpers printed before or not.
 fn print_with(module: &Module, interface: &Interface, dialect: Dialect, reuse: bool) -> String {
-    let mut functions = String::new();
+    // The functions first (the header declares the selects they use), then the header and
+    // the functions' texts into one string: a printed helper's text is copied once.
+    let mut fresh = String::new();
+    let mut texts: Vec<FunctionText> = Vec::with_capacity(module.functions.len());
     let mut selects = BTreeSet::new();
     let entry = module.functions.len().saturating_sub(1);
     let emit_vertex = emit_vertex_call(module, interface);
@@ -75,18 +78,18 @@ fn print_with(module: &Module, interface: &Interface, dialect: Dialect, reuse: b
         // The helpers are the same for most programs of a mode: printed once (the entry
         // point, the program itself, never is).
         let helper = reuse && index != entry;
-        if helper && printed::append(dialect, module, member, &mut functions, &mut selects) {
-            functions.push('\n');
+        if helper && let Some(text) = printed::find(dialect, module, member, &mut selects) {
+            texts.push(FunctionText::Printed(text));
             continue;
         }
         let mut used = BTreeSet::new();
-        let start = functions.len();
+        let start = fresh.len();
         let mut printer = FunctionPrinter {
             module,
             function: &member.function,
             callees: &member.callees,
             dialect,
-            out: functions,
+            out: fresh,
             temps: 0,
             selects: &mut used,
             marks: Marks::new(member.function.exprs.len()),
@@ -94,14 +97,20 @@ fn print_with(module: &Module, interface: &Interface, dialect: Dialect, reuse: b
             emit_vertex: &emit_vertex,
         };
         printer.function();
-        functions = printer.out;
+        fresh = printer.out;
         if helper {
-            printed::keep(dialect, module, member, &functions[start..], &used);
+            printed::keep(dialect, module, member, &fresh[start..], &used);
         }
-        functions.push('\n');
+        texts.push(FunctionText::Fresh(start..fresh.len()));
         selects.extend(used);
     }
-    let mut out = String::with_capacity(functions.len() + 4096);
+    let length: usize = (texts.iter())
+        .map(|text| match text {
+            FunctionText::Printed(text) => text.len() + 1,
+            FunctionText::Fresh(range) => range.len() + 1,
+        })
+        .sum();
+    let mut out = String::with_capacity(length + 8192);
     let _ = writeln!(out, "#version {}", dialect.version());
     if dialect.is_es() {
         out.push_str("precision highp float;\nprecision highp int;\n");
@@ -198,8 +207,20 @@ fn print_with(module: &Module, interface: &Interface, dialect: Dialect, reuse: b
     if !selects.is_empty() {
         out.push('\n');
     }
-    out.push_str(&functions);
+    for text in &texts {
+        out.push_str(match text {
+            FunctionText::Printed(text) => text,
+            FunctionText::Fresh(range) => &fresh[range.clone()],
+        });
+        out.push('\n');
+    }
     out
+}
+
+/// A function's text in [`print_with`]: printed before, or now (its place in the new text).
+enum FunctionText {
+    Printed(std::sync::Arc<str>),
+    Fresh(std::ops::Range<usize>),
 }
 
 const LANE_LETTERS: [char; 4] = ['x', 'y', 'z', 'w'];
@@ -236,7 +257,7 @@ mod printed {
 
     struct Printed {
         callees: Vec<String>,
-        text: String,
+        text: Arc<str>,
         selects: Vec<Type>,
     }
 
@@ -262,31 +283,22 @@ mod printed {
                 .all(|(&id, name)| module.function(id).name == *name)
     }
 
-    /// Appends `member`'s text printed in `dialect` before to `out`, and the select types it
-    /// used to `selects`: whether it was printed before.
-    pub fn append(
+    /// `member`'s text printed in `dialect` before, if it was, with the select types it
+    /// used added to `selects`.
+    pub fn find(
         dialect: Dialect,
         module: &Module,
         member: &Member,
-        out: &mut String,
         selects: &mut BTreeSet<Type>,
-    ) -> bool {
-        let Ok(cache) = CACHE.lock() else {
-            return false;
-        };
-        let Some(printed) = cache
-            .as_ref()
-            .and_then(|cache| cache.by_function.get(&key(dialect, member)))
-        else {
-            return false;
-        };
+    ) -> Option<Arc<str>> {
+        let cache = CACHE.lock().ok()?;
+        let printed = cache.as_ref()?.by_function.get(&key(dialect, member))?;
         // The key is a kept helper's address, which no other function ever has.
         if !same_callees(module, member, &printed.callees) {
-            return false;
+            return None;
         }
-        out.push_str(&printed.text);
         selects.extend(printed.selects.iter().copied());
-        true
+        Some(printed.text.clone())
     }
 
     /// Keeps `member`'s text and the select types it used, if it is a kept helper.
@@ -317,7 +329,7 @@ mod printed {
             key(dialect, member),
             Printed {
                 callees,
-                text: text.to_string(),
+                text: text.into(),
                 selects: selects.iter().copied().collect(),
             },
         );
@@ -1088,13 +1100,8 @@ mod tests {
                         reused += helpers
                             .iter()
                             .filter(|m| {
-                                printed::append(
-                                    dialect,
-                                    &translation.module,
-                                    m,
-                                    &mut String::new(),
-                                    &mut BTreeSet::new(),
-                                )
+                                printed::find(dialect, &translation.module, m, &mut BTreeSet::new())
+                                    .is_some()
                             })
                             .count();
                         assert_eq!(

@@ -125,9 +125,7 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
             let (ty, init) = match local.array {
                 Some(length) => {
                     let array = self.w.array(element, length);
-                    let null = self.w.id();
-                    emit(&mut self.w.globals, Op::ConstantNull, &[array, null]);
-                    (array, null)
+                    (array, self.w.null(array))
                 }
                 None => (
                     element,

@@ -26,6 +26,7 @@ use crate::interface::Interface;
 use crate::ir::*;
 
 mod function;
+mod kept;
 
 use function::FunctionWriter;
 
@@ -74,7 +75,18 @@ pub fn captured(module: &Module) -> Vec<Option<u8>> {
 /// triangle strip of o0-o15 (the triangle form) or points of the 16 packet vectors at
 /// locations 0-15 (the record form, always decorated for capture into buffer 0).
 pub fn print(module: &Module, interface: &Interface, options: &SpirvOptions) -> Vec<u32> {
+    print_with(module, interface, options, true)
+}
+
+/// [`print`], replaying the kept helpers recorded before or writing every function anew.
+fn print_with(
+    module: &Module,
+    interface: &Interface,
+    options: &SpirvOptions,
+    reuse: bool,
+) -> Vec<u32> {
     let mut w = Writer::new();
+    w.reuse = reuse;
     w.module(module, interface, options);
     w.finish()
 }
@@ -124,7 +136,14 @@ struct Writer {
     geometry: Option<crate::geometry::Geometry>,
     geometry_block: u32,
     packets: [u32; 16],
+    /// While a helper is recorded ([`kept`]): the origin of each id made, from [`kept::BASE`].
+    origins: Option<Vec<kept::Origin>>,
+    /// Whether the kept helpers are replayed ([`kept`]), not written anew.
+    reuse: bool,
 }
+
+/// The module-level ids a function may name, in the order of [`Writer::global_ids`].
+const GLOBAL_IDS: usize = 16 + 16 + 16 + 4;
 
 /// Appends one instruction.
 fn emit(buf: &mut Vec<u32>, op: Op, operands: &[u32]) {
@@ -174,12 +193,51 @@ impl Writer {
             geometry: None,
             geometry_block: 0,
             packets: [0; 16],
+            origins: None,
+            reuse: true,
         }
     }
 
     fn id(&mut self) -> u32 {
         let id = self.bound;
         self.bound += 1;
+        if let Some(origins) = &mut self.origins {
+            origins.push(kept::Origin::Local);
+        }
+        id
+    }
+
+    /// Notes where the id just made comes from, while a helper is recorded.
+    fn tag(&mut self, id: u32, origin: kept::Origin) {
+        if let Some(origins) = &mut self.origins {
+            origins[(id - kept::BASE) as usize] = origin;
+        }
+    }
+
+    /// The module-level ids a function may name: the interface's variables and the listing's
+    /// file.
+    fn global_ids(&self) -> [u32; GLOBAL_IDS] {
+        let mut ids = [0; GLOBAL_IDS];
+        ids[..16].copy_from_slice(&self.inputs);
+        ids[16..32].copy_from_slice(&self.outputs);
+        ids[32..48].copy_from_slice(&self.packets);
+        ids[48..].copy_from_slice(&[self.block, self.end_state, self.geometry_block, self.file]);
+        ids
+    }
+
+    fn set_global_ids(&mut self, ids: [u32; GLOBAL_IDS]) {
+        self.inputs.copy_from_slice(&ids[..16]);
+        self.outputs.copy_from_slice(&ids[16..32]);
+        self.packets.copy_from_slice(&ids[32..48]);
+        [self.block, self.end_state, self.geometry_block, self.file] =
+            [ids[48], ids[49], ids[50], ids[51]];
+    }
+
+    /// A new `OpConstantNull` of the type `ty` (a local array's initialiser).
+    fn null(&mut self, ty: u32) -> u32 {
+        let id = self.id();
+        emit(&mut self.globals, Op::ConstantNull, &[ty, id]);
+        self.tag(id, kept::Origin::Null(ty));
         id
     }
 
@@ -238,6 +296,9 @@ impl Writer {
                 operands.extend_from_slice(params);
                 emit(&mut self.globals, Op::TypeFunction, &operands);
             }
+        }
+        if self.origins.is_some() {
+            self.tag(id, kept::Origin::Type(key.clone()));
         }
         self.types.insert(key, id);
         id
@@ -317,6 +378,7 @@ impl Writer {
             emit(&mut self.globals, Op::ConstantComposite, &operands);
             id
         };
+        self.tag(id, kept::Origin::Constant(ty, bits));
         self.constants.insert((ty, bits), id);
         id
     }
@@ -497,7 +559,11 @@ impl Writer {
                 .iter()
                 .map(|c| function_ids[c.0 as usize])
                 .collect();
-            FunctionWriter::new(self, module, &member.function, &callee_ids).write(id);
+            if self.reuse {
+                kept::write(self, module, member, id, &callee_ids);
+            } else {
+                FunctionWriter::new(self, module, &member.function, &callee_ids).write(id);
+            }
         }
         let entry = *function_ids.last().expect("an entry point");
         let model = match module.geometry {
@@ -596,5 +662,56 @@ impl Writer {
         for piece in pieces.iter().skip(1) {
             emit(debug, Op::SourceContinued, &string_words(piece));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::program;
+    use crate::{Options, translate};
+    use shader::float24::Precision;
+
+    #[test]
+    fn replayed_helpers_give_the_words_writing_them_anew_gives() {
+        // Programs sharing some helpers and not others, in turn, so that each replays helpers
+        // recorded in modules that declared other types and constants before them.
+        let bodies = [
+            "dp4 outpos.x, ma, v0\nmul outc, mb, v1\nend",
+            "rcp outpos, v0.x\ndp4 outc.y, ma, v1\nend",
+            "ex2 outpos, v0.y\nrcp outc, v1.z\nmov r0, v0\nmul outc.x, r0, v0\nend",
+            "lg2 outpos, v0.y\nslt outc, v1, ma\nflr outc.y, v0\nmova a0.x, v1\nend",
+            "rsq outpos, v0.x\nmov r1, v1\nmad outc, r1, ma, v0\nmax outc.z, ma, v0\nend",
+        ];
+        let listing = SpirvOptions {
+            listing: true,
+            ..SpirvOptions::default()
+        };
+        let interface = Interface::default();
+        let mut compared = 0;
+        for precision in Precision::ALL {
+            let options = Options {
+                precision,
+                ..Options::default()
+            };
+            for spirv_options in [&SpirvOptions::default(), &listing] {
+                for _ in 0..2 {
+                    for body in bodies {
+                        let module = translate(&program(body), &options, "main").unwrap().module;
+                        let anew = print_with(&module, &interface, spirv_options, false);
+                        let replayed = print_with(&module, &interface, spirv_options, true);
+                        assert_eq!(replayed, anew, "{body} in {precision}");
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(compared, Precision::ALL.len() * 2 * 2 * bodies.len());
+        // The helpers were recorded, so the comparisons above replayed them.
+        assert!(
+            kept::kept_words() > 1000,
+            "{} words kept",
+            kept::kept_words()
+        );
     }
 }
