@@ -481,6 +481,16 @@ impl<'a> FunctionPrinter<'a> {
         indent(&mut self.out, depth);
     }
 
+    /// The qualifier that keeps a result from being fused or reordered, where the dialect has
+    /// one.
+    fn precise(&self) -> &'static str {
+        if self.dialect.has_precise() {
+            "precise "
+        } else {
+            ""
+        }
+    }
+
     fn block(&mut self, stmts: &[Stmt], depth: usize) {
         for stmt in stmts {
             self.stmt(stmt, depth);
@@ -499,11 +509,7 @@ impl<'a> FunctionPrinter<'a> {
         for &root in roots {
             self.post_order(root, &mut order);
         }
-        let precise = if self.dialect.has_precise() {
-            "precise "
-        } else {
-            ""
-        };
+        let precise = self.precise();
         let mut out = std::mem::take(&mut self.out);
         for &e in &order {
             if self.marks.uses(e) >= 2 && self.worth_a_temporary(e) {
@@ -594,11 +600,7 @@ impl<'a> FunctionPrinter<'a> {
                 self.hoist(&[*e], depth);
                 let function: &'a Function = self.function;
                 let (name, ty) = &function.lets[id.0 as usize];
-                let precise = if self.dialect.has_precise() {
-                    "precise "
-                } else {
-                    ""
-                };
+                let precise = self.precise();
                 self.indent(depth);
                 let _ = write!(self.out, "{precise}{} {}{} = ", type_name(*ty), name, id.0);
                 self.write_out(*e, false);

@@ -1,21 +1,9 @@
 //! The SPIR-V printer's functions: each statement of the IR as one SPIR-V construct, each
 //! expression as the instructions that compute it where the statement uses it.
 
-use super::*;
+use std::fmt::Write as _;
 
-/// `n` in decimal, written at the end of `buf` (room for any `u32`).
-fn decimal(mut n: u32, buf: &mut [u8; 10]) -> &str {
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(&buf[at..]).expect("ASCII digits")
-}
+use super::*;
 
 /// What `break` and `continue` leave to.
 #[derive(Clone, Copy)]
@@ -44,6 +32,8 @@ pub(super) struct FunctionWriter<'w, 'm> {
     targets: Vec<Target>,
     /// Per target, whether a `break` reached its merge block.
     merged: Vec<bool>,
+    /// Where a let's name is put together (kept for its room).
+    let_name: String,
 }
 
 impl<'w, 'm> FunctionWriter<'w, 'm> {
@@ -67,6 +57,7 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
             open: false,
             targets: Vec::new(),
             merged: Vec::new(),
+            let_name: String::new(),
         }
     }
 
@@ -78,7 +69,7 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
     fn value(&mut self, op: Op, ty: u32, operands: &[u32]) -> u32 {
         let id = self.w.id();
         let code = &mut self.w.code;
-        code.push(((operands.len() as u32 + 3) << 16) | op as u32);
+        code.push(opening(op, 2 + operands.len()));
         code.push(ty);
         code.push(id);
         code.extend_from_slice(operands);
@@ -178,10 +169,11 @@ impl<'w, 'm> FunctionWriter<'w, 'm> {
             Stmt::Let(id, e) => {
                 let v = self.expr(*e);
                 self.lets[id.0 as usize] = v;
-                let mut number = [0u8; 10];
-                let digits = decimal(id.0, &mut number);
-                self.w
-                    .name_parts(v, &[&self.function.lets[id.0 as usize].0, digits]);
+                let mut name = std::mem::take(&mut self.let_name);
+                name.clear();
+                let _ = write!(name, "{}{}", self.function.lets[id.0 as usize].0, id.0);
+                self.w.name(v, &name);
+                self.let_name = name;
             }
             Stmt::Store(place, lanes, value) => self.store(*place, lanes.as_deref(), *value),
             Stmt::EmitVertex => self.inst(Op::EmitVertex, &[]),

@@ -145,9 +145,14 @@ struct Writer {
 /// The module-level ids a function may name, in the order of [`Writer::global_ids`].
 const GLOBAL_IDS: usize = 16 + 16 + 16 + 4;
 
+/// An instruction's first word: its word count (`operands` words after this one) and opcode.
+fn opening(op: Op, operands: usize) -> u32 {
+    ((operands as u32 + 1) << 16) | op as u32
+}
+
 /// Appends one instruction.
 fn emit(buf: &mut Vec<u32>, op: Op, operands: &[u32]) {
-    buf.push(((operands.len() as u32 + 1) << 16) | op as u32);
+    buf.push(opening(op, operands.len()));
     buf.extend_from_slice(operands);
 }
 
@@ -241,27 +246,22 @@ impl Writer {
         id
     }
 
+    /// `OpName`, its string written in place.
     fn name(&mut self, id: u32, name: &str) {
-        self.name_parts(id, &[name]);
-    }
-
-    /// `OpName` of the concatenation of `parts`, written in place.
-    fn name_parts(&mut self, id: u32, parts: &[&str]) {
-        let bytes: usize = parts.iter().map(|p| p.len()).sum();
-        let string = bytes / 4 + 1;
+        let string = name.len() / 4 + 1;
         let names = &mut self.names;
-        names.push(((string as u32 + 2) << 16) | Op::Name as u32);
+        names.push(opening(Op::Name, 1 + string));
         names.push(id);
         let start = names.len();
         names.resize(start + string, 0);
-        for (at, byte) in parts.iter().flat_map(|p| p.bytes()).enumerate() {
+        for (at, byte) in name.bytes().enumerate() {
             names[start + at / 4] |= u32::from(byte) << (8 * (at % 4));
         }
     }
 
     fn decorate(&mut self, id: u32, decoration: Decoration, literals: &[u32]) {
         let annotations = &mut self.annotations;
-        annotations.push(((literals.len() as u32 + 3) << 16) | Op::Decorate as u32);
+        annotations.push(opening(Op::Decorate, 2 + literals.len()));
         annotations.push(id);
         annotations.push(decoration as u32);
         annotations.extend_from_slice(literals);
